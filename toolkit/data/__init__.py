@@ -1,0 +1,1 @@
+"""Data: the dataset model, ARFF reading and writing, and text vectorisation."""

@@ -1,0 +1,423 @@
+"""Read and write ARFF files (plain or ``.arff.gz``, dense or sparse).
+
+``read`` runs the toolkit's header pre-scan (:mod:`toolkit.data.arff_header`) and then one of two
+data engines: ``"fast"`` (default; our vectorised chunked reader, :mod:`toolkit.data.arff_data`)
+or ``"liac-arff"``, which hands the pre-scanned, normalised file to liac-arff 2.5.0. The liac-arff
+engine is the reference the tests compare against; it cannot read instance weights and is slower.
+
+``write`` produces files that WEKA 3.6 reads back (quoting and escapes as WEKA's ``Utils.quote``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from collections.abc import Iterable
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from toolkit.data.arff_data import DataBuilder
+from toolkit.data.arff_dates import DateCodec
+from toolkit.data.arff_header import Header, read_header
+from toolkit.data.arff_source import LineSource
+from toolkit.data.arff_syntax import quote
+from toolkit.data.dataset import Attribute, Dataset
+from toolkit.errors import ArffFormatError, DatasetError
+
+__all__ = ["read", "read_text", "write", "to_text", "resolve_class_index"]
+
+ClassChoice = str | int | None
+
+
+def resolve_class_index(attributes: list[Attribute] | tuple[Attribute, ...], class_attribute: ClassChoice,
+                        where: str) -> int | None:
+    """Position of the class attribute: a name, an index (negative counts from the end), or None."""
+    n = len(attributes)
+    if class_attribute is None:
+        return None
+    if isinstance(class_attribute, str) and not class_attribute.lstrip("-").isdigit():
+        for i, attr in enumerate(attributes):
+            if attr.name == class_attribute:
+                return i
+        names = ", ".join(a.name for a in attributes[:10]) + (", ..." if n > 10 else "")
+        raise DatasetError(f"{where}: no attribute named '{class_attribute}' for the class; "
+                           f"the attributes are {names}")
+    index = int(class_attribute)
+    if index < 0:
+        index += n
+    if not 0 <= index < n:
+        raise DatasetError(f"{where}: class index {class_attribute} is out of range (the file has {n} attributes)")
+    if attributes[index].kind in ("string", "date") and class_attribute != -1:
+        raise DatasetError(f"{where}: attribute '{attributes[index].name}' is {attributes[index].kind} and "
+                           f"cannot be the class")
+    if attributes[index].kind in ("string", "date"):
+        return None  # the default (last) is not usable as a class: no class, as WEKA without -c
+    return index
+
+
+def _finish(src: LineSource, header: Header, builder: DataBuilder, class_index: int | None,
+            sha256: str | None, sparse: bool | Literal["auto"]) -> Dataset:
+    X, y_raw, weights = builder.finish()
+    if builder.sparse is None:  # no data rows at all
+        builder.sparse = False
+    y = None
+    if class_index is not None:
+        attr = header.attributes[class_index]
+        if attr.kind == "nominal":
+            y = np.where(np.isnan(y_raw), -1, y_raw).astype(np.int64)
+        else:
+            y = np.asarray(y_raw, dtype=np.float64)
+    if sparse is True and not sp.issparse(X):
+        X = sp.csr_matrix(X)
+    elif sparse is False and sp.issparse(X):
+        X = np.asarray(X.toarray(), dtype=np.float64)
+    strings: dict[int, list[str]] = {}
+    for attr_index, table in builder.tables.items():
+        col = attr_index if class_index is None or attr_index < class_index else attr_index - 1
+        strings[col] = table
+    return Dataset(relation=header.relation, attributes=tuple(header.attributes), X=X, y=y,
+                   class_index=class_index, weights=weights, strings=strings, path=src.path,
+                   sha256=sha256)
+
+
+def _file_sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_source(src: LineSource, class_attribute: ClassChoice, sparse: bool | Literal["auto"],
+                 engine: str, sha256: str | None) -> Dataset:
+    header = read_header(src)
+    class_index = resolve_class_index(header.attributes, class_attribute, src.display)
+    if engine == "liac-arff":
+        return _read_with_liac(src, header, class_index, sha256, sparse)
+    if engine != "fast":
+        raise DatasetError(f"unknown ARFF engine '{engine}'; expected 'fast' or 'liac-arff'")
+    builder = DataBuilder(src, header.attributes, class_index, header.date_codecs)
+    try:
+        for first, lines in src.chunks():
+            builder.add_chunk(first, lines)
+    except ArffFormatError as exc:
+        raise _maybe_truncated(src, exc) from None
+    return _finish(src, header, builder, class_index, sha256, sparse)
+
+
+def _maybe_truncated(src: LineSource, exc: ArffFormatError) -> ArffFormatError:
+    """Add a hint when the bad line is the last one and the file does not end with a newline."""
+    if exc.line != src.line_no:
+        return exc
+    try:
+        more = next(src.chunks(), None)
+    except ArffFormatError:
+        more = None
+    if more is None and not src.ended_with_newline:
+        hint = (exc.hint + "; " if exc.hint else "") + "the last line has no line end: the file may be truncated"
+        return ArffFormatError(exc.path, exc.line, exc.problem, exc.text, hint)
+    return exc
+
+
+def read(path: str | os.PathLike[str], *, class_attribute: ClassChoice = -1,
+         sparse: bool | Literal["auto"] = "auto", encoding: str = "utf-8", engine: str = "fast") -> Dataset:
+    """Load an ARFF file (``.arff`` or ``.arff.gz``).
+
+    :param class_attribute: name or index of the class attribute; -1 (default) is the last
+        attribute, as in WEKA; None loads without a class.
+    :param sparse: "auto" keeps the file's form, True forces CSR, False forces a dense array.
+    :param engine: "fast" (default) or "liac-arff" (the reference parser; no instance weights).
+    """
+    path = str(path)
+    if os.path.isdir(path):
+        raise DatasetError(f"{path}: is a directory, not an ARFF file")
+    if not os.path.exists(path):
+        raise DatasetError(f"{path}: no such file")
+    src = LineSource(path, encoding=encoding)
+    return _read_source(src, class_attribute, sparse, engine, _file_sha256(path))
+
+
+def read_text(text: str, *, class_attribute: ClassChoice = -1, sparse: bool | Literal["auto"] = "auto",
+              name: str = "<string>", engine: str = "fast") -> Dataset:
+    """Parse ARFF from a string."""
+    src = LineSource(text=text, display_name=name)
+    sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return _read_source(src, class_attribute, sparse, engine, sha)
+
+
+# ---------------------------------------------------------------------------- liac-arff engine
+
+def _read_with_liac(src: LineSource, header: Header, class_index: int | None, sha256: str | None,
+                    sparse: bool | Literal["auto"]) -> Dataset:
+    """Parse the data section with liac-arff, after our pre-scan normalised the header."""
+    import arff  # liac-arff
+
+    lines: list[str] = []
+    numbers: list[int] = []
+    for first, chunk in src.chunks():
+        for offset, line in enumerate(chunk):
+            lines.append(line)
+            numbers.append(first + offset)
+    body = [ln.strip() for ln in lines]
+    data_lines = [(no, ln) for no, ln in zip(numbers, body) if ln and not ln.startswith("%")]
+    is_sparse = bool(data_lines) and data_lines[0][1].startswith("{")
+    decl = []
+    for attr in header.attributes:
+        name = quote(attr.name)
+        if attr.kind == "nominal":
+            decl.append(f"@attribute {name} {{{','.join(quote(v) for v in attr.values)}}}")
+        elif attr.kind in ("string", "date"):
+            decl.append(f"@attribute {name} string")
+        else:
+            decl.append(f"@attribute {name} numeric")
+    text = "@relation r\n" + "\n".join(decl) + "\n@data\n" + "\n".join(ln for _, ln in data_lines) + "\n"
+    offset = 2 + len(decl)  # liac-arff line number -> index into data_lines
+    try:
+        obj = arff.loads(text, encode_nominal=True, return_type=arff.COO if is_sparse else arff.DENSE)
+    except arff.ArffException as exc:
+        line = getattr(exc, "line", None)
+        original = None
+        if line is not None and 0 <= line - offset - 1 < len(data_lines):
+            original = data_lines[line - offset - 1][0]
+        raise ArffFormatError(src.display, original, f"liac-arff: {exc}") from None
+    except (ValueError, TypeError) as exc:
+        raise ArffFormatError(src.display, None, f"liac-arff failed: {exc}") from None
+    n_attr = len(header.attributes)
+    n_rows = len(data_lines)
+    tables: dict[int, dict[str, int]] = {i: {} for i, a in enumerate(header.attributes) if a.kind == "string"}
+
+    def convert(j: int, value: object) -> float:
+        if value is None:
+            return np.nan
+        kind = header.attributes[j].kind
+        if kind == "string":
+            return float(tables[j].setdefault(str(value), len(tables[j])))
+        if kind == "date":
+            return header.date_codecs[j].parse(str(value))
+        return float(value)  # type: ignore[arg-type]
+
+    if is_sparse:
+        values, rows, cols = obj["data"]
+        full = sp.lil_matrix((n_rows, n_attr))
+        for v, r, c in zip(values, rows, cols):
+            full[r, c] = convert(c, v)
+        full = full.tocsr()
+        if class_index is not None:
+            y_raw = full[:, class_index].toarray().ravel()
+            keep = [j for j in range(n_attr) if j != class_index]
+            X = sp.csr_matrix(full[:, keep])
+        else:
+            y_raw, X = None, full
+        X.eliminate_zeros()
+    else:
+        full = np.array([[convert(j, v) for j, v in enumerate(row)] for row in obj["data"]],
+                        dtype=np.float64).reshape(n_rows, n_attr)
+        if class_index is not None:
+            y_raw = full[:, class_index]
+            X = np.delete(full, class_index, axis=1)
+        else:
+            y_raw, X = None, full
+    builder = DataBuilder(src, header.attributes, class_index, header.date_codecs)
+    builder.sparse = is_sparse
+    builder.tables = {j: list(t) for j, t in tables.items()}
+    y = None
+    if class_index is not None:
+        if header.attributes[class_index].kind == "nominal":
+            y = np.where(np.isnan(y_raw), -1, y_raw).astype(np.int64)
+        else:
+            y = np.asarray(y_raw, dtype=np.float64)
+    strings = {}
+    for j, table in builder.tables.items():
+        strings[j if class_index is None or j < class_index else j - 1] = table
+    if sparse is True and not sp.issparse(X):
+        X = sp.csr_matrix(X)
+    elif sparse is False and sp.issparse(X):
+        X = X.toarray()
+    return Dataset(relation=header.relation, attributes=tuple(header.attributes), X=X, y=y,
+                   class_index=class_index, weights=np.ones(n_rows), strings=strings, path=src.path,
+                   sha256=sha256)
+
+
+# ---------------------------------------------------------------------------- writing
+
+def _format_number(value: float) -> str:
+    if value != value:
+        return "?"
+    if value == np.inf:
+        return "Infinity"
+    if value == -np.inf:
+        return "-Infinity"
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(float(value))
+
+
+class _ColumnFormatter:
+    """Turns the codes of one attribute into ARFF tokens."""
+
+    def __init__(self, attr: Attribute, table: list[str] | None):
+        self.attr = attr
+        self.table = table
+        self.quoted_values = [quote(v) for v in attr.values] if attr.kind == "nominal" else None
+        self.codec = DateCodec(attr.date_format) if attr.kind == "date" else None
+
+    def __call__(self, value: float) -> str:
+        if value != value:
+            return "?"
+        kind = self.attr.kind
+        if kind == "numeric":
+            return _format_number(value)
+        if kind == "nominal":
+            code = int(value)
+            if not 0 <= code < len(self.quoted_values):  # type: ignore[arg-type]
+                raise DatasetError(f"attribute '{self.attr.name}': code {code} is not one of its "
+                                   f"{len(self.attr.values)} values")
+            return self.quoted_values[code]  # type: ignore[index]
+        if kind == "string":
+            code = int(value)
+            table = self.table or []
+            return quote(table[code] if code < len(table) else "")
+        return quote(self.codec.format(value))  # type: ignore[union-attr]
+
+    def column(self, values: np.ndarray) -> list[str]:
+        """Vectorised formatting of a whole column (numbers and nominal codes)."""
+        kind = self.attr.kind
+        if kind == "nominal":
+            missing = np.isnan(values)
+            codes = np.where(missing, 0, values).astype(np.int64)
+            if len(codes) and (codes.min() < 0 or codes.max() >= len(self.attr.values)) and \
+                    not (missing | ((codes >= 0) & (codes < len(self.attr.values)))).all():
+                bad = codes[(codes < 0) | (codes >= len(self.attr.values))][0]
+                raise DatasetError(f"attribute '{self.attr.name}': code {bad} is not one of its "
+                                   f"{len(self.attr.values)} values")
+            lookup = np.array(self.quoted_values + ["?"], dtype=object)
+            codes[missing] = len(self.attr.values)
+            return list(lookup[codes])
+        if kind == "numeric":
+            return [_format_number(v) for v in values.tolist()]
+        return [self(v) for v in values.tolist()]
+
+
+def _header_lines(ds: Dataset) -> list[str]:
+    out = [f"@relation {quote(ds.relation)}", ""]
+    for attr in ds.attributes:
+        name = quote(attr.name)
+        if attr.kind == "nominal":
+            out.append(f"@attribute {name} {{{','.join(quote(v) for v in attr.values)}}}")
+        elif attr.kind == "date":
+            out.append(f"@attribute {name} date {quote(attr.date_format or '')}")
+        else:
+            out.append(f"@attribute {name} {attr.kind}")
+    out += ["", "@data"]
+    return out
+
+
+def _full_columns(ds: Dataset) -> tuple[list[_ColumnFormatter], list[int | None]]:
+    """Formatters in file order, and for each attribute its feature column (None for the class)."""
+    formatters = []
+    feature_col: list[int | None] = []
+    col = 0
+    for i, attr in enumerate(ds.attributes):
+        if i == ds.class_index:
+            formatters.append(_ColumnFormatter(attr, None))
+            feature_col.append(None)
+        else:
+            formatters.append(_ColumnFormatter(attr, ds.strings.get(col)))
+            feature_col.append(col)
+            col += 1
+    return formatters, feature_col
+
+
+def _class_column(ds: Dataset) -> np.ndarray:
+    y = np.asarray(ds.y, dtype=np.float64)
+    if ds.class_attribute is not None and ds.class_attribute.is_nominal:
+        y = np.where(y < 0, np.nan, y)
+    return y
+
+
+def _weight_suffix(w: float) -> str:
+    return "" if w == 1.0 else ",{" + _format_number(w) + "}"
+
+
+def _dense_rows(ds: Dataset) -> Iterable[str]:
+    formatters, feature_col = _full_columns(ds)
+    n = ds.n_instances
+    block = 4096
+    y = _class_column(ds) if ds.class_index is not None else None
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        X = ds.X[start:stop]
+        X = X.toarray() if sp.issparse(X) else np.asarray(X)
+        columns = []
+        for fmt, col in zip(formatters, feature_col):
+            values = y[start:stop] if col is None else X[:, col]
+            columns.append(fmt.column(values))
+        weights = ds.weights[start:stop]
+        for r, row in enumerate(zip(*columns)):
+            yield ",".join(row) + _weight_suffix(float(weights[r]))
+
+
+def _sparse_rows(ds: Dataset) -> Iterable[str]:
+    formatters, feature_col = _full_columns(ds)
+    X = ds.X if sp.issparse(ds.X) else sp.csr_matrix(ds.X)
+    X = sp.csr_matrix(X)
+    X.sort_indices()
+    # file position of every feature column
+    position = np.array([i for i, c in enumerate(feature_col) if c is not None], dtype=np.int64)
+    string_positions = [i for i, a in enumerate(ds.attributes) if a.kind == "string" and i != ds.class_index]
+    y = _class_column(ds) if ds.class_index is not None else None
+    for r in range(ds.n_instances):
+        lo, hi = X.indptr[r], X.indptr[r + 1]
+        entries = {}
+        for c, v in zip(X.indices[lo:hi].tolist(), X.data[lo:hi].tolist()):
+            if v != 0.0 or np.isnan(v):
+                entries[int(position[c])] = v
+        for p in string_positions:  # string codes are always written: code 0 is not "empty"
+            entries.setdefault(p, float(X[r, feature_col[p]]))
+        if y is not None and (y[r] != 0.0 or np.isnan(y[r])):
+            entries[ds.class_index] = y[r]  # type: ignore[index]
+        body = ",".join(f"{p} {formatters[p](entries[p])}" for p in sorted(entries))
+        w = float(ds.weights[r])
+        yield "{" + body + "}" + ("" if w == 1.0 else ",{" + _format_number(w) + "}")
+
+
+def _write_lines(ds: Dataset, out: io.TextIOBase, sparse: bool | None) -> None:
+    use_sparse = ds.is_sparse if sparse is None else sparse
+    for line in _header_lines(ds):
+        out.write(line + "\n")
+    rows = _sparse_rows(ds) if use_sparse else _dense_rows(ds)
+    for line in rows:
+        out.write(line + "\n")
+
+
+def write(ds: Dataset, path: str | os.PathLike[str], *, sparse: bool | None = None) -> None:
+    """Write ``ds`` as ARFF (gzip-compressed when ``path`` ends in ``.gz``).
+
+    :param sparse: None keeps the dataset's form; True or False forces sparse or dense rows.
+    """
+    path = str(path)
+    tmp = path + ".tmp"
+    try:
+        if path.endswith(".gz"):
+            import gzip
+            with gzip.open(tmp, "wt", encoding="utf-8", newline="\n") as out:
+                _write_lines(ds, out, sparse)  # type: ignore[arg-type]
+        else:
+            with open(tmp, "w", encoding="utf-8", newline="\n") as out:
+                _write_lines(ds, out, sparse)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def to_text(ds: Dataset, *, sparse: bool | None = None) -> str:
+    """The ARFF text of ``ds``."""
+    out = io.StringIO()
+    _write_lines(ds, out, sparse)
+    return out.getvalue()

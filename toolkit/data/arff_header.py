@@ -1,0 +1,213 @@
+"""The ARFF header: ``@relation``, ``@attribute`` lines and ``@data``.
+
+This is the toolkit's pre-scan. It accepts everything WEKA 3.6 accepts that liac-arff 2.5.0
+refuses (``INTEGER [lo,hi]`` ranges, ``%`` comments after a type, DATE attributes, tabs, a BOM),
+refuses what liac-arff lets through (duplicate nominal values), and cannot be driven into
+exponential time (the nominal-spec regex blow-up of liac-arff 2.5.0), because every line goes
+through the linear tokenizer of :mod:`toolkit.data.arff_syntax`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from toolkit.data.arff_dates import DEFAULT_DATE_FORMAT, DateCodec, UnsupportedDateFormat
+from toolkit.data.arff_source import LineSource
+from toolkit.data.arff_syntax import Token, UnterminatedQuote, tokenize
+from toolkit.data.dataset import Attribute
+from toolkit.errors import ArffFormatError
+
+__all__ = ["Header", "read_header"]
+
+_FAST_ATTRIBUTE = re.compile(
+    r"^@attribute[ \t]+([^\x00-\x20{},'\"%]+)[ \t]+(numeric|real|integer|string)[ \t]*$", re.IGNORECASE)
+_RANGE = re.compile(r"^[\[(][^,\[\]()]*,[^,\[\]()]*[\])]$")
+_NUMERIC_TYPES = ("numeric", "real", "integer")
+_EXPECTED_TYPES = "numeric, integer, real, string, date or {value, ...}"
+
+
+@dataclass
+class Header:
+    """What precedes the data: relation name, attributes, and where ``@data`` stands."""
+
+    relation: str
+    attributes: list[Attribute] = field(default_factory=list)
+    attribute_lines: list[int] = field(default_factory=list)
+    data_line: int = 0
+    date_codecs: dict[int, DateCodec] = field(default_factory=dict)
+
+
+def _error(src: LineSource, line: int, problem: str, text: str | None = None,
+           hint: str | None = None) -> ArffFormatError:
+    return ArffFormatError(src.display, line, problem, text, hint)
+
+
+def _tokens(src: LineSource, line_no: int, line: str) -> list[Token]:
+    try:
+        return tokenize(line)
+    except UnterminatedQuote as exc:
+        return_error = _error(src, line_no, f"unterminated quote at column {exc.column + 1}", line,
+                              "close the quote or escape it with a backslash")
+        raise return_error from None
+
+
+def _parse_nominal(src: LineSource, line_no: int, line: str, name: str,
+                   tokens: list[Token]) -> tuple[tuple[str, ...], int]:
+    """Values of a ``{a, b, ...}`` spec starting at tokens[0]; returns (values, tokens used)."""
+    values: list[str] = []
+    seen: dict[str, int] = {}
+    i = 1
+    expect_value = True
+    while True:
+        if i >= len(tokens):
+            raise _error(src, line_no, f"nominal values of attribute '{name}' are not closed with '}}'",
+                         line, "a value may contain an unescaped quote or comma")
+        tok = tokens[i]
+        if tok.kind == "}":
+            if expect_value and values:
+                raise _error(src, line_no, f"empty nominal value in attribute '{name}'", line,
+                             "remove the extra comma or quote the empty value ''")
+            return tuple(values), i + 1
+        if expect_value:
+            if tok.kind not in ("word", "quoted"):
+                raise _error(src, line_no, f"expected a nominal value of attribute '{name}', found '{tok.text}'",
+                             line)
+            if tok.text in seen:
+                raise _error(src, line_no, f"attribute '{name}' declares the nominal value '{tok.text}' twice",
+                             line, "nominal values must be unique")
+            seen[tok.text] = len(values)
+            values.append(tok.text)
+            expect_value = False
+        else:
+            if tok.kind != ",":
+                raise _error(src, line_no, f"expected ',' or '}}' between nominal values of attribute '{name}', "
+                             f"found '{tok.text}'", line, "quote values that contain spaces")
+            expect_value = True
+        i += 1
+
+
+def _parse_attribute(src: LineSource, header: Header, line_no: int, line: str) -> None:
+    fast = _FAST_ATTRIBUTE.match(line)
+    if fast:
+        name, type_name = fast.group(1), fast.group(2).lower()
+        attr = Attribute(name, "string" if type_name == "string" else "numeric")
+        _add_attribute(src, header, line_no, line, attr)
+        return
+    tokens = _tokens(src, line_no, line)
+    if len(tokens) < 2 or tokens[1].kind not in ("word", "quoted"):
+        raise _error(src, line_no, "expected an attribute name after @attribute", line)
+    name = tokens[1].text
+    if len(tokens) < 3:
+        raise _error(src, line_no, f"attribute '{name}' has no type", line, f"expected {_EXPECTED_TYPES}")
+    tok = tokens[2]
+    rest = tokens[3:]
+    codec = None
+    if tok.kind == "{":
+        values, used = _parse_nominal(src, line_no, line, name, tokens[2:])
+        rest = tokens[2 + used:]
+        attr = Attribute(name, "nominal", values)
+    elif tok.kind == "word" and tok.text.lower() in _NUMERIC_TYPES:
+        attr = Attribute(name, "numeric")
+        if rest:
+            # WEKA's optional range, e.g. INTEGER [1,10]; it constrains nothing here
+            text = line[rest[0].column:]
+            text = text.split("%", 1)[0].strip()
+            if not _RANGE.match(text.replace(" ", "").replace("\t", "")):
+                raise _error(src, line_no, f"unexpected text after the type of attribute '{name}'", line,
+                             "a numeric type may only be followed by a range such as [0,10]")
+            rest = []
+    elif tok.kind == "word" and tok.text.lower() == "string":
+        attr = Attribute(name, "string")
+    elif tok.kind == "word" and tok.text.lower() == "date":
+        pattern = DEFAULT_DATE_FORMAT
+        if rest and rest[0].kind in ("word", "quoted"):
+            pattern = rest[0].text
+            rest = rest[1:]
+        try:
+            codec = DateCodec(pattern)
+        except UnsupportedDateFormat as exc:
+            raise _error(src, line_no, f"attribute '{name}': {exc}", line) from None
+        attr = Attribute(name, "date", date_format=pattern)
+    elif tok.kind == "word" and tok.text.lower() == "relational":
+        raise _error(src, line_no, f"attribute '{name}' is relational", line,
+                     "relational (multi-instance) attributes are not supported")
+    else:
+        raise _error(src, line_no, f"unknown type '{tok.text}' for attribute '{name}'", line,
+                     f"expected {_EXPECTED_TYPES}")
+    if rest:
+        raise _error(src, line_no, f"unexpected '{rest[0].text}' after the type of attribute '{name}'", line)
+    if codec is not None:
+        header.date_codecs[len(header.attributes)] = codec
+    _add_attribute(src, header, line_no, line, attr)
+
+
+def _add_attribute(src: LineSource, header: Header, line_no: int, line: str, attr: Attribute) -> None:
+    header.attributes.append(attr)
+    header.attribute_lines.append(line_no)
+
+
+def _check_duplicates(src: LineSource, header: Header) -> None:
+    seen: dict[str, int] = {}
+    for attr, line_no in zip(header.attributes, header.attribute_lines):
+        first = seen.setdefault(attr.name, line_no)
+        if first != line_no:
+            raise _error(src, line_no, f"duplicate attribute name '{attr.name}' (first declared on line {first})",
+                         None, "attribute names must be unique")
+
+
+def read_header(src: LineSource) -> Header:
+    """Read lines up to and including ``@data``; the data lines that follow are pushed back."""
+    header: Header | None = None
+    seen_any = False
+    for first, lines in src.chunks():
+        for offset, raw in enumerate(lines):
+            line_no = first + offset
+            line = raw.strip()
+            if not line or line[0] == "%":
+                continue
+            seen_any = True
+            keyword = line.split(None, 1)[0].lower() if line[0] == "@" else ""
+            if keyword.startswith("@attribute"):
+                if header is None:
+                    raise _error(src, line_no, "@attribute before @relation", line,
+                                 "an ARFF file starts with '@relation NAME'")
+                _parse_attribute(src, header, line_no, line)
+            elif keyword.startswith("@relation"):
+                if header is not None:
+                    raise _error(src, line_no, "a second @relation", line)
+                tokens = _tokens(src, line_no, line)
+                if len(tokens) < 2 or tokens[1].kind not in ("word", "quoted"):
+                    raise _error(src, line_no, "expected a relation name after @relation", line)
+                if len(tokens) > 2:
+                    raise _error(src, line_no, f"unexpected '{tokens[2].text}' after the relation name", line,
+                                 "quote a relation name that contains spaces")
+                header = Header(relation=tokens[1].text)
+            elif keyword.startswith("@data"):
+                if header is None:
+                    raise _error(src, line_no, "@data before @relation", line)
+                if not header.attributes:
+                    raise _error(src, line_no, "@data before any @attribute", line,
+                                 "declare at least one attribute")
+                tail = line[5:].strip()
+                if tail and not tail.startswith("%"):
+                    raise _error(src, line_no, "unexpected text after @data", line,
+                                 "start the data on the next line")
+                _check_duplicates(src, header)
+                header.data_line = line_no
+                src.push_back(lines[offset + 1:])
+                return header
+            elif keyword.startswith("@end"):
+                raise _error(src, line_no, "@end outside a relational attribute", line,
+                             "relational attributes are not supported")
+            else:
+                what = "@relation" if header is None else "@attribute or @data"
+                raise _error(src, line_no, f"expected {what}", line,
+                             "this does not look like an ARFF header" if header is None else None)
+    if not seen_any:
+        raise _error(src, src.line_no or 1, "the file is empty", None,
+                     "an ARFF file needs @relation, @attribute lines and @data")
+    if header is None:
+        raise _error(src, src.line_no, "no @relation line", None, "this does not look like an ARFF file")
+    raise _error(src, src.line_no, "no @data line after the attributes", None,
+                 "the file may be truncated; add '@data' followed by the instances")

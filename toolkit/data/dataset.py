@@ -1,0 +1,264 @@
+"""The dataset model: a schema, a feature matrix, a class vector and instance weights.
+
+Features are float64. Nominal values are integer codes into the attribute's declared values,
+string values are codes into a per-column table, dates are milliseconds since the epoch (UTC),
+and NaN marks a missing value everywhere. Sparse ARFF becomes a ``scipy.sparse.csr_matrix``;
+its implicit zeros mean 0, which for a nominal attribute is its first declared value, as in WEKA.
+The class attribute is held apart from the features, as ``y``: integer codes (-1 = missing) for a
+nominal class, float64 (NaN = missing) for a numeric one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from toolkit.errors import DatasetError
+
+__all__ = ["Attribute", "Dataset", "AttributeKind"]
+
+AttributeKind = Literal["numeric", "nominal", "string", "date"]
+_KINDS = ("numeric", "nominal", "string", "date")
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One ARFF attribute: its name, kind, declared nominal values and date format."""
+
+    name: str
+    kind: AttributeKind
+    values: tuple[str, ...] = ()
+    date_format: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise DatasetError(f"attribute '{self.name}': unknown kind '{self.kind}'; expected one of {_KINDS}")
+        if self.kind != "nominal" and self.values:
+            raise DatasetError(f"attribute '{self.name}': only nominal attributes have values")
+
+    @property
+    def is_nominal(self) -> bool:
+        return self.kind == "nominal"
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.kind == "numeric"
+
+    def describe(self) -> str:
+        """Short human-readable type, e.g. ``nominal(3)``."""
+        if self.kind == "nominal":
+            return f"nominal({len(self.values)})"
+        return self.kind
+
+
+@dataclass(eq=False)
+class Dataset:
+    """A loaded dataset. ``X`` holds every attribute but the class, in file order.
+
+    ``strings`` maps a feature column index to the table that its codes index (string
+    attributes only). ``class_index`` is the class attribute's position among all attributes of
+    the file, or None when the dataset has no class.
+    """
+
+    relation: str
+    attributes: tuple[Attribute, ...]
+    X: np.ndarray | sp.csr_matrix
+    y: np.ndarray | None
+    class_index: int | None
+    weights: np.ndarray
+    strings: dict[int, list[str]] = field(default_factory=dict)
+    path: str | None = None
+    sha256: str | None = None
+
+    # ------------------------------------------------------------------ schema views
+    @property
+    def n_instances(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def features(self) -> tuple[Attribute, ...]:
+        """The non-class attributes, in the order of ``X``'s columns."""
+        if self.class_index is None:
+            return self.attributes
+        return self.attributes[: self.class_index] + self.attributes[self.class_index + 1:]
+
+    @property
+    def class_attribute(self) -> Attribute | None:
+        return None if self.class_index is None else self.attributes[self.class_index]
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        """Declared class labels (nominal class), in header order."""
+        attr = self.class_attribute
+        if attr is None or not attr.is_nominal:
+            return ()
+        return attr.values
+
+    @property
+    def is_sparse(self) -> bool:
+        return sp.issparse(self.X)
+
+    @property
+    def name(self) -> str:
+        """File stem when loaded from a file (``vote`` for ``uci/vote.arff``), else the relation."""
+        if self.path:
+            base = str(self.path).replace("\\", "/").rsplit("/", 1)[-1]
+            for suffix in (".arff.gz", ".arff", ".gz"):
+                if base.lower().endswith(suffix):
+                    return base[: -len(suffix)]
+            return base
+        return self.relation
+
+    def require_nominal_class(self) -> tuple[str, ...]:
+        """Return the class labels or raise a clear error when there is no nominal class."""
+        attr = self.class_attribute
+        if attr is None:
+            raise DatasetError(f"{self.name}: no class attribute; choose one with --class NAME")
+        if not attr.is_nominal:
+            raise DatasetError(
+                f"{self.name}: class attribute '{attr.name}' is {attr.kind}; classification needs a "
+                f"nominal class (choose one with --class NAME)")
+        return attr.values
+
+    # ------------------------------------------------------------------ subsetting
+    def subset(self, rows: Sequence[int] | np.ndarray) -> Dataset:
+        """The instances ``rows`` (indices, in the given order), with the same schema."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return replace(
+            self,
+            X=self.X[rows],
+            y=None if self.y is None else self.y[rows],
+            weights=self.weights[rows],
+            sha256=None,
+        )
+
+    def select_features(self, columns: Sequence[int] | np.ndarray) -> Dataset:
+        """Keep the feature columns ``columns`` (indices into ``X``), and the class."""
+        columns = np.asarray(columns, dtype=np.int64)
+        if columns.size and (columns.min() < 0 or columns.max() >= self.n_features):
+            raise DatasetError(f"{self.name}: feature column out of range (0..{self.n_features - 1})")
+        feats = self.features
+        kept = [feats[c] for c in columns]
+        if self.class_index is None:
+            attributes = tuple(kept)
+            class_index = None
+        else:
+            # the class keeps its relative place: after the kept features that preceded it
+            before = int(np.sum(columns < self.class_index))
+            attributes = tuple(kept[:before]) + (self.attributes[self.class_index],) + tuple(kept[before:])
+            class_index = before
+        X = self.X[:, columns]
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+        strings = {new: self.strings[int(old)] for new, old in enumerate(columns) if int(old) in self.strings}
+        return replace(self, attributes=attributes, X=X, class_index=class_index, strings=strings,
+                       sha256=None)
+
+    def to_dense(self) -> Dataset:
+        """The same data with a dense ``X``."""
+        if not self.is_sparse:
+            return self
+        return replace(self, X=np.asarray(self.X.toarray(), dtype=np.float64))
+
+    # ------------------------------------------------------------------ values
+    def string_value(self, column: int, code: float) -> str | None:
+        """The string that a string column's code stands for (None when missing)."""
+        if np.isnan(code):
+            return None
+        table = self.strings.get(column, [])
+        code = int(code)
+        return table[code] if code < len(table) else ""
+
+    def missing_share(self) -> np.ndarray:
+        """Share of missing values per feature column."""
+        n = max(self.n_instances, 1)
+        if self.is_sparse:
+            X = self.X.tocsc()
+            counts = np.zeros(self.n_features)
+            nan_cols = X.indices[np.isnan(X.data)]
+            np.add.at(counts, nan_cols, 1)
+            return counts / n
+        return np.isnan(self.X).sum(axis=0) / n
+
+    # ------------------------------------------------------------------ comparison
+    def difference(self, other: Dataset) -> str | None:
+        """Describe the first difference in content from ``other`` (None when equal).
+
+        Compares relation, schema, class choice, values (string codes through their tables,
+        NaN equal to NaN; sparse and dense forms compare by value) and weights.
+        """
+        if self.relation != other.relation:
+            return f"relation {self.relation!r} != {other.relation!r}"
+        if self.attributes != other.attributes:
+            for i, (a, b) in enumerate(zip(self.attributes, other.attributes)):
+                if a != b:
+                    return f"attribute {i}: {a} != {b}"
+            return f"{len(self.attributes)} attributes != {len(other.attributes)}"
+        if self.class_index != other.class_index:
+            return f"class index {self.class_index} != {other.class_index}"
+        if self.X.shape != other.X.shape:
+            return f"shape {self.X.shape} != {other.X.shape}"
+        a = self._comparable_matrix()
+        b = other._comparable_matrix()
+        same = (a == b) | (np.isnan(a) & np.isnan(b))
+        if not same.all():
+            r, c = np.argwhere(~same)[0]
+            return f"value at row {r}, column {c}: {a[r, c]!r} != {b[r, c]!r}"
+        for col in self.strings.keys() | other.strings.keys():
+            for r in range(self.n_instances):
+                va = self.string_value(col, self._dense_value(r, col))
+                vb = other.string_value(col, other._dense_value(r, col))
+                if va != vb:
+                    return f"string at row {r}, column {col}: {va!r} != {vb!r}"
+        if self.y is None or other.y is None:
+            if (self.y is None) != (other.y is None):
+                return "one dataset has a class vector, the other not"
+        else:
+            ya = np.asarray(self.y, dtype=np.float64)
+            yb = np.asarray(other.y, dtype=np.float64)
+            same = (ya == yb) | (np.isnan(ya) & np.isnan(yb))
+            if not same.all():
+                r = int(np.argmin(same))
+                return f"class at row {r}: {self.y[r]!r} != {other.y[r]!r}"
+        if not np.array_equal(self.weights, other.weights):
+            r = int(np.argmax(self.weights != other.weights))
+            return f"weight at row {r}: {self.weights[r]!r} != {other.weights[r]!r}"
+        return None
+
+    def _comparable_matrix(self) -> np.ndarray:
+        X = self.X.toarray() if self.is_sparse else np.array(self.X, dtype=np.float64)
+        for col in self.strings:
+            X[:, col] = 0.0  # compared through the tables instead
+        return X
+
+    def _dense_value(self, row: int, col: int) -> float:
+        return float(self.X[row, col])
+
+    def content_sha256(self) -> str:
+        """A hash of the content, for result files when the dataset did not come from a file."""
+        h = hashlib.sha256()
+        h.update(repr((self.relation, self.attributes, self.class_index)).encode())
+        if self.is_sparse:
+            X = self.X
+            for arr in (X.data, X.indices, X.indptr):
+                h.update(np.ascontiguousarray(arr).tobytes())
+        else:
+            h.update(np.ascontiguousarray(self.X).tobytes())
+        if self.y is not None:
+            h.update(np.ascontiguousarray(self.y).tobytes())
+        h.update(np.ascontiguousarray(self.weights).tobytes())
+        return h.hexdigest()
+
+    def __repr__(self) -> str:
+        kind = "sparse" if self.is_sparse else "dense"
+        return (f"Dataset({self.name!r}, {self.n_instances} instances, {len(self.attributes)} attributes, "
+                f"{kind}, class={self.class_attribute.name if self.class_attribute else None!r})")
