@@ -163,6 +163,48 @@ class Dataset:
         return replace(self, attributes=attributes, X=X, class_index=class_index, strings=strings,
                        sha256=None)
 
+    def concat(self, other: Dataset) -> Dataset:
+        """This dataset's instances followed by ``other``'s (same header; string tables merged)."""
+        if self.attributes != other.attributes or self.class_index != other.class_index:
+            for a, b in zip(self.attributes, other.attributes):
+                if a != b:
+                    raise DatasetError(f"{other.name}: its header differs from {self.name}'s at attribute "
+                                       f"'{b.name}' ({b.describe()} vs {a.describe()})")
+            raise DatasetError(f"{other.name}: its header differs from {self.name}'s "
+                               f"({len(other.attributes)} vs {len(self.attributes)} attributes)")
+        X_other = other.X
+        strings = {col: list(table) for col, table in self.strings.items()}
+        if other.strings:
+            X_other = X_other.copy()
+            for col, table in other.strings.items():
+                merged = strings.setdefault(col, [])
+                index = {v: i for i, v in enumerate(merged)}
+                remap = np.empty(max(len(table), 1))
+                for code, value in enumerate(table):
+                    if value not in index:
+                        index[value] = len(merged)
+                        merged.append(value)
+                    remap[code] = index[value]
+                if sp.issparse(X_other):
+                    X_other = sp.csr_matrix(X_other)
+                    sel = X_other.indices == col
+                    vals = X_other.data[sel]
+                    ok = ~np.isnan(vals)
+                    vals[ok] = remap[vals[ok].astype(np.int64)]
+                    X_other.data[sel] = vals
+                else:
+                    vals = X_other[:, col]
+                    ok = ~np.isnan(vals)
+                    vals[ok] = remap[vals[ok].astype(np.int64)]
+                    X_other[:, col] = vals
+        if self.is_sparse or sp.issparse(X_other):
+            X = sp.vstack([sp.csr_matrix(self.X), sp.csr_matrix(X_other)], format="csr")
+        else:
+            X = np.vstack([self.X, X_other])
+        y = None if self.y is None else np.concatenate([self.y, other.y])
+        return replace(self, X=X, y=y, weights=np.concatenate([self.weights, other.weights]),
+                       strings=strings, sha256=None)
+
     def to_dense(self) -> Dataset:
         """The same data with a dense ``X``."""
         if not self.is_sparse:

@@ -1,0 +1,78 @@
+"""toolkit: naive-Bayes-family and linear classifiers on ARFF data, evaluated the WEKA way.
+
+The public API. Names that need numpy or scipy are imported lazily (PEP 562), so that
+``import toolkit`` and the CLI's start stay fast::
+
+    import toolkit as tk
+    ds = tk.load_arff("iris")
+    clf = tk.get_classifier("nb-weka").fit(ds.X, ds.y, schema=tk.Schema.from_dataset(ds))
+    results = tk.evaluate(ds, classifiers=["nb-weka", "bma-nb"], runs=10, seed=1)
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from toolkit.capabilities import Capabilities
+from toolkit.errors import (
+    ArffFormatError,
+    CapabilityError,
+    DatasetError,
+    ModelFileError,
+    ParameterError,
+    PluginError,
+    ResultsFileError,
+    ToolkitError,
+    ToolkitWarning,
+    UnknownComponentError,
+)
+from toolkit.hookspecs import hookimpl
+
+__version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    "Dataset": "toolkit.data.dataset",
+    "Attribute": "toolkit.data.dataset",
+    "load_arff": "toolkit.loading",
+    "load_dataset": "toolkit.loading",
+    "resolve_dataset": "toolkit.loading",
+    "save_arff": "toolkit.loading",
+    "get_classifier": "toolkit.components",
+    "get_feature_selector": "toolkit.components",
+    "get_example_selector": "toolkit.components",
+    "get_evaluator": "toolkit.components",
+    "get_registry": "toolkit.components",
+    "Schema": "toolkit.api",
+    "Predictions": "toolkit.api",
+    "ClassifierBase": "toolkit.api",
+    "ProbabilisticClassifier": "toolkit.api",
+    "FeatureSelectorBase": "toolkit.api",
+    "ExampleSelectorBase": "toolkit.api",
+    "Pipeline": "toolkit.pipeline",
+    "evaluate": "toolkit.evaluation.api",
+    "compare": "toolkit.evaluation.api",
+    "Results": "toolkit.evaluation.results",
+    "save_model": "toolkit.modelio",
+    "load_model": "toolkit.modelio",
+}
+
+__all__ = [
+    "__version__", "hookimpl", "Capabilities",
+    "ToolkitError", "DatasetError", "ArffFormatError", "UnknownComponentError", "ParameterError",
+    "CapabilityError", "PluginError", "ModelFileError", "ResultsFileError", "ToolkitWarning",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolkit' has no attribute '{name}'")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,375 @@
+"""Component contracts and the base classes plugins build on.
+
+The contracts follow scikit-learn's conventions without depending on scikit-learn: ``__init__``
+only stores keyword hyperparameters, learned attributes end in ``_``, ``fit`` returns ``self``,
+``classes_`` sets the column order of ``predict_proba``. The harness passes a :class:`Schema`
+to ``fit`` when the method accepts one, so that a classifier knows which columns are nominal
+(and how many values each has) and which classes exist even when a training part lacks some;
+called without a schema (scikit-learn style), every column is numeric and the classes are the
+sorted labels seen in ``y``.
+
+:class:`ProbabilisticClassifier` is the one place where predictions are derived from a joint
+log-likelihood (the role of scikit-learn's ``_BaseNB``); a variant only computes its sufficient
+statistics and ``_joint_log_likelihood``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import logsumexp
+
+from toolkit.data.dataset import Attribute, Dataset
+from toolkit.errors import CapabilityError, ParameterError, ToolkitError
+
+__all__ = [
+    "Schema", "Predictions", "Classifier", "FeatureSelector", "ExampleSelector",
+    "ClassifierBase", "ProbabilisticClassifier", "FeatureSelectorBase", "ExampleSelectorBase",
+    "as_matrix", "accepts_argument",
+]
+
+
+@dataclass(frozen=True)
+class Schema:
+    """What a component needs to know about the columns of ``X`` and the class."""
+
+    features: tuple[Attribute, ...]
+    classes: tuple[str, ...]
+    class_name: str = "class"
+
+    @classmethod
+    def from_dataset(cls, ds: Dataset) -> Schema:
+        return cls(tuple(ds.features), tuple(ds.require_nominal_class()),
+                   ds.class_attribute.name if ds.class_attribute else "class")
+
+    @classmethod
+    def numeric(cls, n_features: int, classes: Sequence[str]) -> Schema:
+        return cls(tuple(Attribute(f"x{i}", "numeric") for i in range(n_features)), tuple(classes))
+
+    def select(self, columns: Sequence[int] | np.ndarray) -> Schema:
+        return Schema(tuple(self.features[int(c)] for c in columns), self.classes, self.class_name)
+
+    @property
+    def nominal_mask(self) -> np.ndarray:
+        return np.array([a.kind == "nominal" for a in self.features], dtype=bool)
+
+    @property
+    def n_values(self) -> np.ndarray:
+        """Number of declared values per column (0 for non-nominal columns)."""
+        return np.array([len(a.values) if a.kind == "nominal" else 0 for a in self.features], dtype=np.int64)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "features": [{"name": a.name, "kind": a.kind, "values": list(a.values),
+                          "date_format": a.date_format} for a in self.features],
+            "classes": list(self.classes),
+            "class_name": self.class_name,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Schema:
+        feats = tuple(Attribute(f["name"], f["kind"], tuple(f.get("values", ())), f.get("date_format"))
+                      for f in data["features"])
+        return cls(feats, tuple(data["classes"]), data.get("class_name", "class"))
+
+
+@dataclass
+class Predictions:
+    """Everything an evaluator may need about one test part."""
+
+    y_true: np.ndarray                 # class codes 0..K-1
+    y_pred: np.ndarray                 # predicted codes
+    proba: np.ndarray | None           # (n, K) or None when the model gives no probabilities
+    scores: np.ndarray | None          # (n, K) decision scores, larger = more likely
+    classes: tuple[str, ...]
+    weights: np.ndarray | None = None
+    model: Any = None                  # the fitted model, for model-specific metrics
+    X: Any = None                      # the test features as the model saw them
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Classifier(Protocol):
+    classes_: np.ndarray
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Classifier: ...
+
+    def predict(self, X: Any) -> np.ndarray: ...
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class FeatureSelector(Protocol):
+    support_: np.ndarray
+
+    def fit(self, X: Any, y: Any) -> FeatureSelector: ...
+
+    def transform(self, X: Any) -> Any: ...
+
+
+@runtime_checkable
+class ExampleSelector(Protocol):
+    def select(self, X: Any, y: Any, random_state: int | None = None) -> Any: ...
+
+
+def accepts_argument(method: Any, name: str) -> bool:
+    """True when ``method`` takes a parameter called ``name`` (or ``**kwargs``)."""
+    try:
+        params = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+
+def as_matrix(X: Any) -> np.ndarray | sp.csr_matrix:
+    """float64 ndarray or ``csr_matrix`` (``csr_array`` and other sparse types are converted)."""
+    if isinstance(X, Dataset):
+        X = X.X
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        if not X.has_sorted_indices:
+            X.sort_indices()
+        return X
+    arr = np.asarray(X)
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise CapabilityError("X holds values that are not numbers; encode nominal values as codes "
+                                  "(toolkit.load_arff does this)") from None
+    arr = np.asarray(arr, dtype=np.float64)
+    if arr.ndim == 1:
+        raise CapabilityError(f"X must be 2-dimensional, got shape {arr.shape}; "
+                              "use X.reshape(-1, 1) for a single feature")
+    if arr.ndim != 2:
+        raise CapabilityError(f"X must be 2-dimensional, got shape {arr.shape}")
+    return arr
+
+
+class _ParamsMixin:
+    """get_params / set_params from the keyword parameters of ``__init__``."""
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [name for name, p in sig.parameters.items()
+                if name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params: Any) -> Any:
+        valid = self._param_names()
+        for key, value in params.items():
+            if key not in valid:
+                raise ParameterError(f"{type(self).__name__} has no parameter '{key}' "
+                                     f"(its parameters: {', '.join(valid) or 'none'})")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+class _StateMixin:
+    """Model-file state: learned attributes (ending in ``_``) as JSON values and numpy arrays.
+
+    Used by :mod:`toolkit.modelio`; a component whose state is not arrays or JSON values overrides
+    ``get_state`` / ``_set_state``.
+    """
+
+    def get_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        meta: dict[str, Any] = {}
+        arrays: dict[str, np.ndarray] = {}
+        for key, value in vars(self).items():
+            if not key.endswith("_") or key.startswith("_"):
+                continue
+            if isinstance(value, np.ndarray):
+                if value.dtype == object:
+                    meta[key] = {"__list__": value.tolist()}
+                else:
+                    arrays[key] = value
+            elif sp.issparse(value):
+                csr = sp.csr_matrix(value)
+                arrays[key + ".data"] = csr.data
+                arrays[key + ".indices"] = csr.indices
+                arrays[key + ".indptr"] = csr.indptr
+                meta[key] = {"__csr__": list(csr.shape)}
+            elif isinstance(value, Schema):
+                meta[key] = {"__schema__": value.to_json()}
+            elif isinstance(value, (np.integer, np.floating, np.bool_)):
+                meta[key] = value.item()
+            else:
+                try:
+                    json.dumps(value, allow_nan=False)
+                except (TypeError, ValueError):
+                    raise ToolkitError(f"{type(self).__name__}.{key} cannot be stored in a model file; "
+                                       f"override get_state") from None
+                meta[key] = value
+        return meta, arrays
+
+    def _set_state(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        for key, value in meta.items():
+            if isinstance(value, dict) and "__list__" in value:
+                setattr(self, key, np.array(value["__list__"], dtype=object))
+            elif isinstance(value, dict) and "__csr__" in value:
+                shape = tuple(value["__csr__"])
+                setattr(self, key, sp.csr_matrix((arrays[key + ".data"], arrays[key + ".indices"],
+                                                  arrays[key + ".indptr"]), shape=shape))
+            elif isinstance(value, dict) and "__schema__" in value:
+                setattr(self, key, Schema.from_json(value["__schema__"]))
+            else:
+                setattr(self, key, value)
+        for key, value in arrays.items():
+            if "." not in key:
+                setattr(self, key, value)
+
+    @classmethod
+    def from_state(cls, params: Mapping[str, Any], meta: Mapping[str, Any],
+                   arrays: Mapping[str, np.ndarray]) -> Any:
+        obj = cls(**params)
+        obj._set_state(meta, arrays)
+        return obj
+
+
+class ClassifierBase(_ParamsMixin, _StateMixin):
+    """Validation and bookkeeping shared by classifiers.
+
+    ``fit`` implementations call :meth:`_validate_fit`, which returns float64 features, class
+    codes 0..K-1 and weights (rows with a missing class dropped), and sets ``classes_``,
+    ``n_features_in_`` and ``schema_``.
+    """
+
+    def _validate_fit(self, X: Any, y: Any, sample_weight: Any = None,
+                      schema: Schema | None = None) -> tuple[Any, np.ndarray, np.ndarray]:
+        X = as_matrix(X)
+        y = np.asarray(y)
+        if y.ndim != 1:
+            y = y.ravel() if y.ndim == 2 and 1 in y.shape else y
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise CapabilityError(f"y must be a vector with one label per row of X ({X.shape[0]}), "
+                                  f"got shape {np.shape(y)}")
+        n = X.shape[0]
+        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64).ravel()
+        if w.shape[0] != n:
+            raise CapabilityError(f"sample_weight has {w.shape[0]} entries for {n} rows")
+        if schema is not None:
+            if len(schema.features) != X.shape[1]:
+                raise CapabilityError(f"the schema describes {len(schema.features)} features, X has {X.shape[1]}")
+            codes = np.asarray(y, dtype=np.float64)
+            keep = ~np.isnan(codes) & (codes >= 0)
+            codes = codes[keep].astype(np.int64)
+            if codes.size and codes.max() >= len(schema.classes):
+                raise CapabilityError(f"class code {codes.max()} is outside the {len(schema.classes)} "
+                                      f"declared classes")
+            self.classes_ = np.arange(len(schema.classes))
+            self.schema_ = schema
+        else:
+            keep = np.ones(n, dtype=bool)
+            if y.dtype.kind == "f":
+                keep = ~np.isnan(y)
+            elif y.dtype == object:
+                keep = np.array([v is not None and v == v for v in y], dtype=bool)
+            labels = y[keep]
+            try:
+                self.classes_, codes = np.unique(labels, return_inverse=True)
+            except TypeError:
+                raise CapabilityError("class labels must be all numbers or all strings") from None
+            codes = codes.reshape(-1).astype(np.int64)
+            self.schema_ = Schema.numeric(X.shape[1], [str(c) for c in self.classes_])
+        if not keep.all():
+            X = X[keep]
+            w = w[keep]
+        if X.shape[0] == 0:
+            raise CapabilityError(f"{type(self).__name__}: no training instance with a known class")
+        self.n_features_in_ = int(X.shape[1])
+        return X, codes, w
+
+    def _validate_predict(self, X: Any) -> Any:
+        if not hasattr(self, "classes_"):
+            raise ToolkitError(f"{type(self).__name__} is not fitted yet; call fit first")
+        X = as_matrix(X)
+        if X.shape[1] != self.n_features_in_:
+            raise CapabilityError(f"{type(self).__name__} was fitted on {self.n_features_in_} features, "
+                                  f"X has {X.shape[1]}")
+        return X
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Scores (n, K), larger meaning more likely; by default the log-probabilities."""
+        return np.log(np.clip(self.predict_proba(X), 1e-300, None))
+
+    def predict_proba(self, X: Any) -> np.ndarray:  # pragma: no cover - overridden
+        raise CapabilityError(f"{type(self).__name__} gives no probabilities")
+
+    def predict(self, X: Any) -> np.ndarray:
+        scores = self.decision_function(X)
+        return self.classes_[np.argmax(scores, axis=1)]
+
+
+class ProbabilisticClassifier(ClassifierBase):
+    """Predictions derived from one joint log-likelihood ``log P(c) + log P(x | c)`` per class."""
+
+    def _joint_log_likelihood(self, X: Any) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        return self._joint_log_likelihood(self._validate_predict(X))
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        jll = self.decision_function(X)
+        norm = logsumexp(jll, axis=1, keepdims=True)
+        with np.errstate(invalid="ignore"):
+            out = jll - norm
+        # every class at -inf: fall back to uniform rather than NaN
+        bad = ~np.isfinite(norm.ravel())
+        if bad.any():
+            out[bad] = -np.log(jll.shape[1])
+        return out
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+
+class FeatureSelectorBase(_ParamsMixin, _StateMixin):
+    """A selector scores columns in ``fit`` (``scores_``) and keeps ``support_`` (sorted indices)."""
+
+    def transform(self, X: Any) -> Any:
+        if not hasattr(self, "support_"):
+            raise ToolkitError(f"{type(self).__name__} is not fitted yet; call fit first")
+        X = as_matrix(X)
+        out = X[:, self.support_]
+        return sp.csr_matrix(out) if sp.issparse(out) else out
+
+    def fit_transform(self, X: Any, y: Any, **kw: Any) -> Any:
+        return self.fit(X, y, **kw).transform(X)  # type: ignore[attr-defined]
+
+    @staticmethod
+    def top_k(scores: np.ndarray, k: int | float | None) -> np.ndarray:
+        """Indices of the ``k`` best scores (a float in (0, 1] is a share), ties to the lower index;
+        returned sorted ascending."""
+        n = len(scores)
+        if k is None:
+            return np.arange(n)
+        if isinstance(k, float) and 0 < k <= 1:
+            k = max(1, int(round(k * n)))
+        k = int(min(max(int(k), 0), n))
+        order = np.lexsort((np.arange(n), -np.nan_to_num(scores, nan=-np.inf)))
+        return np.sort(order[:k])
+
+
+class ExampleSelectorBase(_ParamsMixin, _StateMixin):
+    """An example selector returns the indices (and optionally weights) of training rows to keep."""
+
+    def select(self, X: Any, y: Any, random_state: int | None = None) -> Any:  # pragma: no cover
+        raise NotImplementedError

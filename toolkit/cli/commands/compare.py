@@ -1,0 +1,57 @@
+"""``toolkit compare``: a results table across datasets, from result files or by running them."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from toolkit.cli.app import out
+
+__all__ = ["register"]
+
+
+def compare_command(
+    items: list[str] = typer.Argument(..., help="Result files (.jsonl), or datasets / folders to evaluate."),
+    classifier: list[str] = typer.Option([], "--classifier", "-c", help="Classifiers to run on datasets."),
+    fs: Optional[str] = typer.Option(None, "--fs", help="Feature selector NAME[:k=v,...]."),
+    es: Optional[str] = typer.Option(None, "--es", help="Example selector NAME[:k=v,...]."),
+    protocol: str = typer.Option("random", "--protocol", help="random or thesis."),
+    runs: int = typer.Option(10, "--runs", "-r", help="Repetitions of the random protocol."),
+    test_fraction: float = typer.Option(0.1, "--test-fraction", help="Share held out for testing."),
+    seed: int = typer.Option(1, "--seed", help="Repetition r uses numpy default_rng(seed + r)."),
+    stratified: bool = typer.Option(False, "--stratified", help="Keep class shares in every split."),
+    inner_folds: Optional[int] = typer.Option(None, "--inner-folds", help="Tune by k-fold CV inside training."),
+    metric: str = typer.Option("error", "--metric", "-m", help="Metric to tabulate."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Pipeline to test against (default: first)."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
+    significance: str = typer.Option("corrected-t", "--significance", "--test", help="corrected-t or sign."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Processes over repetitions."),
+    out_file: Optional[str] = typer.Option(None, "--out", "-o", help="JSON-lines results when running."),
+    resume: bool = typer.Option(False, "--resume", help="Continue --out."),
+    fmt: str = typer.Option("table", "--format", help="table, markdown, csv, latex or json."),
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Compare classifiers across datasets: mean ± CI, significance marks, wins/ties/losses."""
+    from toolkit.errors import ParameterError
+    from toolkit.evaluation.api import compare
+    from toolkit.evaluation.report import format_comparison
+
+    if all(item.endswith(".jsonl") for item in items):
+        if classifier:
+            raise ParameterError("-c runs classifiers on datasets; result files are only tabulated")
+        comparison = compare(items, baseline=baseline, metric=metric, alpha=alpha, test=significance)
+        out(format_comparison(comparison, "json" if as_json else fmt))
+        return
+    if not classifier:
+        raise ParameterError("give classifiers with -c NAME to evaluate datasets, or pass .jsonl result files")
+    from toolkit.cli.commands.evaluate import run_and_report
+
+    run_and_report(items, classifier, fs, es, protocol, runs, test_fraction, 0.1, seed, stratified, inner_folds,
+                   [], list(dict.fromkeys([metric, "error"])), jobs, out_file, resume, as_json, fmt, baseline,
+                   None, False, False, False, quiet, metric, alpha, significance)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare_command)

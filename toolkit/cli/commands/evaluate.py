@@ -1,0 +1,111 @@
+"""``toolkit evaluate``: the nested resampling harness on one or more datasets."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from typing import Any, Iterator, Optional
+
+import typer
+
+from toolkit.cli.app import err, out
+
+__all__ = ["register", "evaluate_command", "run_and_report", "progress_bar"]
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[Any]:
+    """A rich progress bar on stderr (transient); a no-op when stderr is not a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("evaluating", total=None)
+
+        def update(done: int, total: int, what: str) -> None:
+            progress.update(task, completed=done, total=total, description=what[:50])
+
+        yield update
+
+
+def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str], es: Optional[str],
+                   protocol: str, runs: int, test_fraction: float, validation_fraction: float, seed: int,
+                   stratified: bool, inner_folds: Optional[int], test: list[str], metric: list[str],
+                   jobs: int, out_file: Optional[str], resume: bool, as_json: bool, fmt: str,
+                   baseline: Optional[str], class_attribute: Optional[str], dense: bool, no_tune: bool,
+                   save_proba: bool, quiet: bool, report_metric: Optional[str], alpha: float,
+                   significance: str) -> None:
+    from toolkit.evaluation.api import compare, evaluate
+    from toolkit.evaluation.report import format_comparison
+
+    metrics = list(dict.fromkeys(metric or ["error", "accuracy", "log-loss"]))
+    with progress_bar(not quiet) as update:
+        results = evaluate(datasets, classifier, feature_selector=fs, example_selector=es, protocol=protocol,
+                           runs=runs, test_fraction=test_fraction, validation_fraction=validation_fraction,
+                           seed=seed, stratified=stratified, inner_folds=inner_folds, metrics=metrics,
+                           jobs=jobs, out=out_file, resume=resume, store_proba=save_proba,
+                           test=test or None, class_attribute=-1 if class_attribute is None else class_attribute,
+                           sparse=False if dense else "auto", tune=not no_tune, progress=update)
+    shown = report_metric or metrics[0]
+    comparison = compare(results, baseline=baseline, metric=shown, alpha=alpha, test=significance)
+    if as_json:
+        doc = {"schema": "toolkit.evaluate/1", "comparison": comparison.as_dict(),
+               "records": [{k: v for k, v in r.items() if k != "predictions"} for r in results.records]}
+        out(json.dumps(doc, indent=2, default=str))
+    else:
+        out(format_comparison(comparison, fmt))
+    failed = 0
+    for r in results.problems():
+        what = f"{r['dataset']['name']} / {r['pipeline']['name']} (repetition {r['repetition']})"
+        err(f"{what} {r['status']}: {r['error']}", prefix="Warning: ", color="yellow")
+        failed += r["status"] == "failed"
+    if out_file and not quiet:
+        err(f"results written to {out_file}")
+    if failed:
+        raise typer.Exit(1)
+
+
+def evaluate_command(
+    datasets: list[str] = typer.Argument(..., help="ARFF files, bundled names (iris) or folders."),
+    classifier: list[str] = typer.Option(..., "--classifier", "-c",
+                                         help="NAME or NAME:k=v,k2=a|b (a|b = grid to tune); repeatable."),
+    fs: Optional[str] = typer.Option(None, "--fs", help="Feature selector NAME[:k=v,...], fit on training parts."),
+    es: Optional[str] = typer.Option(None, "--es", help="Example selector NAME[:k=v,...], fit on training parts."),
+    protocol: str = typer.Option("random", "--protocol", help="random (default), thesis, or fixed (with --test)."),
+    runs: int = typer.Option(10, "--runs", "-r", help="Repetitions of the random protocol."),
+    test_fraction: float = typer.Option(0.1, "--test-fraction", help="Share held out for testing."),
+    validation_fraction: float = typer.Option(0.1, "--validation-fraction",
+                                              help="Share of the training part that validates the grid."),
+    seed: int = typer.Option(1, "--seed", help="Repetition r uses numpy default_rng(seed + r)."),
+    stratified: bool = typer.Option(False, "--stratified", help="Keep class shares in every split."),
+    inner_folds: Optional[int] = typer.Option(None, "--inner-folds", help="Tune by k-fold CV inside training."),
+    test: list[str] = typer.Option([], "--test", help="Fixed test set for each DATASET (e.g. bydate test)."),
+    metric: list[str] = typer.Option([], "--metric", "-m", help="Evaluator names (repeatable)."),
+    report_metric: Optional[str] = typer.Option(None, "--report", help="Metric shown in the table."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Processes over repetitions."),
+    out_file: Optional[str] = typer.Option(None, "--out", "-o", help="JSON-lines results, written as they finish."),
+    resume: bool = typer.Option(False, "--resume", help="Continue --out, skipping finished repetitions."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Pipeline to test against (default: first)."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
+    significance: str = typer.Option("corrected-t", "--significance", help="corrected-t or sign."),
+    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help="Class attribute (default: last)."),
+    dense: bool = typer.Option(False, "--dense", help="Load sparse files as dense arrays."),
+    no_tune: bool = typer.Option(False, "--no-tune", help="Use default parameters, skip tuning."),
+    save_proba: bool = typer.Option(False, "--save-proba", help="Store test probabilities in --out."),
+    fmt: str = typer.Option("table", "--format", help="table, markdown, csv, latex or json."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document with the table and the records."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or notes on stderr."),
+) -> None:
+    """Nested random-resampling evaluation (thesis Algorithm 4) of classifiers on datasets."""
+    run_and_report(datasets, classifier, fs, es, protocol, runs, test_fraction, validation_fraction, seed,
+                   stratified, inner_folds, test, metric, jobs, out_file, resume, as_json, fmt, baseline,
+                   class_attribute, dense, no_tune, save_proba, quiet, report_metric, alpha, significance)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("evaluate")(evaluate_command)

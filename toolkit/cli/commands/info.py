@@ -1,0 +1,72 @@
+"""``toolkit info DATASET``: what a dataset holds."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+from toolkit.cli.app import out
+
+__all__ = ["register", "info"]
+
+
+def info(
+    dataset: str = typer.Argument(..., help="An ARFF file (.arff, .arff.gz) or a bundled name such as iris."),
+    class_attribute: Optional[str] = typer.Option(None, "--class", "-C",
+                                                  help="Class attribute by name or index (default: last)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
+) -> None:
+    """Relation, instances, attributes by kind, missing values, class distribution, sparsity."""
+    from toolkit.config import LoadOptions
+    from toolkit.data.summary import describe
+    from toolkit.loading import load_dataset
+
+    options = LoadOptions(class_attribute=-1 if class_attribute is None else class_attribute)
+    ds = load_dataset(dataset, options)
+    summary = describe(ds)
+    if as_json:
+        out(json.dumps(summary, indent=2))
+        return
+    out(_format(summary))
+
+
+def _format(s: dict) -> str:
+    lines = [
+        f"dataset     {s['dataset']}  ({s['path']})",
+        f"relation    {s['relation']}",
+        f"instances   {s['instances']}",
+        "attributes  {}  ({})".format(s["attributes"], ", ".join(f"{v} {k}" for k, v in s["attribute_kinds"].items())),
+        f"storage     {'sparse (CSR)' if s['sparse'] else 'dense'}, {100 * s['density']:.2f}% non-zero",
+        f"missing     {100 * s['missing_cells']:.2f}% of feature values",
+    ]
+    if s["weighted"]:
+        lines.append("weights     instance weights present")
+    cls = s["class"]
+    if cls is None:
+        lines.append("class       none")
+    elif cls["kind"] == "nominal":
+        lines.append(f"class       {cls['name']} (nominal, {cls['classes']} classes"
+                     + (f", {cls['missing']} missing)" if cls["missing"] else ")"))
+        total = sum(cls["distribution"].values()) or 1
+        width = max((len(k) for k in cls["distribution"]), default=0)
+        for label, count in cls["distribution"].items():
+            lines.append(f"  {label:<{width}}  {count:>7}  {100 * count / total:5.1f}%")
+    else:
+        lines.append(f"class       {cls['name']} (numeric)")
+    attrs = s["feature_attributes"]
+    if len(attrs) <= 60:
+        lines.append("")
+        width = max((len(a["name"]) for a in attrs), default=4)
+        lines.append(f"  {'attribute':<{width}}  {'kind':<12}  missing")
+        for a in attrs:
+            kind = a["kind"] + (f"({a['values']})" if "values" in a else "")
+            lines.append(f"  {a['name']:<{width}}  {kind:<12}  {100 * a['missing']:6.2f}%")
+    else:
+        lines.append(f"  ({len(attrs)} feature attributes; --json lists them)")
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("info")(info)

@@ -1,0 +1,49 @@
+"""``toolkit list``: every registered component."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+from toolkit.cli.app import out
+from toolkit.errors import ParameterError
+
+__all__ = ["register"]
+
+
+def list_components(
+    kind: Optional[str] = typer.Argument(None, help="classifiers, feature-selectors, example-selectors or evaluators."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
+) -> None:
+    """Registered classifiers, selectors and evaluators: name, plugin, description, grid, capabilities."""
+    from toolkit.components import get_registry
+    from toolkit.registry import KINDS
+
+    plural_to_kind = {plural: k for k, (_h, _n, plural) in KINDS.items()}
+    plural_to_kind.update({k: k for k in KINDS})
+    if kind is not None and kind not in plural_to_kind:
+        raise ParameterError(f"unknown component kind '{kind}'; expected one of "
+                             f"{', '.join(p for _k, (_h, _n, p) in KINDS.items())}")
+    registry = get_registry()
+    kinds = [plural_to_kind[kind]] if kind else list(KINDS)
+    data = {"schema": "toolkit.list/1",
+            "components": {KINDS[k][2]: [s.as_dict() for s in registry.specs(k)] for k in kinds}}
+    if as_json:
+        out(json.dumps(data, indent=2, default=str))
+        return
+    for k in kinds:
+        specs = registry.specs(k)
+        out(f"{KINDS[k][2]} ({len(specs)})")
+        width = max((len(s.name) for s in specs), default=0)
+        for s in specs:
+            out(f"  {s.name:<{width}}  {s.description}  [{s.plugin}]")
+            if s.param_grid:
+                grid = "; ".join(f"{key}={list(v)}" for key, v in s.param_grid.items())
+                out(f"  {'':<{width}}  grid: {grid}")
+        out("")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("list")(list_components)

@@ -1,0 +1,41 @@
+"""Run configuration and dataset-loading options, plain data passed to hooks."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["RunConfig", "LoadOptions", "env_flag", "env_list"]
+
+
+def env_flag(name: str) -> bool:
+    """True when the environment variable is set to 1/true/yes/on (read at call time, never cached)."""
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def env_list(name: str) -> list[str] | None:
+    """Comma-separated environment list; None when unset, [] when set to ''."""
+    value = os.environ.get(name)
+    if value is None:
+        return None
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How to load a dataset: which attribute is the class, dense or sparse, text encoding."""
+
+    class_attribute: str | int | None = -1
+    sparse: bool | str = "auto"
+    encoding: str = "utf-8"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The effective configuration of one run, broadcast to plugins through ``toolkit_configure``."""
+
+    seed: int = 1
+    n_jobs: int = 1
+    output_dir: Path = field(default_factory=Path.cwd)
+    debug: bool = False

@@ -1,0 +1,63 @@
+"""What ``toolkit info`` reports about a dataset, computed once for the CLI and the API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from toolkit.data.dataset import Dataset
+
+__all__ = ["describe"]
+
+
+def describe(ds: Dataset) -> dict[str, Any]:
+    """Relation, counts, attributes by kind, missing shares, class distribution and sparsity."""
+    kinds: dict[str, int] = {}
+    for attr in ds.attributes:
+        kinds[attr.kind] = kinds.get(attr.kind, 0) + 1
+    missing = ds.missing_share()
+    attributes = []
+    for col, attr in enumerate(ds.features):
+        entry: dict[str, Any] = {"name": attr.name, "kind": attr.kind, "missing": float(missing[col])}
+        if attr.kind == "nominal":
+            entry["values"] = len(attr.values)
+        attributes.append(entry)
+    cls = ds.class_attribute
+    info: dict[str, Any] = {
+        "schema": "toolkit.info/1",
+        "dataset": ds.name,
+        "path": ds.path,
+        "sha256": ds.sha256,
+        "relation": ds.relation,
+        "instances": ds.n_instances,
+        "attributes": len(ds.attributes),
+        "features": ds.n_features,
+        "attribute_kinds": kinds,
+        "sparse": ds.is_sparse,
+        "weighted": bool(np.any(ds.weights != 1.0)),
+        "feature_attributes": attributes,
+        "class": None,
+    }
+    n_cells = ds.n_instances * ds.n_features
+    if ds.is_sparse:
+        info["density"] = float(ds.X.nnz / n_cells) if n_cells else 0.0
+    else:
+        info["density"] = float(np.count_nonzero(ds.X) / n_cells) if n_cells else 0.0
+    info["missing_cells"] = float(missing.mean()) if missing.size else 0.0
+    if cls is not None:
+        entry = {"name": cls.name, "kind": cls.kind, "index": ds.class_index}
+        y = ds.y
+        if cls.is_nominal:
+            counts = np.bincount(y[y >= 0], minlength=len(cls.values)) if y.size else np.zeros(len(cls.values))
+            entry["classes"] = len(cls.values)
+            entry["distribution"] = {label: int(c) for label, c in zip(cls.values, counts)}
+            entry["missing"] = int(np.sum(y < 0))
+        else:
+            known = y[~np.isnan(y)]
+            entry["classes"] = "numeric"
+            entry["missing"] = int(np.isnan(y).sum())
+            if known.size:
+                entry["min"], entry["max"], entry["mean"] = float(known.min()), float(known.max()), float(known.mean())
+        info["class"] = entry
+    return info

@@ -1,0 +1,1 @@
+"""Evaluation: resampling, the nested harness, result files, statistics and reports."""

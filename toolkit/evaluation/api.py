@@ -1,0 +1,126 @@
+"""``toolkit.evaluate`` and ``toolkit.compare``: the Python API the CLI is a thin layer over."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolkit.config import LoadOptions
+from toolkit.data.dataset import Dataset
+from toolkit.errors import DatasetError, ParameterError, ResultsFileError, warn
+from toolkit.evaluation.harness import DEFAULT_METRICS, Protocol, run
+from toolkit.evaluation.report import Comparison, compare_results
+from toolkit.evaluation.results import Results
+from toolkit.pipeline import Pipeline
+
+__all__ = ["evaluate", "compare", "expand_dataset_args", "load_datasets"]
+
+DatasetArg = Dataset | str | os.PathLike[str]
+
+
+def expand_dataset_args(items: Sequence[DatasetArg]) -> tuple[list[DatasetArg], bool]:
+    """Folders become their ARFF files (sorted); returns (items, whether a folder was given)."""
+    out: list[DatasetArg] = []
+    folder = False
+    for item in items:
+        if not isinstance(item, Dataset) and Path(item).is_dir():
+            folder = True
+            files = sorted(p for p in Path(item).iterdir() if p.name.endswith((".arff", ".arff.gz")))
+            if not files:
+                raise DatasetError(f"{item}: the folder holds no .arff or .arff.gz file")
+            out.extend(files)
+        else:
+            out.append(item)
+    return out, folder
+
+
+def load_datasets(items: Sequence[DatasetArg], options: LoadOptions, skip_unusable: bool) -> list[Dataset]:
+    """Load every dataset; with ``skip_unusable`` (a folder was given), one without a nominal class
+    is skipped with a warning instead of stopping the run."""
+    from toolkit.loading import load_dataset
+
+    loaded = []
+    for item in items:
+        ds = item if isinstance(item, Dataset) else load_dataset(item, options)
+        try:
+            ds.require_nominal_class()
+        except DatasetError as exc:
+            if not skip_unusable:
+                raise
+            warn(f"{exc}; skipped")
+            continue
+        loaded.append(ds)
+    return loaded
+
+
+def _pipelines(classifiers: Sequence[Any] | None, pipelines: Sequence[Pipeline] | None,
+               feature_selector: Any, example_selector: Any, tune: bool, text: Any) -> list[Pipeline]:
+    out = list(pipelines or [])
+    for clf in classifiers or []:
+        out.append(clf if isinstance(clf, Pipeline) else
+                   Pipeline(clf, feature_selector=feature_selector, example_selector=example_selector,
+                            tune=tune, text=text))
+    if not out:
+        raise ParameterError("no classifier given; name at least one (toolkit list classifiers shows them)")
+    names = [p.name for p in out]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        raise ParameterError(f"pipeline '{sorted(duplicates)[0]}' is given twice; results would be mixed up")
+    return out
+
+
+def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[Any] | None = None, *,
+             pipelines: Sequence[Pipeline] | None = None, feature_selector: Any = None,
+             example_selector: Any = None, text: Any = "auto", protocol: str | Protocol = "random",
+             runs: int = 10, test_fraction: float = 0.1, validation_fraction: float = 0.1, seed: int = 1,
+             stratified: bool = False, inner_folds: int | None = None,
+             metrics: Sequence[str] = DEFAULT_METRICS, jobs: int = 1, out: str | os.PathLike[str] | None = None,
+             resume: bool = False, store_proba: bool = False,
+             test: DatasetArg | Sequence[DatasetArg] | None = None, class_attribute: str | int | None = -1,
+             sparse: bool | str = "auto", tune: bool = True,
+             progress: Callable[[int, int, str], None] | None = None) -> Results:
+    """Run the nested resampling harness and return its records.
+
+    :param datasets: Dataset objects, ARFF paths, bundled names, or folders of ARFF files.
+    :param classifiers: names (``"nb-weka"``, ``"liblinear-lr:C=1"``) or classifier objects.
+    :param protocol: "random" (algorithms.md 5.1.2), "thesis" (5.1.3), "fixed" (with ``test``),
+        or a :class:`Protocol`.
+    :param test: test datasets for fixed train/test splits (one per training dataset).
+    :param out: JSON-lines file written as results finish; ``resume=True`` continues it.
+    """
+    from toolkit.components import get_registry
+
+    items = [datasets] if isinstance(datasets, (Dataset, str, os.PathLike)) else list(datasets)
+    items, folder = expand_dataset_args(items)
+    options = LoadOptions(class_attribute=class_attribute, sparse=sparse)
+    loaded = load_datasets(items, options, skip_unusable=folder)
+    test_sets = None
+    if test is not None:
+        test_items = [test] if isinstance(test, (Dataset, str, os.PathLike)) else list(test)
+        test_sets = load_datasets(test_items, options, skip_unusable=False)
+        if isinstance(protocol, str):
+            protocol = "fixed"
+    if isinstance(protocol, str):
+        protocol = Protocol(name=protocol, repetitions=runs, test_fraction=test_fraction,
+                            validation_fraction=validation_fraction, seed=seed, stratified=stratified,
+                            inner_folds=inner_folds)
+    registry = get_registry()
+    evaluators = [registry.get("evaluator", m) for m in metrics]
+    chosen = _pipelines(classifiers, pipelines, feature_selector, example_selector, tune, text)
+    return run(loaded, chosen, protocol, evaluators, out=None if out is None else str(out), resume=resume,
+               jobs=jobs, store_proba=store_proba, progress=progress, test_datasets=test_sets)
+
+
+def compare(results: Results | str | os.PathLike[str] | Sequence[Any], *, baseline: str | None = None,
+            metric: str = "error", alpha: float = 0.05, test: str = "corrected-t") -> Comparison:
+    """Summary table with significance marks against ``baseline`` (default: the first pipeline)."""
+    if isinstance(results, Results):
+        res = results
+    else:
+        paths = [results] if isinstance(results, (str, os.PathLike)) else list(results)
+        if not paths:
+            raise ResultsFileError("no results file given")
+        res = Results.from_files(paths)
+    return compare_results(res, metric=metric, baseline=baseline, alpha=alpha, test=test)

@@ -1,0 +1,221 @@
+"""Summary tables like the thesis's Table 3 and WEKA's Experimenter.
+
+Cells are mean +- 95 % CI over the repetitions (t_{0.975,R-1} s / sqrt(R)); under the thesis
+protocol, the fold's error with the thesis's CI and the error count. Each pipeline is compared
+with a baseline by the corrected resampled t-test (or the sign test over repetitions): ``v`` marks
+significantly better, ``*`` significantly worse, and every column ends with (wins/ties/losses).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from toolkit.errors import ParameterError
+from toolkit.evaluation import stats
+from toolkit.evaluation.results import Results
+
+__all__ = ["Cell", "Comparison", "compare_results", "format_comparison"]
+
+_PERCENT_METRICS = {"error", "accuracy", "average-precision", "bep-micro", "bep-macro"}
+
+
+@dataclass
+class Cell:
+    dataset: str
+    pipeline: str
+    values: list[float]
+    mean: float
+    sd: float
+    ci: float
+    n: int
+    mark: str = ""
+    p_value: float | None = None
+    errors: int | None = None
+    n_test: int | None = None
+    thesis: bool = False
+
+
+@dataclass
+class Comparison:
+    metric: str
+    baseline: str
+    pipelines: list[str]
+    datasets: list[str]
+    cells: dict[tuple[str, str], Cell]
+    greater_is_better: bool
+    test: str
+    alpha: float
+    wins: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        def clean(v: Any) -> Any:
+            return None if isinstance(v, float) and not math.isfinite(v) else v
+
+        rows = []
+        for d in self.datasets:
+            row: dict[str, Any] = {"dataset": d}
+            for p in self.pipelines:
+                c = self.cells.get((d, p))
+                if c is None:
+                    row[p] = None
+                    continue
+                row[p] = {"mean": clean(c.mean), "sd": clean(c.sd), "ci": clean(c.ci), "n": c.n, "mark": c.mark,
+                          "p_value": clean(c.p_value), "values": [clean(v) for v in c.values]}
+                if c.errors is not None:
+                    row[p]["errors"] = c.errors
+                    row[p]["n_test"] = c.n_test
+            rows.append(row)
+        return {"schema": "toolkit.compare/1", "metric": self.metric, "baseline": self.baseline,
+                "test": self.test, "alpha": self.alpha, "greater_is_better": self.greater_is_better,
+                "pipelines": self.pipelines, "rows": rows,
+                "wins_ties_losses": {p: list(v) for p, v in self.wins.items()}}
+
+
+def _greater_is_better(metric: str) -> bool:
+    if metric in ("error", "log-loss", "errors", "perplexity"):
+        return False
+    try:
+        from toolkit.components import get_spec
+
+        return bool(getattr(get_spec("evaluator", metric), "greater_is_better", True))
+    except Exception:
+        return True
+
+
+def compare_results(results: Results, *, metric: str = "error", baseline: str | None = None,
+                    alpha: float = 0.05, test: str = "corrected-t") -> Comparison:
+    """Summarise ``results`` per (dataset, pipeline) and test every pipeline against ``baseline``."""
+    if test not in ("corrected-t", "sign"):
+        raise ParameterError(f"test must be 'corrected-t' or 'sign', not '{test}'")
+    pipelines = results.pipelines()
+    datasets = results.datasets()
+    if not pipelines:
+        return Comparison(metric, baseline or "", [], [], {}, _greater_is_better(metric), test, alpha)
+    if baseline is None:
+        baseline = pipelines[0]
+    elif baseline not in pipelines:
+        raise ParameterError(f"baseline '{baseline}' is not among the results ({', '.join(pipelines)})")
+    greater = _greater_is_better(metric)
+    cells: dict[tuple[str, str], Cell] = {}
+    for d in datasets:
+        for p in pipelines:
+            recs = results.cell(d, p)
+            if not recs:
+                continue
+            values = results.values(d, p, metric)
+            thesis = recs[0]["protocol"].get("name") == "thesis"
+            if thesis:
+                r = recs[0]
+                value = values[0]
+                n_total = r["dataset"]["n_instances"]
+                ci = stats.thesis_ci(value, n_total) if metric == "error" and value == value else float("nan")
+                cells[(d, p)] = Cell(d, p, values, value, float("nan"), ci, 1, errors=r["metrics"].get("errors"),
+                                     n_test=r["n_test"], thesis=True)
+            else:
+                mean, sd, ci = stats.mean_ci(values)
+                cells[(d, p)] = Cell(d, p, values, mean, sd, ci, len(values))
+    wins: dict[str, tuple[int, int, int]] = {}
+    for p in pipelines:
+        w = t = l = 0
+        for d in datasets:
+            base, cell = cells.get((d, baseline)), cells.get((d, p))
+            if p == baseline or base is None or cell is None:
+                continue
+            pvalue = _p_value(results, d, baseline, p, metric, test)
+            cell.p_value = pvalue
+            if pvalue is not None and pvalue < alpha and cell.mean != base.mean:
+                better = (cell.mean > base.mean) == greater
+                cell.mark = "v" if better else "*"
+                if better:
+                    w += 1
+                else:
+                    l += 1
+            else:
+                t += 1
+        wins[p] = (w, t, l)
+    return Comparison(metric, baseline, pipelines, datasets, cells, greater, test, alpha, wins)
+
+
+def _p_value(results: Results, dataset: str, base: str, other: str, metric: str, test: str) -> float | None:
+    a_recs = {r["repetition"]: r for r in results.cell(dataset, base)}
+    b_recs = {r["repetition"]: r for r in results.cell(dataset, other)}
+    reps = sorted(set(a_recs) & set(b_recs))
+    if len(reps) < 2:
+        return None
+    def value(rec: dict[str, Any]) -> float:
+        v = rec["metrics"].get(metric)
+        return float("nan") if v is None or isinstance(v, (dict, list)) else float(v)
+
+    a = [value(a_recs[r]) for r in reps]
+    b = [value(b_recs[r]) for r in reps]
+    if any(x != x for x in a + b):
+        return None
+    if test == "sign":
+        diffs = np.subtract(b, a)
+        return stats.sign_test(int(np.sum(diffs > 0)), int(np.sum(diffs < 0)), "two-sided")
+    ratio = float(np.mean([a_recs[r]["n_test"] / a_recs[r]["n_train"] for r in reps]))
+    return stats.corrected_ttest(b, a, ratio).p_value
+
+
+def _fmt_cell(c: Cell | None, metric: str) -> str:
+    if c is None:
+        return "-"
+    scale = 100.0 if metric in _PERCENT_METRICS else 1.0
+    if c.mean != c.mean:
+        return "n/a"
+    text = f"{scale * c.mean:.2f}"
+    if c.ci == c.ci:
+        text += f" ± {scale * c.ci:.2f}"
+    if c.thesis and c.errors is not None:
+        text += f" ({c.errors})"
+    if c.mark:
+        text += f" {c.mark}"
+    return text
+
+
+def format_comparison(comp: Comparison, fmt: str = "table") -> str:
+    """Render as ``table`` (plain text), ``markdown``, ``csv``, ``latex`` or ``json``."""
+    if fmt == "json":
+        return json.dumps(comp.as_dict(), indent=2)
+    header = ["dataset"] + comp.pipelines
+    rows = [[d] + [_fmt_cell(comp.cells.get((d, p)), comp.metric) for p in comp.pipelines] for d in comp.datasets]
+    footer = ["(v/ /*)"] + [("baseline" if p == comp.baseline else "({}/{}/{})".format(*comp.wins.get(p, (0, 0, 0))))
+                            for p in comp.pipelines]
+    unit = " (%)" if comp.metric in _PERCENT_METRICS else ""
+    thesis = any(c.thesis for c in comp.cells.values())
+    ci_note = "thesis CI 2.228*sqrt(e(1-e)/N), error count in ()" if thesis else "mean ± 95% CI over repetitions"
+    caption = (f"{comp.metric}{unit}, {ci_note}; v/* = significantly better/worse than {comp.baseline} "
+               f"({comp.test}, alpha={comp.alpha})")
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf)
+        writer.writerow(header)
+        writer.writerows(rows)
+        return buf.getvalue()
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        lines.append("| " + " | ".join(footer) + " |")
+        lines += ["", f"*{caption}*"]
+        return "\n".join(lines)
+    if fmt == "latex":
+        lines = ["\\begin{tabular}{l" + "r" * len(comp.pipelines) + "}", " & ".join(header) + " \\\\ \\hline"]
+        lines += [" & ".join(c.replace("±", "$\\pm$") for c in r) + " \\\\" for r in rows]
+        lines += ["\\hline", " & ".join(footer) + " \\\\", "\\end{tabular}"]
+        return "\n".join(lines)
+    if fmt != "table":
+        raise ParameterError(f"format must be table, markdown, csv, latex or json, not '{fmt}'")
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, footer)]
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+    out = [line(header), "-" * (sum(widths) + 2 * (len(widths) - 1))]
+    out += [line(r) for r in rows]
+    out += ["-" * (sum(widths) + 2 * (len(widths) - 1)), line(footer), caption]
+    return "\n".join(out)

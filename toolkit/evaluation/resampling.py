@@ -1,0 +1,178 @@
+"""Seeded splits: the default random-resampling protocol and the thesis-compatibility protocol.
+
+Default protocol (algorithms.md 5.1.2), for repetition r = 0..R-1 over instances 0..n-1 in file
+order: ``perm = numpy.random.default_rng(seed + r).permutation(n)``; the first
+``ceil(n * test_fraction)`` (integer arithmetic) are the test part, the rest the training part,
+both in permutation order; the first ``ceil(len(train) * validation_fraction)`` of the training
+part validate the hyperparameters, the rest fit them. With seed 1 and 10 % test, anyone can
+recompute the splits from that sentence.
+
+Thesis protocol (5.1.3): ``java.util.Random(10)``, WEKA's ``Instances.randomize``, WEKA's
+10-fold arithmetic; fold 9 is the test part, fold 0 validates, the other 8 fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from toolkit.errors import ParameterError
+
+__all__ = ["Split", "ceil_share", "random_splits", "kfold_parts", "thesis_split", "JavaRandom",
+           "weka_randomize", "weka_fold"]
+
+
+@dataclass(frozen=True)
+class Split:
+    """One outer split: train = fit + validation parts (indices into the dataset)."""
+
+    repetition: int
+    seed: int
+    train: np.ndarray
+    test: np.ndarray
+    fit: np.ndarray
+    validation: np.ndarray
+    inner: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)  # (fit, val) folds
+
+    @property
+    def tuning_parts(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(fit, validation) pairs used to choose hyperparameters."""
+        return self.inner if self.inner else [(self.fit, self.validation)]
+
+
+def ceil_share(n: int, fraction: float) -> int:
+    """ceil(n * fraction) in exact arithmetic (0.1 -> (n + 9) // 10, never ceil(0.1 * n))."""
+    if not 0 < fraction < 1:
+        raise ParameterError(f"a fraction must lie strictly between 0 and 1, not {fraction}")
+    f = Fraction(str(fraction)) if isinstance(fraction, float) else Fraction(fraction)
+    return int(-((-n * f.numerator) // f.denominator))
+
+
+def _stratified_head(order: np.ndarray, y: np.ndarray, count: int) -> np.ndarray:
+    """``count`` indices taken from ``order`` so that each class keeps its share (largest remainder)."""
+    classes, per_class = np.unique(y[order], return_counts=True)
+    exact = per_class * count / len(order)
+    take = np.floor(exact).astype(np.int64)
+    remainder = count - int(take.sum())
+    if remainder > 0:
+        ranked = np.lexsort((np.arange(len(classes)), -(exact - take)))
+        take[ranked[:remainder]] += 1
+    chosen = np.zeros(len(order), dtype=bool)
+    labels = y[order]
+    for c, t in zip(classes, take):
+        members = np.flatnonzero(labels == c)[:t]
+        chosen[members] = True
+    return order[chosen]
+
+
+def _split_head(order: np.ndarray, count: int, y: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(head, rest) of ``order``; stratified by ``y`` when given, both kept in ``order``'s order."""
+    if y is None:
+        return order[:count], order[count:]
+    head = _stratified_head(order, y, count)
+    mask = np.isin(order, head)
+    return order[mask], order[~mask]
+
+
+def kfold_parts(train: np.ndarray, k: int, y: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """k (fit, validation) folds of ``train`` with WEKA's fold sizes; stratified when ``y`` is given."""
+    if k < 2 or k > len(train):
+        raise ParameterError(f"inner folds must be between 2 and the training size ({len(train)}), not {k}")
+    if y is not None:
+        # deal each class round-robin over the folds, keeping permutation order within a fold
+        by_class = np.argsort(y[train], kind="stable")
+        fold_of = np.empty(len(train), dtype=np.int64)
+        fold_of[by_class] = np.arange(len(train)) % k
+        folds = [train[fold_of == f] for f in range(k)]
+    else:
+        folds = [train[weka_fold(len(train), k, f)] for f in range(k)]
+    parts = []
+    for f in range(k):
+        val = folds[f]
+        fit = np.concatenate([folds[g] for g in range(k) if g != f]) if k > 1 else np.zeros(0, np.int64)
+        parts.append((fit, val))
+    return parts
+
+
+def random_splits(n: int, repetitions: int = 10, seed: int = 1, test_fraction: float = 0.1,
+                  validation_fraction: float = 0.1, y: np.ndarray | None = None,
+                  inner_folds: int | None = None) -> list[Split]:
+    """The default protocol's splits; ``y`` stratifies them, ``inner_folds`` replaces the fixed
+    validation part by k-fold tuning inside the training part."""
+    if n < 2:
+        raise ParameterError(f"a dataset needs at least 2 instances for a train/test split, has {n}")
+    if repetitions < 1:
+        raise ParameterError(f"repetitions must be >= 1, not {repetitions}")
+    splits = []
+    for r in range(repetitions):
+        split_seed = seed + r
+        perm = np.random.default_rng(split_seed).permutation(n)
+        n_test = ceil_share(n, test_fraction)
+        if n_test >= n:
+            raise ParameterError(f"test fraction {test_fraction} leaves no training data for {n} instances")
+        test, train = _split_head(perm, n_test, y)
+        n_val = ceil_share(len(train), validation_fraction)
+        validation, fit = _split_head(train, n_val, y) if n_val < len(train) else (train, train)
+        inner = kfold_parts(train, inner_folds, y) if inner_folds else []
+        splits.append(Split(r, split_seed, train, test, fit, validation, inner))
+    return splits
+
+
+# ---------------------------------------------------------------------------- thesis protocol
+
+class JavaRandom:
+    """java.util.Random: the 48-bit linear congruential generator."""
+
+    _MULT = 0x5DEECE66D
+    _MASK = (1 << 48) - 1
+
+    def __init__(self, seed: int):
+        self.seed = (seed ^ self._MULT) & self._MASK
+
+    def next(self, bits: int) -> int:
+        self.seed = (self.seed * self._MULT + 0xB) & self._MASK
+        value = self.seed >> (48 - bits)
+        if value >= 1 << 31:  # Java's (int) cast: the low 32 bits, signed
+            value -= 1 << 32
+        return value
+
+    def next_int(self, bound: int) -> int:
+        if bound <= 0:
+            raise ValueError("bound must be positive")
+        if bound & -bound == bound:  # a power of two
+            return (bound * self.next(31)) >> 31
+        while True:
+            bits = self.next(31)
+            val = bits % bound
+            if bits - val + (bound - 1) < 1 << 31:
+                return val
+
+
+def weka_randomize(n: int, seed: int) -> np.ndarray:
+    """WEKA ``Instances.randomize(new Random(seed))``: swap(j, nextInt(j+1)) for j = n-1 .. 1."""
+    order = list(range(n))
+    rnd = JavaRandom(seed)
+    for j in range(n - 1, 0, -1):
+        k = rnd.next_int(j + 1)
+        order[j], order[k] = order[k], order[j]
+    return np.array(order, dtype=np.int64)
+
+
+def weka_fold(n: int, folds: int, fold: int) -> slice:
+    """WEKA ``testCV``: fold f has n//k + [f < n % k] instances, starting at f*(n//k) + min(f, n % k)."""
+    size = n // folds + (1 if fold < n % folds else 0)
+    start = fold * (n // folds) + min(fold, n % folds)
+    return slice(start, start + size)
+
+
+def thesis_split(n: int, seed: int = 10, folds: int = 10, fold: int = 9) -> Split:
+    """The thesis's single reported split: test = fold 9, validation = fold 0, fit = the rest."""
+    order = weka_randomize(n, seed)
+    test = order[weka_fold(n, folds, fold)]
+    val_fold = (fold + 1) % folds
+    validation = order[weka_fold(n, folds, val_fold)]
+    fit = np.concatenate([order[weka_fold(n, folds, f)] for f in range(folds) if f not in (fold, val_fold)])
+    train = np.concatenate([order[weka_fold(n, folds, f)] for f in range(folds) if f != fold])
+    return Split(0, seed, train, test, fit, validation)

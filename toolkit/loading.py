@@ -1,0 +1,91 @@
+"""Finding and loading datasets: bare names, paths, and the ``load_dataset`` hook."""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from toolkit.config import LoadOptions
+from toolkit.data import arff
+from toolkit.data.dataset import Dataset
+from toolkit.errors import DatasetError
+
+__all__ = ["load_arff", "load_dataset", "resolve_dataset", "dataset_folders", "save_arff",
+           "list_bundled"]
+
+_SUFFIXES = (".arff", ".arff.gz")
+
+
+def dataset_folders() -> list[Path]:
+    """Folders searched for bare dataset names: the bundled ``datasets/``, then ``TOOLKIT_DATASETS``."""
+    folders: list[Path] = []
+    try:
+        bundled = resources.files("toolkit.datasets")
+        folders.append(Path(str(bundled)))
+    except (ModuleNotFoundError, TypeError):
+        pass
+    source_tree = Path(__file__).resolve().parent.parent / "datasets"
+    if source_tree.is_dir() and source_tree not in folders:
+        folders.append(source_tree)
+    for entry in os.environ.get("TOOLKIT_DATASETS", "").split(os.pathsep):
+        if entry.strip():
+            folders.append(Path(entry.strip()).expanduser())
+    return folders
+
+
+def list_bundled() -> list[Path]:
+    """Every ARFF file in the dataset folders."""
+    seen: dict[str, Path] = {}
+    for folder in dataset_folders():
+        if folder.is_dir():
+            for path in sorted(folder.iterdir()):
+                if path.name.endswith(_SUFFIXES):
+                    seen.setdefault(path.name, path)
+    return list(seen.values())
+
+
+def resolve_dataset(name: str | os.PathLike[str]) -> Path:
+    """A path as given, or a bare name (``iris``) looked up in :func:`dataset_folders`."""
+    path = Path(name)
+    if path.exists():
+        return path
+    text = str(name)
+    if os.sep not in text and "/" not in text:
+        candidates = [text] if text.endswith(_SUFFIXES) else [text + s for s in _SUFFIXES]
+        for folder in dataset_folders():
+            for candidate in candidates:
+                if (folder / candidate).is_file():
+                    return folder / candidate
+        known = sorted({p.name.split(".arff")[0] for p in list_bundled()})
+        import difflib
+
+        close = difflib.get_close_matches(text, known, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise DatasetError(f"{text}: no such file or bundled dataset{hint} "
+                           f"(bundled: {', '.join(known) or 'none'}; TOOLKIT_DATASETS adds folders)")
+    raise DatasetError(f"{text}: no such file")
+
+
+def load_arff(path: str | os.PathLike[str], *, class_attribute: str | int | None = -1,
+              sparse: bool | Literal["auto"] = "auto", encoding: str = "utf-8") -> Dataset:
+    """Load an ARFF file or bundled dataset by name (``load_arff("iris")``)."""
+    return arff.read(resolve_dataset(path), class_attribute=class_attribute, sparse=sparse, encoding=encoding)
+
+
+def load_dataset(path: str | os.PathLike[str], options: LoadOptions | None = None) -> Dataset:
+    """Load through the ``load_dataset`` hook, so plugins can add formats; ARFF is the fallback."""
+    from toolkit.manager import default_manager
+
+    options = options or LoadOptions()
+    resolved = resolve_dataset(path)
+    result = default_manager().hook.load_dataset(path=resolved, options=options)
+    if result is None:
+        raise DatasetError(f"{resolved}: no loader accepts this file (ARFF files end in .arff or .arff.gz)")
+    return result
+
+
+def save_arff(ds: Dataset, path: str | os.PathLike[str], *, sparse: bool | None = None) -> None:
+    """Write ``ds`` as ARFF."""
+    arff.write(ds, path, sparse=sparse)
