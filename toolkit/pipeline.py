@@ -54,8 +54,15 @@ class Step:
         return getattr(self.obj, "capabilities", Capabilities(nominal=True, sparse=True, missing=True,
                                                               sample_weight=True))
 
-    def build(self, tuned: Mapping[str, JSONScalar]) -> Any:
+    def build(self, tuned: Mapping[str, JSONScalar], seed: int | None = None) -> Any:
+        """The component with its fixed and tuned parameters; a ``random_state`` parameter that the
+        user did not fix receives the split's seed, so the same seed gives the same result."""
         params = {**self.params, **tuned}
+        if seed is not None and "random_state" not in params:
+            names = self.spec.parameters() if self.spec is not None else (
+                self.obj.get_params() if hasattr(self.obj, "get_params") else {})
+            if "random_state" in names:
+                params["random_state"] = int(seed)
         if self.obj is not None:
             obj = copy.deepcopy(self.obj)
             if params and hasattr(obj, "set_params"):
@@ -186,12 +193,12 @@ class Pipeline:
 
             text_step = default_text_step()
         if text_step is not None:
-            vectorizer = text_step.build(by_role["text"])
+            vectorizer = text_step.build(by_role["text"], seed)
             X, schema = vectorizer.fit_transform_dataset(ds)
             fitted.vectorizer = vectorizer
         # example selection
         if self.example_selector is not None:
-            selector = self.example_selector.build(by_role["example_selector"])
+            selector = self.example_selector.build(by_role["example_selector"], seed)
             chosen = selector.select(X, y, random_state=seed)
             if isinstance(chosen, tuple):
                 rows, sel_weights = chosen
@@ -205,7 +212,7 @@ class Pipeline:
             fitted.selected_rows = rows
         # feature selection
         if self.feature_selector is not None:
-            selector = self.feature_selector.build(by_role["feature_selector"])
+            selector = self.feature_selector.build(by_role["feature_selector"], seed)
             if accepts_argument(selector.fit, "schema"):
                 selector.fit(X, y, schema=schema)
             else:
@@ -222,7 +229,7 @@ class Pipeline:
         # classifier
         step = self.classifier
         _check_capabilities(step, X, y, weights, schema)
-        clf = step.build(by_role["classifier"])
+        clf = step.build(by_role["classifier"], seed)
         kwargs: dict[str, Any] = {}
         if accepts_argument(clf.fit, "schema"):
             kwargs["schema"] = schema
