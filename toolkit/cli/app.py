@@ -51,8 +51,12 @@ def _show_warning(message: Any, category: type[Warning], filename: str, lineno: 
         err(f"{category.__name__}: {text}", prefix="Warning: ", color="yellow")
 
 
+_debug_flag = False  # set by --debug for the current invocation
+
+
 def debug_enabled() -> bool:
-    return os.environ.get("TOOLKIT_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+    env = os.environ.get("TOOLKIT_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+    return _debug_flag or env
 
 
 class ToolkitGroup(TyperGroup):
@@ -95,8 +99,8 @@ def _main_callback(
     block: list[str] = typer.Option([], "--block", help="Do not load the plugin NAME (repeatable)."),
 ) -> None:
     """Naive-Bayes-family and linear classifiers on ARFF data, evaluated the WEKA way."""
-    if debug:
-        os.environ["TOOLKIT_DEBUG"] = "1"
+    global _debug_flag
+    _debug_flag = debug
     if plugins_dir is not None or block:
         from toolkit.manager import get_plugin_manager, reset_default_manager
 

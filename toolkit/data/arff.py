@@ -362,26 +362,47 @@ def _dense_rows(ds: Dataset) -> Iterable[str]:
 
 def _sparse_rows(ds: Dataset) -> Iterable[str]:
     formatters, feature_col = _full_columns(ds)
-    X = ds.X if sp.issparse(ds.X) else sp.csr_matrix(ds.X)
-    X = sp.csr_matrix(X)
+    X = sp.csr_matrix(ds.X if sp.issparse(ds.X) else sp.csr_matrix(ds.X), dtype=np.float64, copy=True)
+    X.sum_duplicates()
+    X.eliminate_zeros()  # NaN is kept: it is not zero
     X.sort_indices()
-    # file position of every feature column
+    # file position of every feature column, and every stored value formatted once, vectorised
     position = np.array([i for i, c in enumerate(feature_col) if c is not None], dtype=np.int64)
+    pos_of_entry = position[X.indices]
+    text = np.empty(X.nnz, dtype=object)
+    kinds = np.array([ds.attributes[p].kind for p in position], dtype=object)
+    entry_kind = kinds[X.indices] if X.nnz else np.zeros(0, dtype=object)
+    for kind in ("numeric", "nominal", "string", "date"):
+        sel = np.flatnonzero(entry_kind == kind)
+        if not len(sel):
+            continue
+        if kind == "numeric":
+            text[sel] = [_format_number(v) for v in X.data[sel].tolist()]
+        else:
+            for p in np.unique(pos_of_entry[sel]):
+                sub = sel[pos_of_entry[sel] == p]
+                text[sub] = formatters[p].column(X.data[sub])
+    pairs = np.array([f"{p} " for p in range(len(ds.attributes))], dtype=object)[pos_of_entry] + text \
+        if X.nnz else np.zeros(0, dtype=object)
     string_positions = [i for i, a in enumerate(ds.attributes) if a.kind == "string" and i != ds.class_index]
     y = _class_column(ds) if ds.class_index is not None else None
+    ci = ds.class_index
     for r in range(ds.n_instances):
         lo, hi = X.indptr[r], X.indptr[r + 1]
-        entries = {}
-        for c, v in zip(X.indices[lo:hi].tolist(), X.data[lo:hi].tolist()):
-            if v != 0.0 or np.isnan(v):
-                entries[int(position[c])] = v
+        row_pairs = list(pairs[lo:hi])
+        extra = []
         for p in string_positions:  # string codes are always written: code 0 is not "empty"
-            entries.setdefault(p, float(X[r, feature_col[p]]))
+            col = feature_col[p]
+            if not np.any(X.indices[lo:hi] == col):
+                extra.append((p, f"{p} {formatters[p](0.0)}"))
         if y is not None and (y[r] != 0.0 or np.isnan(y[r])):
-            entries[ds.class_index] = y[r]  # type: ignore[index]
-        body = ",".join(f"{p} {formatters[p](entries[p])}" for p in sorted(entries))
+            extra.append((ci, f"{ci} {formatters[ci](y[r])}"))
+        if extra:
+            merged = [(int(pos_of_entry[k]), row_pairs[k - lo]) for k in range(lo, hi)] + extra
+            merged.sort(key=lambda item: item[0])
+            row_pairs = [t for _, t in merged]
         w = float(ds.weights[r])
-        yield "{" + body + "}" + ("" if w == 1.0 else ",{" + _format_number(w) + "}")
+        yield "{" + ",".join(row_pairs) + "}" + ("" if w == 1.0 else ",{" + _format_number(w) + "}")
 
 
 def _write_lines(ds: Dataset, out: io.TextIOBase, sparse: bool | None) -> None:
@@ -403,7 +424,7 @@ def write(ds: Dataset, path: str | os.PathLike[str], *, sparse: bool | None = No
     try:
         if path.endswith(".gz"):
             import gzip
-            with gzip.open(tmp, "wt", encoding="utf-8", newline="\n") as out:
+            with gzip.open(tmp, "wt", compresslevel=6, encoding="utf-8", newline="\n") as out:
                 _write_lines(ds, out, sparse)  # type: ignore[arg-type]
         else:
             with open(tmp, "w", encoding="utf-8", newline="\n") as out:

@@ -9,6 +9,7 @@ non-zero value: peak memory stays within a small factor of the CSR's own size.
 
 from __future__ import annotations
 
+import re
 from array import array
 
 import numpy as np
@@ -25,6 +26,10 @@ __all__ = ["DataBuilder"]
 _NUMERIC, _NOMINAL, _STRING, _DATE = 0, 1, 2, 3
 _KIND_CODES = {"numeric": _NUMERIC, "nominal": _NOMINAL, "string": _STRING, "date": _DATE}
 _SPECIAL = ("'", '"', "{", "}", "%", "\\")
+# a dense row of bare values and single-quoted values without escapes or inner quotes
+_SIMPLE_VALUE = r"(?:'[^'\\\n]*'|[^'\"{},%\\\x00-\x20]+)"
+_SIMPLE_QUOTED_ROW = re.compile(r"^" + _SIMPLE_VALUE + r"(?:[\x00-\x20]*,[\x00-\x20]*" + _SIMPLE_VALUE + r")*$")
+_SIMPLE_QUOTED_VALUE = re.compile(r"'([^']*)'|([^'\"{},%\\\x00-\x20]+)")
 
 
 def _is_plain(line: str) -> bool:
@@ -234,6 +239,8 @@ class DataBuilder:
         else:
             if all(_is_plain(ln) for ln in kept) and self._plain_dense(numbers, kept):
                 return
+            if self._simple_quoted_dense(kept):
+                return
             self._general_dense(numbers, kept)
 
     # dense ------------------------------------------------------------
@@ -242,43 +249,55 @@ class DataBuilder:
         d = self.n_attr
         if any(len(r) != d for r in rows):
             return False  # the general path reports the exact problem
-        table = np.array(rows, dtype=str).reshape(len(rows), d)
-        out = np.empty((len(rows), d), dtype=np.float64)
+        table = np.char.strip(np.array(rows, dtype=str).reshape(len(rows), d))
+        return self._convert_table(table, table == "?")
+
+    def _simple_quoted_dense(self, lines: list[str]) -> bool:
+        """Rows of bare or single-quoted values without escapes (e.g. 'x','s',?): one C regex per row."""
+        if not all(_SIMPLE_QUOTED_ROW.match(ln) for ln in lines):
+            return False
+        d = self.n_attr
+        rows = [_SIMPLE_QUOTED_VALUE.findall(ln) for ln in lines]
+        if any(len(r) != d for r in rows):
+            return False
+        pairs = np.array(rows, dtype=str).reshape(len(rows), d, 2)
+        quoted, bare = pairs[:, :, 0], pairs[:, :, 1]
+        is_quoted = np.char.str_len(bare) == 0
+        table = np.where(is_quoted, quoted, bare)
+        return self._convert_table(table, ~is_quoted & (bare == "?"))
+
+    def _convert_table(self, table: np.ndarray, missing: np.ndarray) -> bool:
+        """Convert a (rows, attributes) table of value strings; False sends the chunk to the exact path."""
+        n, d = table.shape
+        out = np.empty((n, d), dtype=np.float64)
         for j in range(d):
             col = table[:, j]
+            miss = missing[:, j]
             kind = self.kind[j]
             if kind == _NUMERIC:
+                if miss.any():
+                    col = np.where(miss, "nan", col)
                 try:
                     out[:, j] = col.astype(np.float64)
-                    continue
-                except ValueError:
-                    pass
-                stripped = np.char.strip(col)
-                missing = stripped == "?"
-                stripped[missing] = "nan"
-                try:
-                    out[:, j] = stripped.astype(np.float64)
                 except ValueError:
                     return False
             elif kind == _NOMINAL:
-                uniq, inverse = np.unique(np.char.strip(col), return_inverse=True)
+                uniq, inverse = np.unique(col, return_inverse=True)
                 lookup = self.lookup[j]
                 mapped = np.empty(len(uniq))
                 for u, value in enumerate(uniq):
-                    value = str(value)
-                    if value == "?":
-                        mapped[u] = np.nan
-                    else:
-                        code = lookup.get(value)  # type: ignore[union-attr]
-                        if code is None:
-                            return False
-                        mapped[u] = code
-                out[:, j] = mapped[inverse.reshape(-1)]
+                    code = lookup.get(str(value))  # type: ignore[union-attr]
+                    mapped[u] = np.nan if code is None else code
+                values = mapped[inverse.reshape(-1)]
+                if np.isnan(values[~miss]).any():
+                    return False  # an undeclared value: the exact path names it
+                values[miss] = np.nan
+                out[:, j] = values
             else:
-                return False  # strings and dates: rare in plain files, keep the exact path
+                return False  # strings and dates keep the exact path
         self._dense_chunks.append(out)
-        self._weights.extend([1.0] * len(rows))
-        self.n_rows += len(rows)
+        self._weights.extend([1.0] * n)
+        self.n_rows += n
         return True
 
     def _general_dense(self, numbers: list[int], lines: list[str]) -> None:

@@ -81,7 +81,11 @@ class DateCodec:
     def __init__(self, pattern: str = DEFAULT_DATE_FORMAT):
         self.pattern = pattern
         self.strftime, self.millis = _translate(pattern)
-        self._has_zone = "%z" in self.strftime
+        try:  # a pattern that repeats a field cannot be parsed: refuse it here, not on the first value
+            probe = datetime(2001, 2, 3, 4, 5, 6, tzinfo=timezone.utc)
+            datetime.strptime(probe.strftime(self.strftime), self.strftime)
+        except (ValueError, re.error) as exc:
+            raise UnsupportedDateFormat(f"date format {pattern!r} cannot be used ({exc})") from None
 
     def parse(self, text: str) -> float:
         """Milliseconds since the epoch (UTC) for ``text``; ValueError when it does not match."""

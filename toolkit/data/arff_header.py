@@ -166,6 +166,13 @@ def read_header(src: LineSource) -> Header:
             line = raw.strip()
             if not line or line[0] == "%":
                 continue
+            fast = _FAST_ATTRIBUTE.match(line) if header is not None else None
+            if fast:  # the common case, e.g. "@attribute w17 integer", without the general tokenizer
+                kind = "string" if fast.group(2).lower() == "string" else "numeric"
+                header.attributes.append(Attribute(fast.group(1), kind))  # type: ignore[union-attr]
+                header.attribute_lines.append(line_no)  # type: ignore[union-attr]
+                seen_any = True
+                continue
             seen_any = True
             keyword = line.split(None, 1)[0].lower() if line[0] == "@" else ""
             if keyword.startswith("@attribute"):

@@ -249,12 +249,17 @@ class Dataset:
             return f"class index {self.class_index} != {other.class_index}"
         if self.X.shape != other.X.shape:
             return f"shape {self.X.shape} != {other.X.shape}"
-        a = self._comparable_matrix()
-        b = other._comparable_matrix()
-        same = (a == b) | (np.isnan(a) & np.isnan(b))
-        if not same.all():
-            r, c = np.argwhere(~same)[0]
-            return f"value at row {r}, column {c}: {a[r, c]!r} != {b[r, c]!r}"
+        if (self.is_sparse or other.is_sparse) and not self.strings and not other.strings:
+            problem = _sparse_difference(self.X, other.X)
+            if problem:
+                return problem
+        else:
+            a = self._comparable_matrix()
+            b = other._comparable_matrix()
+            same = (a == b) | (np.isnan(a) & np.isnan(b))
+            if not same.all():
+                r, c = np.argwhere(~same)[0]
+                return f"value at row {r}, column {c}: {a[r, c]!r} != {b[r, c]!r}"
         for col in self.strings.keys() | other.strings.keys():
             for r in range(self.n_instances):
                 va = self.string_value(col, self._dense_value(r, col))
@@ -304,3 +309,29 @@ class Dataset:
         kind = "sparse" if self.is_sparse else "dense"
         return (f"Dataset({self.name!r}, {self.n_instances} instances, {len(self.attributes)} attributes, "
                 f"{kind}, class={self.class_attribute.name if self.class_attribute else None!r})")
+
+
+def _canonical(X: np.ndarray | sp.spmatrix) -> sp.csr_matrix:
+    m = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    m.sum_duplicates()
+    m.eliminate_zeros()
+    m.sort_indices()
+    return m
+
+
+def _sparse_difference(a: np.ndarray | sp.spmatrix, b: np.ndarray | sp.spmatrix) -> str | None:
+    """Compare by value without densifying (explicit zeros do not count, NaN equals NaN)."""
+    ca, cb = _canonical(a), _canonical(b)
+    if np.array_equal(ca.indptr, cb.indptr) and np.array_equal(ca.indices, cb.indices):
+        same = (ca.data == cb.data) | (np.isnan(ca.data) & np.isnan(cb.data))
+        if same.all():
+            return None
+        k = int(np.argmin(same))
+        r = int(np.searchsorted(ca.indptr, k, side="right") - 1)
+        return f"value at row {r}, column {ca.indices[k]}: {ca.data[k]!r} != {cb.data[k]!r}"
+    rows = np.flatnonzero((np.diff(ca.indptr) != np.diff(cb.indptr)) |
+                          np.array([not np.array_equal(ca.indices[ca.indptr[i]:ca.indptr[i + 1]],
+                                                       cb.indices[cb.indptr[i]:cb.indptr[i + 1]])
+                                    for i in range(ca.shape[0])]))
+    r = int(rows[0])
+    return f"row {r}: non-zero columns differ ({ca[r].indices.tolist()[:5]} vs {cb[r].indices.tolist()[:5]})"
