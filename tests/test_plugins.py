@@ -1,0 +1,220 @@
+"""The plugin system: entry-point loading, isolation of broken plugins, switches, registry validation."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+import warnings
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toolkit import Capabilities, hookimpl
+from toolkit.errors import ParameterError, PluginError, PluginLoadError, UnknownComponentError
+from toolkit.manager import BUILTIN_PLUGINS, get_plugin_manager, reset_default_manager
+from toolkit.registry import Registry, parse_component
+
+ROOT = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+
+
+# ----------------------------------------------------------------------------- a real install
+
+@pytest.fixture(scope="module")
+def installed_fake(tmp_path_factory):
+    """pip-install tests/fake_plugin into a private folder (a real wheel build and install)."""
+    target = tmp_path_factory.mktemp("site")
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                           "--target", str(target), str(ROOT / "tests" / "fake_plugin")],
+                          capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        pytest.fail(f"pip could not install the fake plugin: {proc.stderr[-2000:]}")
+    return target
+
+
+def _toolkit(args: list[str], site: Path, **env: str) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, "PYTHONPATH": str(site), "NO_COLOR": "1", **env}
+    return subprocess.run([sys.executable, "-m", "toolkit", *args], capture_output=True, text=True, env=full_env,
+                          timeout=300)
+
+
+def test_installed_plugin_shows_in_plugins_and_list(installed_fake):
+    proc = _toolkit(["plugins", "--json"], installed_fake)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    entry = next(p for p in data["plugins"] if p["name"] == "fake")
+    assert entry["distribution"] == "toolkit-fake-plugin" and entry["version"] == "0.3.1"
+    assert set(entry["hooks"]) == {"register_classifiers", "register_evaluators", "register_commands"}
+    assert entry["components"] == {"classifiers": ["fake-majority"], "evaluators": ["fake-share"]}
+    assert all(not p["builtin"] for p in data["plugins"])  # built-ins only with --all
+    listing = json.loads(_toolkit(["list", "--json"], installed_fake).stdout)
+    spec = next(c for c in listing["components"]["classifiers"] if c["name"] == "fake-majority")
+    assert spec["plugin"] == "fake" and spec["distribution"] == "toolkit-fake-plugin 0.3.1"
+    assert spec["param_grid"] == {"smoothing": [0.0, 1.0]}
+
+
+def test_installed_plugin_runs_in_evaluate_and_adds_a_command(installed_fake):
+    proc = _toolkit(["evaluate", str(ROOT / "tests" / "data" / "tiny.arff"), "-c", "fake-majority", "-c", "nb-weka",
+                     "--metric", "error", "--metric", "fake-share", "--json", "--runs", "3"], installed_fake)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    records = [r for r in doc["records"] if r["pipeline"]["name"] == "fake-majority"]
+    assert len(records) == 3 and all(r["status"] == "ok" for r in records)
+    # the test part has 2 instances (ceil(20/10)); a majority classifier predicts one class for both
+    assert all(r["metrics"]["fake-share"] in (0.0, 1.0) for r in records)
+    hello = _toolkit(["hello", "--name", "tests"], installed_fake)
+    assert hello.returncode == 0 and "hello tests from toolkit-fake-plugin" in hello.stdout
+
+
+def test_switches_disable_or_block_third_party_plugins(installed_fake):
+    off = json.loads(_toolkit(["plugins", "--all", "--json"], installed_fake,
+                              TOOLKIT_DISABLE_PLUGIN_AUTOLOAD="1").stdout)
+    names = {p["name"] for p in off["plugins"]}
+    assert "fake" not in names and set(BUILTIN_PLUGINS) <= names
+    blocked = json.loads(_toolkit(["plugins", "--json"], installed_fake, TOOLKIT_BLOCK_PLUGINS="fake").stdout)
+    assert blocked["plugins"] == []
+    only_none = json.loads(_toolkit(["plugins", "--all", "--json"], installed_fake, TOOLKIT_LOAD_PLUGINS="").stdout)
+    assert {p["name"] for p in only_none["plugins"]} == set(BUILTIN_PLUGINS)
+    version = _toolkit(["--version"], installed_fake)
+    assert "toolkit 0.1.0" in version.stdout and "toolkit-fake-plugin 0.3.1" in version.stdout
+
+
+# ----------------------------------------------------------------------------- broken plugin, in process
+
+def _fake_distribution(folder: Path, dist: str, module: str, entry: str, source: str) -> None:
+    info = folder / f"{dist.replace('-', '_')}-0.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.2\n")
+    (info / "entry_points.txt").write_text(f"[toolkit.plugins]\n{entry} = {module}\n")
+    (folder / f"{module}.py").write_text(source)
+
+
+def test_broken_plugin_is_reported_and_skipped(tmp_path, monkeypatch):
+    source = (ROOT / "tests" / "broken_plugin" / "toolkit_broken_plugin.py").read_text()
+    _fake_distribution(tmp_path, "toolkit-broken-plugin", "toolkit_broken_plugin", "broken", source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        manager = get_plugin_manager()
+    assert [f.name for f in manager.failed] == ["broken"]
+    assert manager.failed[0].distribution == "toolkit-broken-plugin"
+    assert "Don't hide me" in manager.failed[0].error
+    messages = [str(w.message) for w in caught]
+    assert any("toolkit-broken-plugin 0.2" in m and "failed to import" in m and "TOOLKIT_STRICT_PLUGINS" in m
+               for m in messages)
+    assert "nb-weka" in manager.registry.names("classifier")  # the others still work
+    reset_default_manager(manager)
+    try:
+        result = runner.invoke(__import__("toolkit.cli", fromlist=["app"]).app, ["plugins", "--json"])
+        assert result.exit_code == 0
+        assert json.loads(result.stdout)["failed"][0]["distribution"] == "toolkit-broken-plugin"
+    finally:
+        reset_default_manager(None)
+    monkeypatch.setenv("TOOLKIT_STRICT_PLUGINS", "1")
+    with pytest.raises(PluginLoadError, match="Don't hide me"):
+        get_plugin_manager()
+
+
+def test_misspelled_hook_fails_loudly(tmp_path, monkeypatch):
+    _fake_distribution(tmp_path, "toolkit-typo", "toolkit_typo", "typo",
+                       "from toolkit import hookimpl\n\n@hookimpl\ndef register_clasifiers(register):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(PluginError, match="unknown hook"):
+        get_plugin_manager()
+
+
+# ----------------------------------------------------------------------------- registry validation
+
+class _Plugin:
+    def __init__(self, name, factory=None, **kw):
+        self.name, self.factory, self.kw = name, factory, kw
+
+    @hookimpl
+    def register_classifiers(self, register):
+        from toolkit.plugins._naive_bayes_impl import WekaNaiveBayes
+
+        register(self.name, self.factory or WekaNaiveBayes, **{"description": "x", **self.kw})
+
+
+def _manager_with(*plugins):
+    manager = get_plugin_manager(autoload=False)
+    for i, plugin in enumerate(plugins):
+        manager.register(plugin, f"p{i}", distribution=f"dist-{i}", version="1.0")
+    return manager
+
+
+def test_duplicate_names_are_an_error_naming_both_plugins():
+    manager = _manager_with(_Plugin("nb-weka"))
+    with pytest.raises(PluginError, match=r"'nb-weka' is registered twice: by plugin 'naive-bayes' .* and by plugin 'p0'"):
+        _ = manager.registry
+
+
+@pytest.mark.parametrize("name, kw, message", [
+    ("Bad_Name", {}, "kebab-case"),
+    ("ok-name", {"description": ""}, "one non-empty line"),
+    ("ok-name", {"param_grid": {"nope": [1]}}, "grid key 'nope' is not a keyword parameter"),
+    ("ok-name", {"param_grid": {"laplace": [[1, 2]]}}, "not a JSON scalar"),
+    ("ok-name", {"param_grid": {"laplace": []}}, "non-empty list"),
+])
+def test_invalid_registrations_are_refused(name, kw, message):
+    manager = _manager_with(_Plugin(name, **kw))
+    with pytest.raises(PluginError, match=message):
+        _ = manager.registry
+
+
+def test_factory_that_cannot_construct_is_refused():
+    def broken_factory(*, x=1):
+        raise RuntimeError("boom")
+
+    manager = _manager_with(_Plugin("broken-factory", broken_factory))
+    with pytest.raises(PluginError, match="calling the factory with its defaults failed"):
+        _ = manager.registry
+
+
+def test_unknown_names_and_parameters_suggest_close_matches():
+    registry = get_plugin_manager(autoload=False).registry
+    with pytest.raises(UnknownComponentError, match="did you mean 'nb-weka'"):
+        registry.get("classifier", "nb-wekka")
+    with pytest.raises(ParameterError, match="did you mean 'laplace'"):
+        registry.get("classifier", "nb-weka").create(laplac=1)
+
+
+def test_parse_component_forms():
+    assert parse_component("nb-weka") == ("nb-weka", {})
+    assert parse_component("x:C=0.5,B=1,s=weka") == ("x", {"C": [0.5], "B": [1], "s": ["weka"]})
+    assert parse_component("x:C=[1,2],B=1|10") == ("x", {"C": [1, 2], "B": [1, 10]})
+    with pytest.raises(ParameterError):
+        parse_component("x:C")
+
+
+# ----------------------------------------------------------------------------- packaging stays in step
+
+def test_builtin_entry_points_equal_the_fallback_tuple():
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    declared = pyproject["project"]["entry-points"]["toolkit.plugins"]
+    assert declared == BUILTIN_PLUGINS
+
+
+def test_builtins_pass_check_pending_and_register_valid_components():
+    manager = get_plugin_manager(autoload=False)
+    manager.check_pending()
+    registry: Registry = manager.registry
+    for spec in registry:
+        assert spec.description and "\n" not in spec.description
+        params = spec.parameters()
+        assert set(spec.param_grid) <= set(params)
+        assert isinstance(spec.capabilities, Capabilities)
+
+
+def test_cli_start_imports_no_numpy():
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", "import toolkit.cli"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    assert "toolkit.cli.app" in imported
+    assert not any(name == "numpy" or name.startswith("numpy.") for name in imported)
+    assert not any(name == "scipy" or name.startswith("scipy.") for name in imported)
