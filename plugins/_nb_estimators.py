@@ -186,7 +186,8 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
     sub = X[:, columns]
     if sp.issparse(sub):
         sub = sp.csr_matrix(sub, dtype=np.float64, copy=True)
-        missing = sp.csr_matrix((np.isnan(sub.data).astype(np.float64), sub.indices, sub.indptr), shape=sub.shape)
+        missing = sp.csr_matrix((np.isnan(sub.data).astype(np.float64), sub.indices.copy(), sub.indptr.copy()),
+                                shape=sub.shape)  # copies: eliminate_zeros works in place
         missing.eliminate_zeros()
         col = sub.indices
         data = np.where(np.isnan(sub.data), 0.0, sub.data)
@@ -237,7 +238,8 @@ def gaussian_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, 
     sub = X[:, columns]
     if sp.issparse(sub):
         sub = sp.csr_matrix(sub, dtype=np.float64, copy=True)
-        missing = sp.csr_matrix((np.isnan(sub.data).astype(np.float64), sub.indices, sub.indptr), shape=sub.shape)
+        missing = sp.csr_matrix((np.isnan(sub.data).astype(np.float64), sub.indices.copy(), sub.indptr.copy()),
+                                shape=sub.shape)  # copies: eliminate_zeros works in place
         missing.eliminate_zeros()
         sub.data = np.where(np.isnan(sub.data), 0.0, sub.data)
         sw, sv, sq = _class_sums(sub, y, w, n_classes, missing)

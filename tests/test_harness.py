@@ -1,0 +1,265 @@
+"""The nested resampling harness: splits exactly as documented, tuning, results files, resume, determinism."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import toolkit
+from conftest import ROOT
+from toolkit.cli import app
+from toolkit.data import arff
+from toolkit.errors import ParameterError, ResultsFileError
+from toolkit.evaluation.harness import Protocol
+from toolkit.evaluation.resampling import ceil_share, kfold_parts, random_splits, thesis_split, weka_fold
+from toolkit.evaluation.results import read_records
+
+TINY = ROOT / "tests" / "data" / "tiny.arff"
+runner = CliRunner()
+
+
+def test_default_splits_are_the_documented_sentence():
+    """algorithms.md 5.1.2: perm = default_rng(r).permutation(n); test = first ceil(n/10); validation = first
+    ceil(|train|/10) of the rest. Recomputed here from that sentence alone."""
+    n = 435
+    splits = Protocol().splits(arff.read(ROOT / "datasets" / "vote.arff"))
+    assert len(splits) == 10
+    for r, split in enumerate(splits, start=1):
+        perm = np.random.default_rng(r).permutation(n)
+        n_test = (n + 9) // 10
+        train = perm[n_test:]
+        n_val = (len(train) + 9) // 10
+        assert split.seed == r
+        np.testing.assert_array_equal(split.test, perm[:n_test])
+        np.testing.assert_array_equal(split.train, train)
+        np.testing.assert_array_equal(split.validation, train[:n_val])
+        np.testing.assert_array_equal(split.fit, train[n_val:])
+
+
+def test_ceil_share_is_integer_arithmetic():
+    for n in range(1, 2000):
+        assert ceil_share(n, 0.1) == (n + 9) // 10
+        assert ceil_share(n, 0.2) == (n + 4) // 5
+
+
+def test_thesis_split_vote():
+    """algorithms.md 7.10: vote n=435, fold 9 = 43 test rows, validation fold 0 = 44 rows."""
+    split = thesis_split(435)
+    assert len(split.test) == 43 and len(split.validation) == 44 and len(split.train) == 435 - 43
+    assert len(split.fit) == 435 - 43 - 44
+    assert weka_fold(435, 10, 0) == slice(0, 44) and weka_fold(435, 10, 9) == slice(392, 435)
+
+
+@given(st.integers(2, 300), st.integers(1, 4), st.integers(0, 1000), st.booleans())
+def test_random_splits_partition_and_reproduce(n, reps, seed, stratify):
+    y = np.random.default_rng(seed).integers(0, 3, n) if stratify else None
+    splits = random_splits(n, reps, seed, 0.1, y=y)
+    again = random_splits(n, reps, seed, 0.1, y=y)
+    for s, t in zip(splits, again):
+        np.testing.assert_array_equal(s.test, t.test)
+        assert len(np.intersect1d(s.train, s.test)) == 0
+        np.testing.assert_array_equal(np.sort(np.concatenate([s.train, s.test])), np.arange(n))
+        np.testing.assert_array_equal(np.sort(np.concatenate([s.fit, s.validation])), np.sort(s.train)) \
+            if len(s.fit) != len(s.train) else None
+        assert len(s.test) == ceil_share(n, 0.1)
+        if y is not None:
+            for c in range(3):
+                share = np.sum(y == c) * len(s.test) / n
+                assert abs(np.sum(y[s.test] == c) - share) <= 1
+    if reps > 1 and n > 20:
+        assert not np.array_equal(splits[0].test, splits[1].test)
+
+
+@given(st.integers(10, 200), st.integers(2, 10))
+def test_inner_folds_partition_the_training_part(n, k):
+    train = np.random.default_rng(n).permutation(n)
+    parts = kfold_parts(train, k)
+    vals = np.concatenate([v for _, v in parts])
+    np.testing.assert_array_equal(np.sort(vals), np.sort(train))
+    for fit, val in parts:
+        assert len(np.intersect1d(fit, val)) == 0 and len(fit) + len(val) == n
+
+
+class Threshold(toolkit.ClassifierBase):
+    """Predicts class 1 when feature 0 exceeds ``t``: a classifier whose tuning outcome is known."""
+
+    def __init__(self, *, t: float = 0.0):
+        self.t = t
+
+    def fit(self, X, y, sample_weight=None):
+        self.classes_ = np.array([0, 1])
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict_proba(self, X):
+        p = (np.asarray(X)[:, 0] > self.t).astype(float)
+        return np.column_stack([1 - p, p])
+
+
+def _threshold_dataset(n=200, cut=0.3):
+    x = np.linspace(0, 1, n).tolist()
+    text = "@relation t\n@attribute x numeric\n@attribute c {a,b}\n@data\n"
+    text += "".join(f"{v!r},{'b' if v > cut else 'a'}\n" for v in x)
+    return arff.read_text(text, name="threshold")
+
+
+def test_tuning_keeps_the_first_best_grid_point():
+    ds = _threshold_dataset()
+    from toolkit.pipeline import Pipeline, Step
+
+    step = Step("classifier", "thr", grid={"t": [0.9, 0.3, 0.31, 0.1, 0.3]}, obj=Threshold())
+    pipeline = Pipeline(step, name="thr")
+    results = toolkit.evaluate(ds, pipelines=[pipeline], runs=3, metrics=["error"])
+    for rec in results.ok():
+        errors = [t["validation_errors"] for t in rec["tuning"]]
+        best = min(errors)
+        assert rec["chosen_params"] == rec["tuning"][errors.index(best)]["params"]
+        assert rec["chosen_params"]["clf.t"] in (0.3, 0.31)  # 0.3 comes first; 0.31 only if strictly better
+
+
+def test_results_file_resume_and_identical_reruns(tmp_path):
+    out = tmp_path / "r.jsonl"
+    first = toolkit.evaluate(TINY, ["nb-weka", "nb-gaussian"], runs=4, out=out)
+    assert len(first.ok()) == 8
+    lines = out.read_text().splitlines()
+    # a second run with the same seed gives the same records apart from timing
+    out2 = tmp_path / "r2.jsonl"
+    toolkit.evaluate(TINY, ["nb-weka", "nb-gaussian"], runs=4, out=out2)
+
+    def strip(line):
+        rec = json.loads(line)
+        rec.pop("timing")
+        return rec
+
+    assert [strip(a) for a in lines] == [strip(b) for b in out2.read_text().splitlines()]
+    # resuming a complete file adds nothing; a new file name is refused without --resume
+    toolkit.evaluate(TINY, ["nb-weka", "nb-gaussian"], runs=4, out=out, resume=True)
+    assert out.read_text().splitlines() == lines
+    with pytest.raises(ResultsFileError, match="--resume"):
+        toolkit.evaluate(TINY, ["nb-weka"], runs=4, out=out)
+
+
+def test_parallel_jobs_give_the_same_records(tmp_path):
+    serial = toolkit.evaluate(TINY, ["nb-weka"], runs=4, out=tmp_path / "a.jsonl")
+    parallel = toolkit.evaluate(TINY, ["nb-weka"], runs=4, jobs=2, out=tmp_path / "b.jsonl")
+
+    def canon(path):
+        recs = []
+        for line in Path(path).read_text().splitlines():
+            rec = json.loads(line)
+            rec.pop("timing")
+            recs.append(json.dumps(rec, sort_keys=True))
+        return sorted(recs)
+
+    assert canon(tmp_path / "a.jsonl") == canon(tmp_path / "b.jsonl")
+    assert len(serial.ok()) == len(parallel.ok()) == 4
+
+
+SLOW_PLUGIN = '''
+import time
+from toolkit import hookimpl, Capabilities
+
+class Slow:
+    def __init__(self, *, delay: float = 0.4):
+        self.delay = delay
+    def get_params(self, deep=True):
+        return {"delay": self.delay}
+    def fit(self, X, y, sample_weight=None):
+        import numpy as np
+        time.sleep(self.delay)
+        self.classes_ = np.unique(y)
+        return self
+    def predict_proba(self, X):
+        import numpy as np
+        return np.full((X.shape[0], len(self.classes_)), 1.0 / len(self.classes_))
+
+@hookimpl
+def register_classifiers(register):
+    register("slow-uniform", Slow, description="sleeps in fit (resume test)",
+             capabilities=Capabilities(nominal=True, missing=True))
+'''
+
+
+def test_killed_run_resumes_without_redoing_finished_repetitions(tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "slow.py").write_text(SLOW_PLUGIN)
+    out = tmp_path / "run.jsonl"
+    args = [sys.executable, "-m", "toolkit", "--plugins-dir", str(plugins), "evaluate", str(TINY), "-c", "slow-uniform",
+            "--runs", "10", "--out", str(out), "-q"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if out.exists() and len(out.read_text().splitlines()) >= 3:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = read_records(out)
+    assert 3 <= len(before) < 10, "the run should have been killed midway"
+    finished = {r["key"]: r for r in before}
+    resumed = subprocess.run(args + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    after = read_records(out)
+    keys = [r["key"] for r in after]
+    assert len(keys) == len(set(keys)) == 10  # every repetition exactly once
+    for rec in after[:len(before)]:
+        assert rec == finished[rec["key"]]  # finished ones were kept, not redone
+    assert sorted(r["repetition"] for r in after) == list(range(10))
+
+
+def test_fixed_protocol_uses_the_given_test_set(tmp_path):
+    ds = arff.read(TINY)
+    train, test = ds.subset(range(15)), ds.subset(range(15, 20))
+    results = toolkit.evaluate(train, ["nb-weka"], test=test)
+    (rec,) = results.ok()
+    assert rec["n_train"] == 15 and rec["n_test"] == 5 and rec["protocol"]["name"] == "fixed"
+
+
+def test_cli_evaluate_table_json_and_errors(tmp_path):
+    result = runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-weka", "-c", "nb-gaussian", "--runs", "3"])
+    assert result.exit_code == 0, result.output
+    assert "nb-weka" in result.stdout and "(v/ /*)" in result.stdout
+    result = runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-weka", "--runs", "2", "--json"])
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "toolkit.evaluate/1" and len(doc["records"]) == 2
+    bad = runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-wekka"])
+    assert bad.exit_code == 2 and "did you mean 'nb-weka'" in bad.stderr and "Traceback" not in bad.stderr
+    bad = runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-gaussian:var_smothing=1"])
+    assert bad.exit_code == 2 and "did you mean 'var_smoothing'" in bad.stderr
+    bad = runner.invoke(app, ["evaluate", "irs", "-c", "nb-weka"])
+    assert bad.exit_code == 2 and "did you mean 'iris'" in bad.stderr
+
+
+def test_cli_compare_from_result_files(tmp_path):
+    out = tmp_path / "r.jsonl"
+    toolkit.evaluate(TINY, ["nb-weka", "nb-gaussian"], runs=5, out=out)
+    result = runner.invoke(app, ["compare", str(out), "--format", "markdown"])
+    assert result.exit_code == 0 and result.stdout.startswith("| dataset | nb-weka | nb-gaussian |")
+    result = runner.invoke(app, ["compare", str(out), "--json", "--baseline", "nb-gaussian"])
+    doc = json.loads(result.stdout)
+    assert doc["baseline"] == "nb-gaussian" and doc["rows"][0]["dataset"] == "tiny"
+    assert len(doc["rows"][0]["nb-weka"]["values"]) == 5
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("not json\n{}\n")
+    result = runner.invoke(app, ["compare", str(broken)])
+    assert result.exit_code == 2 and f"{broken}:1:" in result.stderr
+
+
+def test_protocol_validation():
+    with pytest.raises(ParameterError):
+        Protocol(name="bootstrap")
+    with pytest.raises(ParameterError, match="between 0 and 1"):
+        random_splits(10, 1, 1, test_fraction=1.5)
+    assert os.environ.get("TOOLKIT_DEBUG") is None

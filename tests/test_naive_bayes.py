@@ -1,0 +1,211 @@
+"""Naive Bayes against algorithms.md's hand test vectors (7.1, 7.2) and structural properties."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.special import ndtr
+
+from conftest import ROOT
+from toolkit.api import Schema
+from toolkit.data import arff
+from toolkit.data.dataset import Attribute
+from toolkit.errors import CapabilityError, ParameterError
+from toolkit.plugins._naive_bayes_impl import GaussianNaiveBayes, NaiveBayes, WekaNaiveBayes
+
+
+def weather():
+    return arff.read(ROOT / "datasets" / "weather.nominal.arff")
+
+
+def _query(ds, **values):
+    row = []
+    for attr in ds.features:
+        row.append(attr.values.index(values[attr.name]))
+    return np.array([row], dtype=float)
+
+
+def test_playtennis_laplace_is_weka_and_gives_0_735314():
+    """algorithms.md 7.1: joint(yes) = 5/726, joint(no) = 15/784, P(no|x) = 0.735314."""
+    ds = weather()
+    clf = WekaNaiveBayes().fit(ds.X, ds.y, schema=Schema.from_dataset(ds))
+    x = _query(ds, outlook="sunny", temperature="cool", humidity="high", windy="TRUE")
+    jll = clf.decision_function(x)[0]
+    yes, no = ds.classes.index("yes"), ds.classes.index("no")
+    assert jll[yes] == pytest.approx(np.log(5 / 726), abs=1e-12)
+    assert jll[no] == pytest.approx(np.log(15 / 784), abs=1e-12)
+    assert jll[yes] == pytest.approx(-4.978112, abs=1e-6) and jll[no] == pytest.approx(-3.956359, abs=1e-6)
+    assert clf.predict_proba(x)[0, no] == pytest.approx(0.735314, abs=1e-6)
+    assert clf.predict(x)[0] == no
+
+
+def test_playtennis_mle_gives_the_lecture_0_795():
+    """algorithms.md 7.1 (l = 0, prior mle): joint(yes) = 1/189, joint(no) = 18/875, P(no|x) = 0.795417."""
+    ds = weather()
+    clf = NaiveBayes(laplace=0.0, prior="mle").fit(ds.X, ds.y, schema=Schema.from_dataset(ds))
+    x = _query(ds, outlook="sunny", temperature="cool", humidity="high", windy="TRUE")
+    proba = clf.predict_proba(x)[0]
+    jll = clf.decision_function(x)[0]
+    yes, no = ds.classes.index("yes"), ds.classes.index("no")
+    assert np.exp(jll[yes]) == pytest.approx(1 / 189, rel=1e-12)
+    assert np.exp(jll[no]) == pytest.approx(18 / 875, rel=1e-12)
+    assert proba[no] == pytest.approx(0.795417, abs=1e-6)
+
+
+# algorithms.md 7.2: rows (x, y, class)
+NUM_X = np.array([[1.0, 5.0], [2.0, 5.0], [3.0, 5.0], [6.0, 5.0], [8.0, 7.0]])
+NUM_Y = np.array([0, 0, 0, 1, 1])
+NUM_SCHEMA = Schema((Attribute("x", "numeric"), Attribute("y", "numeric")), ("a", "b"))
+
+
+def test_weka_normal_estimator_parameters():
+    clf = WekaNaiveBayes().fit(NUM_X, NUM_Y, schema=NUM_SCHEMA)
+    np.testing.assert_allclose(clf.precision_, [1.75, 2.0])
+    np.testing.assert_allclose(clf.mean_[0], [2.333333, 7.0], atol=1e-6)
+    np.testing.assert_allclose(clf.sigma_[0], [0.824958, 1.75], atol=1e-6)
+    # y in class a: 5/2 = 2.5 rounds half to even to 2 -> 4.0, sd 0 -> sigma = 2/6
+    np.testing.assert_allclose(clf.mean_[1], [4.0, 6.0])
+    np.testing.assert_allclose(clf.sigma_[1], [1 / 3, 2.0])
+    assert np.exp(clf.class_log_prior_) == pytest.approx([4 / 7, 3 / 7])
+
+
+@pytest.mark.parametrize("query, expected", [((2.5, 5.0), 0.998191), ((7.0, 6.0), 2.64076e-08),
+                                             ((100.0, 5.0), 0.846175)])
+def test_weka_numeric_posteriors(query, expected):
+    """The third query hits the 1e-75 clamp: both P(x|.) are exactly 0, as in WEKA."""
+    clf = WekaNaiveBayes().fit(NUM_X, NUM_Y, schema=NUM_SCHEMA)
+    p = clf.predict_proba(np.array([query]))[0, 0]
+    assert p == pytest.approx(expected, rel=1e-5, abs=1e-12)
+    replayed = WekaNaiveBayes(replay=True).fit(NUM_X, NUM_Y, schema=NUM_SCHEMA).predict_proba(np.array([query]))
+    assert replayed[0, 0] == pytest.approx(expected, rel=1e-5, abs=1e-12)
+
+
+def test_weka_numeric_factor_values():
+    clf = WekaNaiveBayes().fit(NUM_X, NUM_Y, schema=NUM_SCHEMA)
+    from toolkit.plugins._nb_estimators import normal_prob
+
+    p = normal_prob(np.array([[2.5, 5.0]]), clf.precision_, clf.mean_, clf.sigma_)[0]
+    np.testing.assert_allclose(p[0], [0.599613, 0.00597704], rtol=1e-5)
+    np.testing.assert_allclose(p[1], [0.997300, 0.241730], rtol=1e-5)
+
+
+def test_plain_gaussian_vectors():
+    """algorithms.md 7.2, plain Gaussian: epsilon = 1e-9 * max var = 6.8e-9, prior mle."""
+    clf = GaussianNaiveBayes().fit(NUM_X, NUM_Y, schema=NUM_SCHEMA)
+    assert clf.epsilon_ == pytest.approx(6.8e-9)
+    jll = clf.decision_function(np.array([[2.5, 5.0]]))[0]
+    np.testing.assert_allclose(jll, [7.069701, -13.379168], atol=1e-5)
+    assert clf.predict_proba(np.array([[2.5, 5.0]]))[0, 0] == pytest.approx(1 - 1.31574e-09, abs=1e-14)
+    assert clf.predict_proba(np.array([[7.0, 6.0]]))[0, 1] == pytest.approx(1.0)
+    assert clf.predict_proba(np.array([[2.5, 5.001]]))[0, 0] == pytest.approx(8.85073e-24, rel=1e-4)
+
+
+def _brute_force_weka(X, y, Xq, n_classes, nominal, n_values):
+    """WEKA NaiveBayes written out with explicit loops over instances and attributes."""
+    n, F = X.shape
+    out = np.zeros((len(Xq), n_classes))
+    for c in range(n_classes):
+        prior = (np.sum(y == c) + 1) / (n + n_classes)
+        for q in range(len(Xq)):
+            s = np.log(prior)
+            for j in range(F):
+                v = Xq[q, j]
+                if np.isnan(v):
+                    continue
+                col = X[:, j]
+                if nominal[j]:
+                    seen = col[(y == c) & ~np.isnan(col)]
+                    p = (np.sum(seen == v) + 1) / (len(seen) + n_values[j])
+                else:
+                    values = np.sort(np.unique(col[~np.isnan(col)]))
+                    prec = (values[-1] - values[0]) / (len(values) - 1) if len(values) > 1 else 0.01
+                    gaps = np.diff(values)
+                    if len(values) > 1:
+                        prec = sum(gaps.tolist()) / len(gaps)
+                    r = lambda t: np.rint(t / prec) * prec  # noqa: E731
+                    seen = np.array([r(t) for t in col[(y == c) & ~np.isnan(col)]])
+                    if len(seen):
+                        mean = seen.sum() / len(seen)
+                        sd = np.sqrt(abs((seen ** 2).sum() - mean * seen.sum()) / len(seen))
+                    else:
+                        mean, sd = 0.0, 0.0
+                    sigma = max(prec / 6, sd) if sd > 1e-10 else prec / 6
+                    p = ndtr((r(v) - mean + prec / 2) / sigma) - ndtr((r(v) - mean - prec / 2) / sigma)
+                s += np.log(max(1e-75, p))
+            out[q, c] = s
+    return out
+
+
+def test_matches_a_brute_force_loop_on_mixed_data_with_missing_values():
+    rng = np.random.default_rng(3)
+    n = 60
+    X = np.column_stack([rng.normal(size=n).round(2), rng.integers(0, 3, n).astype(float),
+                         rng.exponential(size=n).round(1), rng.integers(0, 2, n).astype(float)])
+    X[rng.random(X.shape) < 0.15] = np.nan
+    y = rng.integers(0, 3, n)
+    schema = Schema((Attribute("a", "numeric"), Attribute("b", "nominal", ("p", "q", "r")),
+                     Attribute("c", "numeric"), Attribute("d", "nominal", ("s", "t"))), ("k0", "k1", "k2"))
+    Xq = X[:20] + np.array([0.013, 0, 0.05, 0])
+    clf = WekaNaiveBayes().fit(X, y, schema=schema)
+    expected = _brute_force_weka(X, y, Xq, 3, [False, True, False, True], [0, 3, 0, 2])
+    np.testing.assert_allclose(clf.decision_function(Xq), expected, rtol=1e-10)
+
+
+def test_sparse_input_gives_the_same_scores_as_dense():
+    rng = np.random.default_rng(0)
+    X = rng.poisson(0.3, size=(80, 30)).astype(float)
+    X[rng.random(X.shape) < 0.02] = np.nan
+    y = rng.integers(0, 3, 80)
+    schema = Schema.numeric(30, ["a", "b", "c"])
+    for cls in (WekaNaiveBayes, GaussianNaiveBayes):
+        dense = cls().fit(X, y, schema=schema)
+        sparse = cls().fit(_csr_with_nan(X), y, schema=schema)
+        np.testing.assert_allclose(sparse.decision_function(_csr_with_nan(X)), dense.decision_function(X),
+                                   rtol=1e-9, atol=1e-9)
+
+
+def _csr_with_nan(X):
+    rows, cols = np.nonzero((X != 0) | np.isnan(X))
+    return sp.csr_matrix((X[rows, cols], (rows, cols)), shape=X.shape)
+
+
+def test_training_row_order_does_not_matter_and_weights_equal_duplicates():
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.normal(size=40).round(1), rng.integers(0, 4, 40).astype(float)])
+    y = rng.integers(0, 2, 40)
+    schema = Schema((Attribute("a", "numeric"), Attribute("b", "nominal", ("w", "x", "y", "z"))), ("p", "n"))
+    base = WekaNaiveBayes().fit(X, y, schema=schema)
+    perm = rng.permutation(40)
+    shuffled = WekaNaiveBayes().fit(X[perm], y[perm], schema=schema)
+    np.testing.assert_allclose(base.decision_function(X), shuffled.decision_function(X), rtol=1e-12)
+    weights = rng.integers(1, 4, 40)
+    weighted = WekaNaiveBayes().fit(X, y, sample_weight=weights, schema=schema)
+    duplicated = WekaNaiveBayes().fit(np.repeat(X, weights, axis=0), np.repeat(y, weights), schema=schema)
+    np.testing.assert_allclose(weighted.decision_function(X), duplicated.decision_function(X), rtol=1e-9)
+
+
+def test_absent_class_keeps_laplace_prior_and_uniform_estimates():
+    """algorithms.md 2.1: a class absent from training keeps its smoothed prior and 1/J values."""
+    schema = Schema((Attribute("b", "nominal", ("u", "v")),), ("p", "n", "absent"))
+    X = np.array([[0.0], [1.0], [0.0]])
+    clf = WekaNaiveBayes().fit(X, np.array([0, 1, 0]), schema=schema)
+    jll = clf.decision_function(np.array([[0.0]]))[0]
+    assert jll[2] == pytest.approx(np.log(1 / 6) + np.log(1 / 2))
+    assert clf.predict_proba(np.array([[1.0]])).shape == (1, 3)
+
+
+def test_refusals_are_clear():
+    schema = Schema((Attribute("t", "string"),), ("p", "n"))
+    with pytest.raises(CapabilityError, match="string attribute 't'"):
+        WekaNaiveBayes().fit(np.zeros((2, 1)), np.array([0, 1]), schema=schema)
+    with pytest.raises(ParameterError, match="variant"):
+        NaiveBayes(variant="kernel").fit(NUM_X, NUM_Y)
+    with pytest.raises(CapabilityError, match="no training instance"):
+        WekaNaiveBayes().fit(NUM_X, np.array([-1] * 5), schema=NUM_SCHEMA)
+
+
+def test_without_schema_labels_are_sorted_strings_and_columns_numeric():
+    clf = WekaNaiveBayes().fit(NUM_X, np.array(["b", "b", "b", "a", "a"]))
+    assert clf.classes_.tolist() == ["a", "b"]
+    assert clf.predict(np.array([[2.0, 5.0]]))[0] == "b"
