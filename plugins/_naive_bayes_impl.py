@@ -132,17 +132,58 @@ class NaiveBayes(ProbabilisticClassifier):
             return self._sparse_jll(X)
         n = X.shape[0]
         jll = np.tile(self.class_log_prior_, (n, 1))
-        K = len(self.classes_)
         if len(self.nominal_columns_):
-            for rows in row_chunks(n, len(self.nominal_columns_) * K):
-                jll[rows] += self._nominal_log_terms(X[rows][:, self.nominal_columns_]).sum(axis=1)
+            codes = X[:, self.nominal_columns_]
+            present = ~np.isnan(codes)
+            rows = np.broadcast_to(np.arange(n)[:, None], codes.shape)[present]
+            index = (np.where(present, codes, 0).astype(np.int64) + self.nominal_offsets_[:-1])[present]
+            jll += _indicator(rows, index, n, len(self.nominal_log_prob_)) @ self.nominal_log_prob_
         if len(self.numeric_columns_):
-            for rows in row_chunks(n, len(self.numeric_columns_) * K):
-                values = X[rows][:, self.numeric_columns_]
-                terms = self._numeric_log_terms(values)
-                terms[np.isnan(values)] = 0.0
-                jll[rows] += terms.sum(axis=1)
+            values = X[:, self.numeric_columns_]
+            if self.variant == "weka":
+                jll += self._weka_numeric_jll(values)
+            else:
+                jll += self._gaussian_numeric_jll(values)
         return jll
+
+    def _weka_numeric_jll(self, values: np.ndarray) -> np.ndarray:
+        """Sum of log P(x_j | c): each distinct (attribute, rounded value) pair is evaluated once.
+
+        WEKA's rounding to the precision makes the values discrete, so there are usually far fewer
+        distinct pairs than cells; an indicator matrix then sums the pair terms per row.
+        """
+        n, F = values.shape
+        present = ~np.isnan(values)
+        rounded = np.rint(np.where(present, values, 0.0) / self.precision_) * self.precision_
+        rows = np.broadcast_to(np.arange(n)[:, None], values.shape)[present]
+        cols = np.broadcast_to(np.arange(F)[None, :], values.shape)[present]
+        vals = rounded[present]
+        order = np.lexsort((vals, cols))
+        new = np.ones(len(order), dtype=bool)
+        new[1:] = (cols[order][1:] != cols[order][:-1]) | (vals[order][1:] != vals[order][:-1])
+        pair_of_sorted = np.cumsum(new) - 1
+        pair = np.empty(len(order), dtype=np.int64)
+        pair[order] = pair_of_sorted
+        first = order[new]
+        u_cols, u_vals = cols[first], vals[first]
+        half = (self.precision_[u_cols] / 2.0)[:, None]
+        mean, sigma = self.mean_[u_cols], self.sigma_[u_cols]
+        prob = ndtr((u_vals[:, None] - mean + half) / sigma) - ndtr((u_vals[:, None] - mean - half) / sigma)
+        log_terms = np.log(np.maximum(MIN_PROB, prob))
+        return _indicator(rows, pair, n, len(first)) @ log_terms
+
+    def _gaussian_numeric_jll(self, values: np.ndarray) -> np.ndarray:
+        """-1/2 sum_j [log(2 pi var) + (x - mu)^2 / var] over the observed j, class by class."""
+        present = ~np.isnan(values)
+        clean = np.where(present, values, 0.0)
+        K = len(self.classes_)
+        out = np.empty((values.shape[0], K))
+        log_norm = np.log(2 * np.pi * self.var_)
+        for k in range(K):  # vectorised over rows and attributes; K is small
+            diff = clean - self.mean_[:, k]
+            terms = log_norm[:, k] + diff * diff / self.var_[:, k]
+            out[:, k] = -0.5 * np.where(present, terms, 0.0).sum(axis=1)
+        return out
 
     def _sparse_jll(self, X: sp.csr_matrix) -> np.ndarray:
         """Sum of every attribute's value-0 term, plus corrections at the stored entries."""
@@ -236,6 +277,11 @@ class NaiveBayes(ProbabilisticClassifier):
             with np.errstate(divide="ignore"):
                 out[rows] = np.log(probs / probs.sum(axis=1, keepdims=True))
         return out
+
+
+def _indicator(rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int) -> sp.csr_matrix:
+    """(n_rows, n_cols) matrix with a 1 at every (row, col): multiplying by it sums table rows per instance."""
+    return sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_rows, n_cols))
 
 
 class WekaNaiveBayes(NaiveBayes):

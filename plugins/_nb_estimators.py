@@ -228,9 +228,22 @@ class GaussianStats:
     epsilon: float
 
 
+def _grouped(y: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row order grouping the classes, the start of each non-empty class, and those classes."""
+    order = np.argsort(y, kind="stable")
+    counts = np.bincount(y, minlength=n_classes)
+    nonempty = np.flatnonzero(counts)
+    starts = np.concatenate([[0], np.cumsum(counts)])[nonempty]
+    return order, starts, nonempty
+
+
 def gaussian_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, columns: np.ndarray,
                    n_classes: int, var_smoothing: float) -> GaussianStats:
-    """Mean and population variance per class (+ epsilon); empty cells take the all-class values."""
+    """Mean and population variance per class (+ epsilon); empty cells take the all-class values.
+
+    Dense data use two passes (mean, then squared deviations) per class, so no precision is lost
+    to cancellation when values are large; sparse data use the one-pass sums.
+    """
     F = len(columns)
     if F == 0:
         empty = np.zeros((0, n_classes))
@@ -243,28 +256,34 @@ def gaussian_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, 
         missing.eliminate_zeros()
         sub.data = np.where(np.isnan(sub.data), 0.0, sub.data)
         sw, sv, sq = _class_sums(sub, y, w, n_classes, missing)
+        all_w, all_v, all_q = sw.sum(1), sv.sum(1), sq.sum(1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            all_mean = np.where(all_w > 0, all_v / all_w, 0.0)
+            all_var = np.where(all_w > 0, np.maximum(all_q / all_w - all_mean ** 2, 0.0), 0.0)
+            mean = np.where(sw > 0, sv / sw, all_mean[:, None])
+            var = np.where(sw > 0, np.maximum(sq / sw - mean ** 2, 0.0), all_var[:, None])
     else:
         sub = np.asarray(sub, dtype=np.float64)
         present = ~np.isnan(sub)
-        clean = np.where(present, sub, 0.0)
-        sw, sv, sq = _class_sums(clean, y, w, n_classes, present)
-    all_w, all_v, all_q = sw.sum(1), sv.sum(1), sq.sum(1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        all_mean = np.where(all_w > 0, all_v / all_w, 0.0)
-        all_var = np.where(all_w > 0, np.maximum(all_q / all_w - all_mean ** 2, 0.0), 0.0)
-        mean = np.where(sw > 0, sv / sw, all_mean[:, None])
-        var = np.where(sw > 0, np.maximum(sq / sw - mean ** 2, 0.0), all_var[:, None])
-        if not sp.issparse(sub):
-            # two-pass variances where the data are dense: no cancellation for large means
-            Y = one_hot(y, n_classes, w)
-            centred = np.where(present[:, :, None], clean[:, :, None] - mean[None], 0.0) \
-                if sub.shape[0] * F * n_classes <= 20_000_000 else None
-            if centred is not None:
-                ss = np.einsum("nfk,nk->fk", centred ** 2, Y.toarray())
-                var = np.where(sw > 0, ss / np.where(sw > 0, sw, 1.0), all_var[:, None])
-                dev = np.where(present, clean - all_mean[None], 0.0)
-                all_var = np.where(all_w > 0, (w[:, None] * dev ** 2).sum(0) / np.where(all_w > 0, all_w, 1.0), 0.0)
-                var = np.where(sw > 0, var, all_var[:, None])
+        order, starts, nonempty = _grouped(y, n_classes)
+        ws = w[order][:, None]
+        pw = present[order] * ws                       # weight of each observed value
+        clean = np.where(present, sub, 0.0)[order]
+        sw = np.zeros((F, n_classes))
+        sv = np.zeros((F, n_classes))
+        sw[:, nonempty] = np.add.reduceat(pw, starts, axis=0).T
+        sv[:, nonempty] = np.add.reduceat(pw * clean, starts, axis=0).T
+        all_w, all_v = sw.sum(1), sv.sum(1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            all_mean = np.where(all_w > 0, all_v / all_w, 0.0)
+            mean = np.where(sw > 0, sv / sw, all_mean[:, None])
+            class_of_row = y[order]
+            dev = np.where(pw > 0, clean - mean.T[class_of_row], 0.0)
+            ss = np.zeros((F, n_classes))
+            ss[:, nonempty] = np.add.reduceat(pw * dev * dev, starts, axis=0).T
+            dev_all = np.where(pw > 0, clean - all_mean, 0.0)
+            all_var = np.where(all_w > 0, (pw * dev_all * dev_all).sum(0) / np.where(all_w > 0, all_w, 1.0), 0.0)
+            var = np.where(sw > 0, ss / np.where(sw > 0, sw, 1.0), all_var[:, None])
     biggest = float(all_var.max()) if all_var.size else 0.0
     epsilon = var_smoothing * biggest if biggest > 0 else var_smoothing
     return GaussianStats(mean, var + epsilon, epsilon)
