@@ -17,9 +17,9 @@ Cases:
   strings; written dense and sparse.
 
 Every written file is loaded by WEKA's ``weka.core.converters.ArffLoader`` through
-``scripts/weka/NBDump.java``'s sibling ``ArffDump.java`` (compiled against weka.jar into a temporary
-folder, run once over all files with ``-Dfile.encoding=UTF-8 -Duser.timezone=UTC``; the toolkit
-stores dates as UTC milliseconds). WEKA's view is compared with the dataset the toolkit wrote:
+``scripts/weka/ArffDump.java`` (compiled against weka.jar into a temporary folder, run once over
+all files with ``-Dfile.encoding=UTF-8 -Duser.timezone=UTC``; the toolkit stores dates as UTC
+milliseconds). WEKA's view is compared with the dataset the toolkit wrote:
 relation name, number of instances and attributes, attribute names, types, nominal values and date
 formats, instance weights, whether WEKA made sparse instances of a sparse file, and every value
 (numbers exactly equal, nominal values by label, strings by string, missing where missing). The
@@ -288,6 +288,14 @@ def run_weka(jar: str, build: Path, jobs: list[tuple[Path, Path]], work: Path) -
                     "-cp", f"{jar}{os.pathsep}{build}", "ArffDump", str(work / "jobs.tsv")], check=True)
 
 
+def git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def weka_version(jar: str) -> str:
     out = subprocess.run(["java", "-cp", jar, "weka.core.Version"], capture_output=True, text=True, check=True)
     return out.stdout.splitlines()[0].strip()
@@ -372,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
                     "weka.core.converters.ArffLoader via scripts/weka/ArffDump.java, "
                     "java -Dfile.encoding=UTF-8 -Duser.timezone=UTC",
             "command": "python scripts/weka/check_arff_writer.py",
+            "toolkit_commit": git_commit(),
             "date": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
             "what": "each case: the toolkit reads the source (class = last attribute), writes it with "
                     "toolkit.data.arff.write in the form given, WEKA loads the written file; "
