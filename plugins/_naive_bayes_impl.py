@@ -79,14 +79,14 @@ class NaiveBayes(ProbabilisticClassifier):
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> NaiveBayes:
         prior = self._check_params()
         X, y, w = self._validate_fit(X, y, sample_weight, schema)
-        kinds = [a.kind for a in self.schema_.features]
-        if "string" in kinds:
-            name = self.schema_.features[kinds.index("string")].name
+        strings = self.schema_.columns_of_kind("string")
+        if len(strings):
+            name = self.schema_.features.name(int(strings[0]))
             raise CapabilityError(f"naive Bayes cannot use string attribute '{name}' directly; "
                                   "turn text into word counts first (a string-to-words step)")
         K = len(self.classes_)
-        self.nominal_columns_ = np.flatnonzero(np.array([k == "nominal" for k in kinds], dtype=bool))
-        self.numeric_columns_ = np.flatnonzero(np.array([k in ("numeric", "date") for k in kinds], dtype=bool))
+        self.nominal_columns_ = self.schema_.columns_of_kind("nominal")
+        self.numeric_columns_ = self.schema_.columns_of_kind("numeric", "date")
         self.class_count_ = class_weights(y, w, K)
         self.class_log_prior_ = log_prior(self.class_count_, prior)
         n_values = self.schema_.n_values[self.nominal_columns_]

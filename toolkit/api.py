@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
+from toolkit.data.attributes import AttributeList
 from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import CapabilityError, ParameterError, ToolkitError
 
@@ -37,32 +38,57 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Schema:
-    """What a component needs to know about the columns of ``X`` and the class."""
+    """What a component needs to know about the columns of ``X`` and the class.
 
-    features: tuple[Attribute, ...]
+    ``features`` is an :class:`~toolkit.data.attributes.AttributeList` (any sequence of
+    attributes is converted), compact even for a vocabulary of 100,000 words.
+    """
+
+    features: AttributeList
     classes: tuple[str, ...]
     class_name: str = "class"
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.features, AttributeList):
+            object.__setattr__(self, "features", AttributeList(self.features))
+        object.__setattr__(self, "classes", tuple(self.classes))
+
     @classmethod
     def from_dataset(cls, ds: Dataset) -> Schema:
-        return cls(tuple(ds.features), tuple(ds.require_nominal_class()),
+        return cls(ds.features, tuple(ds.require_nominal_class()),
                    ds.class_attribute.name if ds.class_attribute else "class")
 
     @classmethod
     def numeric(cls, n_features: int, classes: Sequence[str]) -> Schema:
-        return cls(tuple(Attribute(f"x{i}", "numeric") for i in range(n_features)), tuple(classes))
+        from toolkit.data.attributes import AttributeListBuilder
+
+        builder = AttributeListBuilder()
+        for i in range(n_features):
+            builder.add(f"x{i}", "numeric")
+        return cls(builder.build(), tuple(classes))
 
     def select(self, columns: Sequence[int] | np.ndarray) -> Schema:
-        return Schema(tuple(self.features[int(c)] for c in columns), self.classes, self.class_name)
+        return Schema(self.features.take(np.asarray(columns, dtype=np.int64)), self.classes, self.class_name)
+
+    def kinds(self) -> np.ndarray:
+        """Kind code per column: 0 numeric, 1 nominal, 2 string, 3 date."""
+        return self.features.kind_codes
+
+    def columns_of_kind(self, *kinds: str) -> np.ndarray:
+        """Indices of the columns whose kind is one of ``kinds``."""
+        mask = np.zeros(len(self.features), dtype=bool)
+        for kind in kinds:
+            mask |= self.features.mask(kind)
+        return np.flatnonzero(mask)
 
     @property
     def nominal_mask(self) -> np.ndarray:
-        return np.array([a.kind == "nominal" for a in self.features], dtype=bool)
+        return self.features.mask("nominal")
 
     @property
     def n_values(self) -> np.ndarray:
         """Number of declared values per column (0 for non-nominal columns)."""
-        return np.array([len(a.values) if a.kind == "nominal" else 0 for a in self.features], dtype=np.int64)
+        return self.features.n_values()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -74,8 +100,8 @@ class Schema:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Schema:
-        feats = tuple(Attribute(f["name"], f["kind"], tuple(f.get("values", ())), f.get("date_format"))
-                      for f in data["features"])
+        feats = AttributeList(Attribute(f["name"], f["kind"], tuple(f.get("values", ())), f.get("date_format"))
+                              for f in data["features"])
         return cls(feats, tuple(data["classes"]), data.get("class_name", "class"))
 
 

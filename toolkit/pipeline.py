@@ -168,7 +168,7 @@ class Pipeline:
                                       f"choose a probabilistic classifier or another metric")
 
     def _needs_text(self, ds: Dataset) -> bool:
-        return any(a.kind == "string" for a in ds.features)
+        return bool(ds.features.mask("string").any())
 
     def fit(self, ds: Dataset, params: Mapping[str, JSONScalar] | None = None, seed: int = 0) -> FittedPipeline:
         """Fit every step on ``ds`` (a training part) with the tuned ``params`` (namespaced)."""
@@ -244,15 +244,16 @@ class Pipeline:
 def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, schema: Schema) -> None:
     caps = step.capabilities
     name = step.name
-    kinds = [a.kind for a in schema.features]
-    if "string" in kinds and not caps.string:
-        attr = schema.features[kinds.index("string")].name
+    strings = schema.columns_of_kind("string")
+    if len(strings) and not caps.string:
+        attr = schema.features.name(int(strings[0]))
         raise CapabilityError(f"{name} cannot use string attribute '{attr}'; it must become word counts first")
     if sp.issparse(X) and not caps.sparse:
         raise CapabilityError(f"{name} does not accept sparse data; load the dataset dense (--dense) "
                               f"or choose a classifier that accepts sparse input")
-    if "nominal" in kinds and not caps.nominal:
-        names = [a.name for a in schema.features if a.kind == "nominal"][:3]
+    nominal = schema.columns_of_kind("nominal")
+    if len(nominal) and not caps.nominal:
+        names = [schema.features.name(int(i)) for i in nominal[:3]]
         raise CapabilityError(f"{name} does not handle nominal attributes ({', '.join(names)}, ...); "
                               f"choose a classifier that does")
     if not caps.missing:
@@ -262,7 +263,7 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
                 cols = np.unique(X.indices[np.isnan(X.data)])
             else:
                 cols = np.flatnonzero(np.isnan(X).any(axis=0))
-            names = ", ".join(schema.features[int(c)].name for c in cols[:3])
+            names = ", ".join(schema.features.name(int(c)) for c in cols[:3])
             raise CapabilityError(f"{name} does not handle missing values, found in {names}"
                                   f"{', ...' if len(cols) > 3 else ''}; choose a classifier that does")
     if np.any(weights != 1.0) and not caps.sample_weight:

@@ -24,6 +24,7 @@ from toolkit.data.arff_dates import DateCodec
 from toolkit.data.arff_header import Header, read_header
 from toolkit.data.arff_source import LineSource
 from toolkit.data.arff_syntax import quote
+from toolkit.data.attributes import AttributeList
 from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import ArffFormatError, DatasetError
 
@@ -32,28 +33,28 @@ __all__ = ["read", "read_text", "write", "to_text", "resolve_class_index"]
 ClassChoice = str | int | None
 
 
-def resolve_class_index(attributes: list[Attribute] | tuple[Attribute, ...], class_attribute: ClassChoice,
-                        where: str) -> int | None:
+def resolve_class_index(attributes: AttributeList, class_attribute: ClassChoice, where: str) -> int | None:
     """Position of the class attribute: a name, an index (negative counts from the end), or None."""
+    attributes = attributes if isinstance(attributes, AttributeList) else AttributeList(attributes)
     n = len(attributes)
     if class_attribute is None:
         return None
     if isinstance(class_attribute, str) and not class_attribute.lstrip("-").isdigit():
-        for i, attr in enumerate(attributes):
-            if attr.name == class_attribute:
-                return i
-        names = ", ".join(a.name for a in attributes[:10]) + (", ..." if n > 10 else "")
-        raise DatasetError(f"{where}: no attribute named '{class_attribute}' for the class; "
-                           f"the attributes are {names}")
+        try:
+            return attributes.index_of(class_attribute)
+        except KeyError:
+            names = ", ".join(attributes.name(i) for i in range(min(n, 10))) + (", ..." if n > 10 else "")
+            raise DatasetError(f"{where}: no attribute named '{class_attribute}' for the class; "
+                               f"the attributes are {names}") from None
     index = int(class_attribute)
     if index < 0:
         index += n
     if not 0 <= index < n:
         raise DatasetError(f"{where}: class index {class_attribute} is out of range (the file has {n} attributes)")
-    if attributes[index].kind in ("string", "date") and class_attribute != -1:
-        raise DatasetError(f"{where}: attribute '{attributes[index].name}' is {attributes[index].kind} and "
-                           f"cannot be the class")
-    if attributes[index].kind in ("string", "date"):
+    kind = attributes[index].kind
+    if kind in ("string", "date") and class_attribute != -1:
+        raise DatasetError(f"{where}: attribute '{attributes.name(index)}' is {kind} and cannot be the class")
+    if kind in ("string", "date"):
         return None  # the default (last) is not usable as a class: no class, as WEKA without -c
     return index
 
@@ -78,7 +79,7 @@ def _finish(src: LineSource, header: Header, builder: DataBuilder, class_index: 
     for attr_index, table in builder.tables.items():
         col = attr_index if class_index is None or attr_index < class_index else attr_index - 1
         strings[col] = table
-    return Dataset(relation=header.relation, attributes=tuple(header.attributes), X=X, y=y,
+    return Dataset(relation=header.relation, attributes=header.attributes, X=X, y=y,
                    class_index=class_index, weights=weights, strings=strings, path=src.path,
                    sha256=sha256)
 
@@ -187,7 +188,7 @@ def _read_with_liac(src: LineSource, header: Header, class_index: int | None, sh
         raise ArffFormatError(src.display, None, f"liac-arff failed: {exc}") from None
     n_attr = len(header.attributes)
     n_rows = len(data_lines)
-    tables: dict[int, dict[str, int]] = {i: {} for i, a in enumerate(header.attributes) if a.kind == "string"}
+    tables: dict[int, dict[str, int]] = {int(i): {} for i in np.flatnonzero(header.attributes.mask("string"))}
 
     def convert(j: int, value: object) -> float:
         if value is None:
@@ -236,7 +237,7 @@ def _read_with_liac(src: LineSource, header: Header, class_index: int | None, sh
         X = sp.csr_matrix(X)
     elif sparse is False and sp.issparse(X):
         X = X.toarray()
-    return Dataset(relation=header.relation, attributes=tuple(header.attributes), X=X, y=y,
+    return Dataset(relation=header.relation, attributes=header.attributes, X=X, y=y,
                    class_index=class_index, weights=np.ones(n_rows), strings=strings, path=src.path,
                    sha256=sha256)
 
@@ -315,20 +316,38 @@ def _header_lines(ds: Dataset) -> list[str]:
     return out
 
 
-def _full_columns(ds: Dataset) -> tuple[list[_ColumnFormatter], list[int | None]]:
+class _Formatters:
+    """Column formatters built on first use (a wide sparse file has mostly numeric columns)."""
+
+    def __init__(self, ds: Dataset, feature_col: list[int | None]):
+        self.ds = ds
+        self.feature_col = feature_col
+        self._cache: dict[int, _ColumnFormatter] = {}
+
+    def __getitem__(self, p: int) -> _ColumnFormatter:
+        fmt = self._cache.get(p)
+        if fmt is None:
+            col = self.feature_col[p]
+            table = None if col is None else self.ds.strings.get(col)
+            fmt = self._cache[p] = _ColumnFormatter(self.ds.attributes[p], table)
+        return fmt
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return (self[p] for p in range(len(self.feature_col)))
+
+
+def _full_columns(ds: Dataset) -> tuple[_Formatters, list[int | None]]:
     """Formatters in file order, and for each attribute its feature column (None for the class)."""
-    formatters = []
+    n = len(ds.attributes)
     feature_col: list[int | None] = []
     col = 0
-    for i, attr in enumerate(ds.attributes):
+    for i in range(n):
         if i == ds.class_index:
-            formatters.append(_ColumnFormatter(attr, None))
             feature_col.append(None)
         else:
-            formatters.append(_ColumnFormatter(attr, ds.strings.get(col)))
             feature_col.append(col)
             col += 1
-    return formatters, feature_col
+    return _Formatters(ds, feature_col), feature_col
 
 
 def _class_column(ds: Dataset) -> np.ndarray:
@@ -370,10 +389,10 @@ def _sparse_rows(ds: Dataset) -> Iterable[str]:
     position = np.array([i for i, c in enumerate(feature_col) if c is not None], dtype=np.int64)
     pos_of_entry = position[X.indices]
     text = np.empty(X.nnz, dtype=object)
-    kinds = np.array([ds.attributes[p].kind for p in position], dtype=object)
-    entry_kind = kinds[X.indices] if X.nnz else np.zeros(0, dtype=object)
-    for kind in ("numeric", "nominal", "string", "date"):
-        sel = np.flatnonzero(entry_kind == kind)
+    kinds = ds.attributes.kind_codes[position]
+    entry_kind = kinds[X.indices] if X.nnz else np.zeros(0, dtype=np.int8)
+    for code, kind in enumerate(("numeric", "nominal", "string", "date")):
+        sel = np.flatnonzero(entry_kind == code)
         if not len(sel):
             continue
         if kind == "numeric":
@@ -384,7 +403,7 @@ def _sparse_rows(ds: Dataset) -> Iterable[str]:
                 text[sub] = formatters[p].column(X.data[sub])
     pairs = np.array([f"{p} " for p in range(len(ds.attributes))], dtype=object)[pos_of_entry] + text \
         if X.nnz else np.zeros(0, dtype=object)
-    string_positions = [i for i, a in enumerate(ds.attributes) if a.kind == "string" and i != ds.class_index]
+    string_positions = [int(i) for i in np.flatnonzero(ds.attributes.mask("string")) if i != ds.class_index]
     y = _class_column(ds) if ds.class_index is not None else None
     ci = ds.class_index
     for r in range(ds.n_instances):

@@ -18,13 +18,13 @@ import scipy.sparse as sp
 from toolkit.data.arff_dates import DateCodec
 from toolkit.data.arff_source import LineSource
 from toolkit.data.arff_syntax import Token, UnterminatedQuote, tokenize
-from toolkit.data.dataset import Attribute
+from toolkit.data.attributes import KIND_CODES, AttributeList
 from toolkit.errors import ArffFormatError
 
 __all__ = ["DataBuilder"]
 
 _NUMERIC, _NOMINAL, _STRING, _DATE = 0, 1, 2, 3
-_KIND_CODES = {"numeric": _NUMERIC, "nominal": _NOMINAL, "string": _STRING, "date": _DATE}
+assert (KIND_CODES["numeric"], KIND_CODES["nominal"], KIND_CODES["string"], KIND_CODES["date"]) == (0, 1, 2, 3)
 _SPECIAL = ("'", '"', "{", "}", "%", "\\")
 # a dense row of bare values and single-quoted values without escapes or inner quotes
 _SIMPLE_VALUE = r"(?:'[^'\\\n]*'|[^'\"{},%\\\x00-\x20]+)"
@@ -44,16 +44,17 @@ def _is_plain_sparse(line: str) -> bool:
 class DataBuilder:
     """Accumulates the rows of one data section."""
 
-    def __init__(self, src: LineSource, attributes: list[Attribute], class_index: int | None,
+    def __init__(self, src: LineSource, attributes: AttributeList, class_index: int | None,
                  date_codecs: dict[int, DateCodec]):
         self.src = src
         self.attributes = attributes
         self.n_attr = len(attributes)
         self.class_index = class_index
-        self.kind = np.array([_KIND_CODES[a.kind] for a in attributes], dtype=np.int8)
-        self.lookup = [({v: float(i) for i, v in enumerate(a.values)} if a.kind == "nominal" else None)
-                       for a in attributes]
-        self.tables: dict[int, list[str]] = {i: [] for i, a in enumerate(attributes) if a.kind == "string"}
+        self.kind = np.asarray(attributes.kind_codes, dtype=np.int8)  # same codes as _KIND_CODES
+        self.lookup: dict[int, dict[str, float]] = {
+            int(i): {v: float(code) for code, v in enumerate(attributes[int(i)].values)}
+            for i in np.flatnonzero(self.kind == _NOMINAL)}
+        self.tables: dict[int, list[str]] = {int(i): [] for i in np.flatnonzero(self.kind == _STRING)}
         self._table_index: dict[int, dict[str, int]] = {i: {} for i in self.tables}
         self.codecs = date_codecs
         self.sparse: bool | None = None      # decided by the first data row
@@ -104,7 +105,7 @@ class DataBuilder:
             except ValueError:
                 raise self._value_error(line_no, line, attr_index, text) from None
         if kind == _NOMINAL:
-            code = self.lookup[attr_index].get(text)  # type: ignore[union-attr]
+            code = self.lookup[attr_index].get(text)
             if code is None:
                 raise self._value_error(line_no, line, attr_index, text)
             return code
@@ -366,7 +367,7 @@ class DataBuilder:
                     if text == "?":
                         vals[w] = np.nan
                     elif kind == _NOMINAL:
-                        code = self.lookup[attr_index].get(text)  # type: ignore[union-attr]
+                        code = self.lookup[attr_index].get(text)
                         if code is None:
                             return False
                         vals[w] = code

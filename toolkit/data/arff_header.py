@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 
 from toolkit.data.arff_dates import DEFAULT_DATE_FORMAT, DateCodec, UnsupportedDateFormat
 from toolkit.data.arff_source import LineSource
+from array import array
+
+import numpy as np
+
 from toolkit.data.arff_syntax import Token, UnterminatedQuote, tokenize
+from toolkit.data.attributes import AttributeList, AttributeListBuilder
 from toolkit.data.dataset import Attribute
 from toolkit.errors import ArffFormatError
 
@@ -29,11 +34,16 @@ _EXPECTED_TYPES = "numeric, integer, real, string, date or {value, ...}"
 
 @dataclass
 class Header:
-    """What precedes the data: relation name, attributes, and where ``@data`` stands."""
+    """What precedes the data: relation name, attributes, and where ``@data`` stands.
+
+    While the header is read, ``building`` collects the attributes compactly; ``attributes`` is
+    the finished :class:`AttributeList`.
+    """
 
     relation: str
-    attributes: list[Attribute] = field(default_factory=list)
-    attribute_lines: list[int] = field(default_factory=list)
+    building: AttributeListBuilder = field(default_factory=AttributeListBuilder)
+    attribute_lines: array = field(default_factory=lambda: array("q"))
+    attributes: AttributeList = field(default_factory=AttributeList)
     data_line: int = 0
     date_codecs: dict[int, DateCodec] = field(default_factory=dict)
 
@@ -91,8 +101,8 @@ def _parse_attribute(src: LineSource, header: Header, line_no: int, line: str) -
     fast = _FAST_ATTRIBUTE.match(line)
     if fast:
         name, type_name = fast.group(1), fast.group(2).lower()
-        attr = Attribute(name, "string" if type_name == "string" else "numeric")
-        _add_attribute(src, header, line_no, line, attr)
+        header.building.add(name, "string" if type_name == "string" else "numeric")
+        header.attribute_lines.append(line_no)
         return
     tokens = _tokens(src, line_no, line)
     if len(tokens) < 2 or tokens[1].kind not in ("word", "quoted"):
@@ -138,22 +148,31 @@ def _parse_attribute(src: LineSource, header: Header, line_no: int, line: str) -
     if rest:
         raise _error(src, line_no, f"unexpected '{rest[0].text}' after the type of attribute '{name}'", line)
     if codec is not None:
-        header.date_codecs[len(header.attributes)] = codec
-    _add_attribute(src, header, line_no, line, attr)
-
-
-def _add_attribute(src: LineSource, header: Header, line_no: int, line: str, attr: Attribute) -> None:
-    header.attributes.append(attr)
+        header.date_codecs[len(header.building)] = codec
+    header.building.add_attribute(attr)
     header.attribute_lines.append(line_no)
 
 
 def _check_duplicates(src: LineSource, header: Header) -> None:
-    seen: dict[str, int] = {}
-    for attr, line_no in zip(header.attributes, header.attribute_lines):
-        first = seen.setdefault(attr.name, line_no)
-        if first != line_no:
-            raise _error(src, line_no, f"duplicate attribute name '{attr.name}' (first declared on line {first})",
-                         None, "attribute names must be unique")
+    """Refuse repeated attribute names, without a dictionary of every name (wide files).
+
+    Names are compared through 64-bit hashes first; only equal hashes are compared as text.
+    """
+    attributes = header.attributes
+    n = len(attributes)
+    hashes = np.fromiter((hash(attributes.name(i)) for i in range(n)), dtype=np.int64, count=n)
+    order = np.argsort(hashes, kind="stable")
+    same = np.flatnonzero(hashes[order][1:] == hashes[order][:-1])
+    for k in same:
+        group = [int(order[k]), int(order[k + 1])]
+        first, second = min(group), max(group)
+        if attributes.name(first) == attributes.name(second):
+            clashes = [int(i) for i in order[np.flatnonzero(hashes[order] == hashes[order][k])]]
+            name = attributes.name(first)
+            same_name = sorted(i for i in clashes if attributes.name(i) == name)
+            raise _error(src, header.attribute_lines[same_name[1]],
+                         f"duplicate attribute name '{name}' (first declared on line "
+                         f"{header.attribute_lines[same_name[0]]})", None, "attribute names must be unique")
 
 
 def read_header(src: LineSource) -> Header:
@@ -169,7 +188,7 @@ def read_header(src: LineSource) -> Header:
             fast = _FAST_ATTRIBUTE.match(line) if header is not None else None
             if fast:  # the common case, e.g. "@attribute w17 integer", without the general tokenizer
                 kind = "string" if fast.group(2).lower() == "string" else "numeric"
-                header.attributes.append(Attribute(fast.group(1), kind))  # type: ignore[union-attr]
+                header.building.add(fast.group(1), kind)  # type: ignore[union-attr]
                 header.attribute_lines.append(line_no)  # type: ignore[union-attr]
                 seen_any = True
                 continue
@@ -193,9 +212,11 @@ def read_header(src: LineSource) -> Header:
             elif keyword.startswith("@data"):
                 if header is None:
                     raise _error(src, line_no, "@data before @relation", line)
-                if not header.attributes:
+                if not len(header.building):
                     raise _error(src, line_no, "@data before any @attribute", line,
                                  "declare at least one attribute")
+                header.attributes = header.building.build()
+                header.building = AttributeListBuilder()
                 tail = line[5:].strip()
                 if tail and not tail.startswith("%"):
                     raise _error(src, line_no, "unexpected text after @data", line,

@@ -112,7 +112,7 @@ class LineSource:
         raise AssertionError("unreachable")  # pragma: no cover
 
     # ------------------------------------------------------------------ public
-    def chunks(self, hint: int = 1 << 18) -> Iterator[tuple[int, list[str]]]:
+    def chunks(self, hint: int = 1 << 16) -> Iterator[tuple[int, list[str]]]:
         """Yield ``(number of the first line, lines)`` with line endings removed."""
         if self._pending:
             pending, self._pending = self._pending, []

@@ -18,6 +18,7 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
+from toolkit.data.attributes import AttributeList
 from toolkit.errors import DatasetError
 
 __all__ = ["Attribute", "Dataset", "AttributeKind"]
@@ -66,7 +67,7 @@ class Dataset:
     """
 
     relation: str
-    attributes: tuple[Attribute, ...]
+    attributes: AttributeList
     X: np.ndarray | sp.csr_matrix
     y: np.ndarray | None
     class_index: int | None
@@ -74,6 +75,10 @@ class Dataset:
     strings: dict[int, list[str]] = field(default_factory=dict)
     path: str | None = None
     sha256: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.attributes, AttributeList):
+            self.attributes = AttributeList(self.attributes)
 
     # ------------------------------------------------------------------ schema views
     @property
@@ -85,11 +90,12 @@ class Dataset:
         return int(self.X.shape[1])
 
     @property
-    def features(self) -> tuple[Attribute, ...]:
+    def features(self) -> AttributeList:
         """The non-class attributes, in the order of ``X``'s columns."""
         if self.class_index is None:
             return self.attributes
-        return self.attributes[: self.class_index] + self.attributes[self.class_index + 1:]
+        keep = np.delete(np.arange(len(self.attributes)), self.class_index)
+        return self.attributes.take(keep)
 
     @property
     def class_attribute(self) -> Attribute | None:
@@ -146,15 +152,16 @@ class Dataset:
         columns = np.asarray(columns, dtype=np.int64)
         if columns.size and (columns.min() < 0 or columns.max() >= self.n_features):
             raise DatasetError(f"{self.name}: feature column out of range (0..{self.n_features - 1})")
-        feats = self.features
-        kept = [feats[c] for c in columns]
+        # positions of the kept features among all attributes (the class keeps its relative place)
+        positions = columns if self.class_index is None else np.where(columns >= self.class_index, columns + 1,
+                                                                           columns)
         if self.class_index is None:
-            attributes = tuple(kept)
+            attributes = self.attributes.take(positions)
             class_index = None
         else:
-            # the class keeps its relative place: after the kept features that preceded it
             before = int(np.sum(columns < self.class_index))
-            attributes = tuple(kept[:before]) + (self.attributes[self.class_index],) + tuple(kept[before:])
+            order = np.concatenate([positions[:before], [self.class_index], positions[before:]])
+            attributes = self.attributes.take(order)
             class_index = before
         X = self.X[:, columns]
         if sp.issparse(X):

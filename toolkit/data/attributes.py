@@ -1,0 +1,207 @@
+"""A compact, immutable sequence of attributes.
+
+Word-count ARFF files declare over a hundred thousand numeric attributes; as Python objects they
+would take several times the memory of the data matrix itself. ``AttributeList`` keeps all names in
+one string with an offset array and the kinds in a byte array; only nominal and date attributes
+(which carry values or a format) are kept as objects. Items are built on access, so it behaves
+like a tuple of :class:`~toolkit.data.dataset.Attribute`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, overload
+
+import numpy as np
+
+__all__ = ["AttributeList", "AttributeListBuilder", "KIND_CODES", "KIND_NAMES"]
+
+KIND_NAMES = ("numeric", "nominal", "string", "date")
+KIND_CODES = {name: code for code, name in enumerate(KIND_NAMES)}
+
+
+def _attribute_cls() -> Any:
+    from toolkit.data.dataset import Attribute
+
+    return Attribute
+
+
+class AttributeListBuilder:
+    """Collects attributes one by one without one object per plain attribute."""
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._pending: list[str] = []
+        self._lengths = np.zeros(1024, dtype=np.int64)
+        self._kinds = np.zeros(1024, dtype=np.int8)
+        self._special: dict[int, Any] = {}
+        self.n = 0
+
+    def _grow(self) -> None:
+        self._lengths = np.concatenate([self._lengths, np.zeros_like(self._lengths)])
+        self._kinds = np.concatenate([self._kinds, np.zeros_like(self._kinds)])
+
+    def add(self, name: str, kind: str) -> None:
+        """A numeric or string attribute."""
+        if self.n == len(self._lengths):
+            self._grow()
+        self._pending.append(name)
+        if len(self._pending) >= 8192:
+            self._pieces.append("".join(self._pending))
+            self._pending = []
+        self._lengths[self.n] = len(name)
+        self._kinds[self.n] = KIND_CODES[kind]
+        self.n += 1
+
+    def add_attribute(self, attr: Any) -> None:
+        """Any attribute; nominal and date ones are kept as objects."""
+        if attr.kind in ("nominal", "date"):
+            self._special[self.n] = attr
+        self.add(attr.name, attr.kind)
+
+    def build(self) -> AttributeList:
+        blob = "".join(self._pieces + self._pending)
+        offsets = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(self._lengths[: self.n], out=offsets[1:])
+        return AttributeList._from_parts(blob, offsets, self._kinds[: self.n].copy(), dict(self._special))
+
+    def __len__(self) -> int:
+        return self.n
+
+
+class AttributeList(Sequence):  # type: ignore[type-arg]
+    """Immutable sequence of attributes stored compactly (see the module docstring)."""
+
+    __slots__ = ("_blob", "_offsets", "_kinds", "_special", "_index")
+
+    def __init__(self, attributes: Iterable[Any] = ()):
+        if isinstance(attributes, AttributeList):
+            self._set(attributes._blob, attributes._offsets, attributes._kinds, attributes._special)
+            return
+        builder = AttributeListBuilder()
+        for attr in attributes:
+            builder.add_attribute(attr)
+        built = builder.build()
+        self._set(built._blob, built._offsets, built._kinds, built._special)
+
+    def _set(self, blob: str, offsets: np.ndarray, kinds: np.ndarray, special: dict[int, Any]) -> None:
+        self._blob = blob
+        self._offsets = offsets
+        self._kinds = kinds
+        self._special = special
+        self._index: dict[str, int] | None = None
+
+    @classmethod
+    def _from_parts(cls, blob: str, offsets: np.ndarray, kinds: np.ndarray, special: dict[int, Any]) -> AttributeList:
+        obj = cls.__new__(cls)
+        obj._set(blob, offsets, kinds, special)
+        return obj
+
+    # ------------------------------------------------------------------ sequence protocol
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def name(self, i: int) -> str:
+        return self._blob[self._offsets[i]:self._offsets[i + 1]]
+
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, i: slice | Sequence[int] | np.ndarray) -> AttributeList: ...
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, (int, np.integer)):
+            n = len(self)
+            if i < 0:
+                i += n
+            if not 0 <= i < n:
+                raise IndexError("attribute index out of range")
+            special = self._special.get(int(i))
+            if special is not None:
+                return special
+            return _attribute_cls()(self.name(int(i)), KIND_NAMES[self._kinds[i]])
+        if isinstance(i, slice):
+            i = np.arange(len(self))[i]
+        return self.take(np.asarray(i, dtype=np.int64))
+
+    def take(self, index: np.ndarray) -> AttributeList:
+        """The attributes at ``index`` (an integer array), in that order."""
+        index = np.asarray(index, dtype=np.int64)
+        if index.size and (index.min() < -len(self) or index.max() >= len(self)):
+            raise IndexError("attribute index out of range")
+        index = np.where(index < 0, index + len(self), index)
+        starts, ends = self._offsets[index], self._offsets[index + 1]
+        if len(index) == len(self) and np.array_equal(index, np.arange(len(self))):
+            return self
+        blob = "".join([self._blob[a:b] for a, b in zip(starts.tolist(), ends.tolist())])
+        offsets = np.zeros(len(index) + 1, dtype=np.int64)
+        np.cumsum(ends - starts, out=offsets[1:])
+        position = {old: new for new, old in enumerate(index.tolist())} if self._special else {}
+        special = {position[k]: v for k, v in self._special.items() if k in position}
+        return AttributeList._from_parts(blob, offsets, self._kinds[index], special)
+
+    def __iter__(self) -> Iterator[Any]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __add__(self, other: Iterable[Any]) -> AttributeList:
+        other = other if isinstance(other, AttributeList) else AttributeList(other)
+        n = len(self)
+        offsets = np.concatenate([self._offsets, other._offsets[1:] + self._offsets[-1]])
+        special = dict(self._special)
+        special.update({k + n: v for k, v in other._special.items()})
+        return AttributeList._from_parts(self._blob + other._blob, offsets,
+                                         np.concatenate([self._kinds, other._kinds]), special)
+
+    def __radd__(self, other: Iterable[Any]) -> AttributeList:
+        return AttributeList(other) + self
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, AttributeList):
+            return (len(self) == len(other) and np.array_equal(self._kinds, other._kinds)
+                    and np.array_equal(self._offsets, other._offsets) and self._blob == other._blob
+                    and self._special == other._special)
+        if isinstance(other, (tuple, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self) -> int:
+        return hash((len(self), self._blob, self._kinds.tobytes(), tuple(sorted(self._special.items()))))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{self.name(i)}:{KIND_NAMES[self._kinds[i]]}" for i in range(min(len(self), 5)))
+        return f"AttributeList({len(self)}: {shown}{', ...' if len(self) > 5 else ''})"
+
+    def __reduce__(self) -> Any:
+        return (AttributeList._from_parts, (self._blob, self._offsets, self._kinds, self._special))
+
+    # ------------------------------------------------------------------ vectorised views
+    @property
+    def kind_codes(self) -> np.ndarray:
+        """One byte per attribute: 0 numeric, 1 nominal, 2 string, 3 date."""
+        return self._kinds
+
+    def mask(self, kind: str) -> np.ndarray:
+        return self._kinds == KIND_CODES[kind]
+
+    def n_values(self) -> np.ndarray:
+        """Declared values per attribute (0 for non-nominal)."""
+        out = np.zeros(len(self), dtype=np.int64)
+        for i, attr in self._special.items():
+            if attr.kind == "nominal":
+                out[i] = len(attr.values)
+        return out
+
+    def names(self) -> list[str]:
+        return [self.name(i) for i in range(len(self))]
+
+    def index_of(self, name: str) -> int:
+        """Position of the attribute called ``name`` (KeyError when absent)."""
+        if self._index is None:
+            self._index = {self.name(i): i for i in range(len(self))}
+        return self._index[name]
