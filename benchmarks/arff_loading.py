@@ -35,12 +35,14 @@ def rss_growth(path) -> tuple[int, int]:
     import subprocess
     import sys
 
-    code = ("import resource, json, sys\n"
+    # VmHWM (the peak resident set of this process image); ru_maxrss would carry the parent's peak
+    code = ("import json, sys\n"
             "from toolkit.data import arff\n"
             "import numpy, scipy.sparse\n"
-            "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+            "hwm = lambda: int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])\n"
+            "before = hwm()\n"
             "ds = arff.read(sys.argv[1])\n"
-            "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+            "after = hwm()\n"
             "X = ds.X\n"
             "print(json.dumps([after - before, X.data.nbytes + X.indices.nbytes + X.indptr.nbytes]))\n")
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
