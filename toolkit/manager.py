@@ -43,6 +43,7 @@ OWN_DISTRIBUTION = "toolkit"
 BUILTIN_PLUGINS: dict[str, str] = {
     "arff-loader": "toolkit.plugins.arff_loader",
     "naive-bayes": "toolkit.plugins.naive_bayes",
+    "bma-nb": "toolkit.plugins.bma_nb",
     "metrics": "toolkit.plugins.metrics",
 }
 
