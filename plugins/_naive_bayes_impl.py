@@ -102,7 +102,13 @@ class NaiveBayes(ProbabilisticClassifier):
             self.mean_ = stats.mean
             self.sigma_ = stats.sigma
         else:
-            stats = gaussian_stats(X, y, w, self.numeric_columns_, K, self.var_smoothing)
+            with np.errstate(over="ignore", invalid="ignore"):
+                stats = gaussian_stats(X, y, w, self.numeric_columns_, K, self.var_smoothing)
+            bad = ~np.all(np.isfinite(stats.var) & np.isfinite(stats.mean), axis=1)
+            if bad.any():
+                name = self.schema_.features.name(int(self.numeric_columns_[np.argmax(bad)]))
+                raise CapabilityError(f"attribute '{name}' has values too large for a Gaussian model (its variance "
+                                      f"overflows); rescale it, or use nb-weka")
             self.mean_ = stats.mean
             self.var_ = stats.var
             self.epsilon_ = stats.epsilon

@@ -205,8 +205,9 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
         sub = np.asarray(sub, dtype=np.float64)
         present = ~np.isnan(sub)
         rounded = np.where(present, weka_round(np.where(present, sub, 0.0), precision), 0.0)
-        sw, sv, sq = _class_sums(rounded, y, w, n_classes, present)
-    with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):  # huge values overflow to inf, as in WEKA
+            sw, sv, sq = _class_sums(rounded, y, w, n_classes, present)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         mean = np.where(sw > 0, sv / sw, 0.0)
         sd = np.where(sw > 0, np.sqrt(np.abs(sq - mean * sv) / sw), 0.0)
     floor = (precision / 6.0)[:, None]

@@ -55,6 +55,9 @@ _LAZY: dict[str, str] = {
     "Results": "toolkit.evaluation.results",
     "save_model": "toolkit.modelio",
     "load_model": "toolkit.modelio",
+    "train": "toolkit.training",
+    "explain": "toolkit.evaluation.api",
+    "describe": "toolkit.data.summary",
 }
 
 __all__ = [

@@ -25,6 +25,7 @@ class Capabilities:
     multiclass: bool = True
     probabilities: bool = True
     partial_fit: bool = False
+    nonnegative: bool = False   # numeric inputs must be >= 0 (word counts)
     min_classes: int = 1
 
     def as_dict(self) -> dict[str, bool | int]:

@@ -212,6 +212,46 @@ class Dataset:
         return replace(self, X=X, y=y, weights=np.concatenate([self.weights, other.weights]),
                        strings=strings, sha256=None)
 
+    def with_class(self, index: int | None) -> Dataset:
+        """The same data with the attribute at ``index`` (position among all attributes) as the class."""
+        if index == self.class_index:
+            return self
+        if index is not None and not 0 <= index < len(self.attributes):
+            raise DatasetError(f"{self.name}: class index {index} is out of range "
+                               f"(the dataset has {len(self.attributes)} attributes)")
+        if index is not None and self.attributes[index].kind in ("string", "date"):
+            raise DatasetError(f"{self.name}: attribute '{self.attributes.name(index)}' is "
+                               f"{self.attributes[index].kind} and cannot be the class")
+        # all attributes as columns, in file order
+        columns = [self.X]
+        if self.class_index is not None:
+            y = np.asarray(self.y, dtype=np.float64)
+            if self.class_attribute.is_nominal:
+                y = np.where(y < 0, np.nan, y)
+            left = self.X[:, : self.class_index]
+            right = self.X[:, self.class_index:]
+            col = y[:, None]
+            columns = [left, sp.csr_matrix(col) if self.is_sparse else col, right]
+        full = sp.hstack(columns, format="csr") if self.is_sparse else np.hstack(columns)
+        strings_full = {}
+        for col, table in self.strings.items():
+            pos = col if self.class_index is None or col < self.class_index else col + 1
+            strings_full[pos] = table
+        if index is None:
+            return replace(self, X=full, y=None, class_index=None, strings=strings_full, sha256=self.sha256)
+        target = full[:, index]
+        target = np.asarray(target.toarray()).ravel() if sp.issparse(target) else np.asarray(target, dtype=np.float64)
+        keep = np.delete(np.arange(full.shape[1]), index)
+        X = full[:, keep]
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+        if self.attributes[index].is_nominal:
+            y = np.where(np.isnan(target), -1, target).astype(np.int64)
+        else:
+            y = target
+        strings = {(p if p < index else p - 1): t for p, t in strings_full.items()}
+        return replace(self, X=X, y=y, class_index=index, strings=strings, sha256=self.sha256)
+
     def to_dense(self) -> Dataset:
         """The same data with a dense ``X``."""
         if not self.is_sparse:

@@ -15,7 +15,7 @@ from toolkit.evaluation.report import Comparison, compare_results
 from toolkit.evaluation.results import Results
 from toolkit.pipeline import Pipeline
 
-__all__ = ["evaluate", "compare", "expand_dataset_args", "load_datasets"]
+__all__ = ["evaluate", "compare", "explain", "expand_dataset_args", "load_datasets"]
 
 DatasetArg = Dataset | str | os.PathLike[str]
 
@@ -124,3 +124,19 @@ def compare(results: Results | str | os.PathLike[str] | Sequence[Any], *, baseli
             raise ResultsFileError("no results file given")
         res = Results.from_files(paths)
     return compare_results(res, metric=metric, baseline=baseline, alpha=alpha, test=test)
+
+
+def explain(dataset: DatasetArg, classifier: Any, *, class_attribute: str | int | None = -1) -> dict[str, Any]:
+    """Fit ``classifier`` (no tuning) on the whole dataset and return its ``explain()`` report."""
+    from toolkit.errors import CapabilityError
+
+    (ds,) = load_datasets([dataset], LoadOptions(class_attribute=class_attribute), skip_unusable=False)
+    fitted = Pipeline(classifier, tune=False).fit(ds)
+    model = fitted.classifier
+    if not hasattr(model, "explain"):
+        raise CapabilityError(f"{fitted.pipeline.classifier.name} has no explanation to give "
+                              f"(bma-nb and bma-nb-zh do: per-feature inclusion weights)")
+    report = dict(model.explain())
+    report["dataset"] = ds.name
+    report["classifier"] = fitted.pipeline.name
+    return report

@@ -1,0 +1,61 @@
+"""Every built-in classifier as a scikit-learn estimator: check_estimator (a documented subset), a grid
+search, pickling."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+from sklearn.model_selection import GridSearchCV  # noqa: E402
+from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
+
+from toolkit.manager import get_plugin_manager  # noqa: E402
+from toolkit.sklearn_adapter import estimator  # noqa: E402
+
+BUILTIN = [s.name for s in get_plugin_manager(autoload=False).registry.specs("classifier")]
+
+_WEKA_PRECISION = ("WEKA's NormalEstimator takes its precision from every training value whatever its weight "
+                   "(as WEKA 3.6 does), so a zero weight is not the same as removing the row")
+# checks this adapter does not pass, with the reason (docs/api.md lists them too)
+EXPECTED_FAILURES: dict[str, dict[str, str]] = {
+    "nb-weka": {"check_sample_weight_equivalence_on_dense_data": _WEKA_PRECISION,
+                "check_sample_weight_equivalence_on_sparse_data": _WEKA_PRECISION},
+    "bma-nb": {"check_sample_weight_equivalence_on_dense_data": _WEKA_PRECISION,
+               "check_sample_weight_equivalence_on_sparse_data": _WEKA_PRECISION},
+    "bma-nb-zh": {"check_sample_weight_equivalence_on_dense_data": _WEKA_PRECISION,
+                  "check_sample_weight_equivalence_on_sparse_data": _WEKA_PRECISION},
+}
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_check_estimator(name):
+    expected = EXPECTED_FAILURES.get(name, {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(estimator(name)(), on_fail=None, expected_failed_checks=expected)
+    failed = {r["check_name"]: str(r["exception"])[:300] for r in results if r["status"] == "failed"}
+    assert failed == {}, failed
+    assert len(results) > 40
+
+
+def test_grid_search_over_a_toolkit_classifier():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 300)
+    X = np.column_stack([y + rng.normal(scale=0.8, size=300), rng.normal(size=300)])
+    search = GridSearchCV(estimator("bma-nb")(), {"H": [0.8, 1.0, 1.2]}, cv=3).fit(X, y)
+    assert search.best_params_["H"] in (0.8, 1.0, 1.2)
+    assert search.best_score_ > 0.6
+    assert search.best_estimator_.get_params() == {"H": search.best_params_["H"]}
+
+
+def test_fitted_adapter_pickles():
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [0.1, 0.9], [0.9, 0.2]])
+    y = np.array(["a", "b", "a", "b"])
+    fitted = estimator("nb-gaussian")().fit(X, y)
+    again = pickle.loads(pickle.dumps(fitted))
+    assert np.array_equal(again.predict(X), fitted.predict(X))
+    assert list(again.classes_) == ["a", "b"]

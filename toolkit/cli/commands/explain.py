@@ -1,0 +1,43 @@
+"""``toolkit explain``: what a fitted model says about the features (e.g. BMA's inclusion weights)."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+from toolkit.cli.app import out
+
+__all__ = ["register"]
+
+
+def explain_command(
+    dataset: str = typer.Argument(..., help="ARFF file or bundled name; the model is fit on all of it."),
+    classifier: str = typer.Option(..., "--classifier", "-c", help="NAME[:k=v,...] (no tuning: defaults unless set)."),
+    top: int = typer.Option(30, "--top", help="Show the first N rows (0 = all)."),
+    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help="Class attribute (default: last)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
+) -> None:
+    """Fit a classifier on a dataset and print its explanation (for BMA: P(feature used | data))."""
+    from toolkit.evaluation.api import explain
+
+    report = explain(dataset, classifier, class_attribute=-1 if class_attribute is None else class_attribute)
+    if as_json:
+        out(json.dumps(report, indent=2))
+        return
+    rows = report["rows"] if top <= 0 else report["rows"][:top]
+    columns = report["columns"]
+    cells = [[f"{v:.6g}" if isinstance(v, float) else str(v) for v in row] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) if cells else len(c) for i, c in enumerate(columns)]
+    out("  ".join(c.ljust(w) for c, w in zip(columns, widths)))
+    for r in cells:
+        out("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))))
+    if top > 0 and len(report["rows"]) > top:
+        out(f"... {len(report['rows']) - top} more (--top 0 shows all)")
+    if report.get("note"):
+        out(report["note"])
+
+
+def register(app: typer.Typer) -> None:
+    app.command("explain")(explain_command)

@@ -1,0 +1,103 @@
+"""``toolkit train`` and ``toolkit predict``: model files (JSON + npz in a zip, no pickle)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Optional
+
+import typer
+
+from toolkit.cli.app import err, out
+
+__all__ = ["register"]
+
+
+def train_command(
+    dataset: str = typer.Argument(..., help="Training data: ARFF file or bundled name."),
+    classifier: str = typer.Option(..., "--classifier", "-c", help="NAME[:k=v,...]"),
+    output: str = typer.Option(..., "--output", "-o", help="Model file to write (.tkm)."),
+    fs: Optional[str] = typer.Option(None, "--fs", help="Feature selector NAME[:k=v,...]."),
+    text: Optional[str] = typer.Option(None, "--text", help="Text step for string attributes NAME[:k=v,...]."),
+    no_tune: bool = typer.Option(False, "--no-tune", help="Use defaults; do not tune the grid."),
+    seed: int = typer.Option(1, "--seed", help="Seed of the validation split used for tuning."),
+    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help="Class attribute (default: last)."),
+) -> None:
+    """Fit on a whole dataset (tuning the grid on a validation part) and save a model file."""
+    from toolkit.training import train
+
+    fitted = train(dataset, classifier, feature_selector=fs, text=text or "auto", tune=not no_tune, seed=seed,
+                   out=output, class_attribute=-1 if class_attribute is None else class_attribute)
+    chosen = ", ".join(f"{k}={v}" for k, v in fitted.params.items())
+    err(f"model written to {output}" + (f" (tuned: {chosen})" if chosen else ""))
+
+
+def predict_command(
+    model: str = typer.Argument(..., help="A model file written by `toolkit train`."),
+    dataset: str = typer.Argument(..., help="Data with the training header (the class may be ?)."),
+    proba: bool = typer.Option(False, "--proba", help="Include class probabilities."),
+    fmt: str = typer.Option("table", "--format", help="table, csv, json or arff."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write here instead of stdout (arff: a file)."),
+) -> None:
+    """Predict a dataset with a saved model: labels (and probabilities) as a table, CSV, JSON or ARFF."""
+    from toolkit.errors import ParameterError
+    from toolkit.training import predict_file, prediction_rows
+
+    if fmt not in ("table", "csv", "json", "arff"):
+        raise ParameterError(f"format must be table, csv, json or arff, not '{fmt}'")
+    saved, ds, predictions = predict_file(model, dataset)
+    rows = prediction_rows(saved, predictions, proba)
+    if fmt == "arff":
+        text = _as_arff(saved, ds, predictions, proba)
+    elif fmt == "json":
+        text = json.dumps({"schema": "toolkit.predict/1", "model": model, "dataset": ds.name,
+                           "classes": saved.classes, "predictions": rows}, indent=2)
+    elif fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf)
+        writer.writerow(["instance", "actual", "predicted"] + ([f"p({c})" for c in saved.classes] if proba else []))
+        for r in rows:
+            writer.writerow([r["instance"], r["actual"] or "?", r["predicted"]]
+                            + ([repr(p) for p in r["probabilities"].values()] if proba else []))
+        text = buf.getvalue().rstrip("\n")
+    else:
+        lines = [f"{'inst':>6}  {'actual':<16} {'predicted':<16}" + ("  probabilities" if proba else "")]
+        for r in rows:
+            line = f"{r['instance']:>6}  {str(r['actual'] or '?'):<16} {r['predicted']:<16}"
+            if proba:
+                line += "  " + " ".join(f"{p:.4f}" for p in r["probabilities"].values())
+            lines.append(line)
+        text = "\n".join(lines)
+    if output:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+        err(f"predictions written to {output}")
+    else:
+        out(text)
+
+
+def _as_arff(saved, ds, predictions, proba: bool) -> str:  # type: ignore[no-untyped-def]
+    """The input instances with the class set to the prediction (and probability attributes)."""
+    import numpy as np
+
+    from toolkit.data import arff
+    from toolkit.data.dataset import Attribute
+
+    result = ds.subset(np.arange(ds.n_instances))
+    result.y = predictions.y_pred.astype(np.int64)
+    if proba and predictions.proba is not None:
+        extra = [Attribute(f"p({c})", "numeric") for c in saved.classes]
+        result.attributes = result.attributes + extra
+        if result.is_sparse:
+            import scipy.sparse as sp
+
+            result.X = sp.hstack([result.X, sp.csr_matrix(predictions.proba)], format="csr")
+        else:
+            result.X = np.hstack([result.X, predictions.proba])
+    return arff.to_text(result).rstrip("\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train_command)
+    app.command("predict")(predict_command)
