@@ -24,7 +24,7 @@ from toolkit.api import ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError, ParameterError
 from toolkit.plugins._naive_bayes_impl import log_prior
 from toolkit.plugins._nb_estimators import (
-    MIN_PROB, class_weights, nominal_counts, normal_stats, row_chunks, weka_precision,
+    MIN_PROB, class_weights, nominal_counts, normal_stats, weka_precision,
 )
 
 __all__ = ["BMANaiveBayes", "zh_bases"]
@@ -51,48 +51,43 @@ class BMANaiveBayes(ProbabilisticClassifier):
         self.H = H
 
     # ------------------------------------------------------------------ per-value log-probabilities
-    def _nominal_lp(self, codes: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Entries (value codes of nominal column positions ``cols``) -> (cond (m, K), uncond (m,))."""
-        index = codes.astype(np.int64) + self.nominal_offsets_[cols]
-        return self.nominal_log_cond_[index], self.nominal_log_all_[index]
+    def _pairs(self, cols: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Map observed entries (column, value) to distinct pairs, and give each pair's log-probabilities.
 
-    def _numeric_lp(self, values: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Entries of numeric column positions ``cols`` -> (cond (m, K), uncond (m,)), WEKA estimators.
-
-        Each distinct (column, rounded value) pair is evaluated once.
+        Returns ``pair`` (m,) into tables of U pairs: ``pair_col`` (U,), ``cond`` (U, K) = log P(value | k)
+        and ``uncond`` (U,) = log P(value). Nominal pairs are the rows of the count tables; numeric
+        values are rounded to the attribute's precision first, so few distinct pairs remain.
         """
-        prec = self.precision_[cols]
-        rounded = np.rint(values / prec) * prec
-        if len(values) == 0:
-            return np.zeros((0, len(self.classes_))), np.zeros(0)
-        order = np.lexsort((rounded, cols))
-        new = np.ones(len(order), dtype=bool)
-        new[1:] = (cols[order][1:] != cols[order][:-1]) | (rounded[order][1:] != rounded[order][:-1])
-        pair = np.empty(len(order), dtype=np.int64)
-        pair[order] = np.cumsum(new) - 1
-        first = order[new]
-        c, r = cols[first], rounded[first]
-        half = (self.precision_[c] / 2.0)[:, None]
-        cond = ndtr((r[:, None] - self.mean_[c] + half) / self.sigma_[c]) - \
-            ndtr((r[:, None] - self.mean_[c] - half) / self.sigma_[c])
-        allm, alls = self.mean_all_[c][:, None], self.sigma_all_[c][:, None]
-        uncond = ndtr((r[:, None] - allm + half) / alls) - ndtr((r[:, None] - allm - half) / alls)
-        cond_lp = np.log(np.maximum(MIN_PROB, cond))
-        uncond_lp = np.log(np.maximum(MIN_PROB, uncond[:, 0]))
-        return cond_lp[pair], uncond_lp[pair]
-
-    def _entry_lp(self, cols: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """log P(value | class) (m, K) and log P(value) (m,) for observed entries of any column."""
         K = len(self.classes_)
-        cond = np.empty((len(cols), K))
-        uncond = np.empty(len(cols))
+        n_nom = len(self.nominal_log_all_)
+        pair = np.empty(len(cols), dtype=np.int64)
         nom = self.is_nominal_[cols]
-        if nom.any():
-            cond[nom], uncond[nom] = self._nominal_lp(values[nom], self.position_[cols[nom]])
-        num = ~nom
-        if num.any():
-            cond[num], uncond[num] = self._numeric_lp(values[num], self.position_[cols[num]])
-        return cond, uncond
+        pair[nom] = values[nom].astype(np.int64) + self.nominal_offsets_[self.position_[cols[nom]]]
+        num = np.flatnonzero(~nom)
+        c_all = cols[num]
+        prec = self.precision_[self.position_[c_all]]
+        rounded = np.rint(values[num] / prec) * prec
+        if len(num):
+            order = np.lexsort((rounded, c_all))
+            new = np.ones(len(order), dtype=bool)
+            new[1:] = (c_all[order][1:] != c_all[order][:-1]) | (rounded[order][1:] != rounded[order][:-1])
+            local = np.empty(len(order), dtype=np.int64)
+            local[order] = np.cumsum(new) - 1
+            pair[num] = n_nom + local
+            first = order[new]
+            u_cols, u_vals = c_all[first], rounded[first]
+        else:
+            u_cols, u_vals = np.zeros(0, np.int64), np.zeros(0)
+        pos = self.position_[u_cols]
+        half = (self.precision_[pos] / 2.0)[:, None]
+        mean, sigma = self.mean_[pos], self.sigma_[pos]
+        cond_num = ndtr((u_vals[:, None] - mean + half) / sigma) - ndtr((u_vals[:, None] - mean - half) / sigma)
+        allm, alls = self.mean_all_[pos][:, None], self.sigma_all_[pos][:, None]
+        uncond_num = (ndtr((u_vals[:, None] - allm + half) / alls) - ndtr((u_vals[:, None] - allm - half) / alls))[:, 0]
+        cond = np.vstack([self.nominal_log_cond_.reshape(n_nom, K), np.log(np.maximum(MIN_PROB, cond_num))])
+        uncond = np.concatenate([self.nominal_log_all_, np.log(np.maximum(MIN_PROB, uncond_num))])
+        pair_col = np.concatenate([self.nominal_columns_[self.nominal_row_column_], u_cols]).astype(np.int64)
+        return pair, pair_col, cond, uncond
 
     @staticmethod
     def _entries(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -133,27 +128,28 @@ class BMANaiveBayes(ProbabilisticClassifier):
         with np.errstate(divide="ignore"):
             self.nominal_log_cond_ = np.log(counts.smoothed(1.0))
             column_of_row = np.repeat(np.arange(len(n_values)), n_values)
+            self.nominal_row_column_ = column_of_row
             all_counts = counts.counts.sum(axis=1)
             all_observed = counts.observed.sum(axis=1)
             self.nominal_log_all_ = np.log((all_counts + 1.0) / (all_observed[column_of_row] + n_values[column_of_row]))
         # numeric: NormalEstimator per class and unconditionally, with one precision per attribute
         precision = weka_precision(X, self.numeric_columns_)
         stats = normal_stats(X, y, w, self.numeric_columns_, K, precision)
-        pooled = normal_stats(X, np.zeros_like(y), w, self.numeric_columns_, 1, precision)
+        pooled = stats.pooled()
         self.precision_ = precision
         self.mean_, self.sigma_ = stats.mean, stats.sigma
         self.mean_all_, self.sigma_all_ = pooled.mean[:, 0], pooled.sigma[:, 0]
         # resubstitution log-likelihoods SC_j (feature used) and SAC_j (feature ignored), and N_j
         rows, cols, values = self._entries(X)
-        cond, uncond = self._entry_lp(cols, values)
-        own = cond[np.arange(len(rows)), y[rows]]
+        pair, _pair_col, cond, uncond = self._pairs(cols, values)
         weight = w[rows]
-        self.sc_ = np.bincount(cols, weights=weight * own, minlength=F)
-        self.sac_ = np.bincount(cols, weights=weight * uncond, minlength=F)
+        self.sc_ = np.bincount(cols, weights=weight * cond[pair, y[rows]], minlength=F)
+        self.sac_ = np.bincount(cols, weights=weight * uncond[pair], minlength=F)
         self.n_observed_ = np.bincount(cols, weights=weight, minlength=F)
         if sp.issparse(X):
             # implicit zeros are observed values 0: add their terms once per (column, class)
-            zero_cond, zero_uncond = self._entry_lp(np.arange(F), np.zeros(F))
+            zero_pair, _, zc, zu = self._pairs(np.arange(F), np.zeros(F))
+            zero_cond, zero_uncond = zc[zero_pair], zu[zero_pair]
             stored = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=X.shape)
             Y = sp.csr_matrix((w, (np.arange(len(y)), y)), shape=(len(y), K))
             nan_rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[np.isnan(X.data)]
@@ -169,34 +165,32 @@ class BMANaiveBayes(ProbabilisticClassifier):
     def _log_penalty(self) -> np.ndarray:
         return (self.n_observed_ + 1.0) * np.log(self.H)
 
-    def _terms(self, cols: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For entries: (A (m,), B (m, K), LSE(A, B) (m, K))."""
-        cond, uncond = self._entry_lp(cols, values)
-        a = self.sac_[cols] + uncond
-        b = self.sc_[cols][:, None] + cond - self._log_penalty()[cols][:, None]
-        return a, b, np.logaddexp(a[:, None], b)
+    def _terms(self, cols: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """For entries: ``pair`` (m,) and, per distinct pair, A (U,), B (U, K) and LSE(A, B) (U, K)."""
+        pair, pair_col, cond, uncond = self._pairs(cols, values)
+        a = self.sac_[pair_col] + uncond
+        b = self.sc_[pair_col][:, None] + cond - self._log_penalty()[pair_col][:, None]
+        return pair, a, b, np.logaddexp(a[:, None], b)
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
         n, F = X.shape
-        K = len(self.classes_)
         jll = np.tile(self.class_log_prior_, (n, 1))
-        base = np.zeros(K)
         zero_terms = None
         if sp.issparse(X):
-            _, _, zero_terms = self._terms(np.arange(F), np.zeros(F))
-            base = zero_terms.sum(axis=0)
-        for chunk in row_chunks(n, max(1, F) * K):
-            part = X[chunk]
-            rows, cols, values = self._entries(part)
-            _, _, terms = self._terms(cols, values)
-            if zero_terms is not None:
-                terms = terms - zero_terms[cols]
-                nan_rows = np.repeat(np.arange(part.shape[0]), np.diff(part.indptr))[np.isnan(part.data)]
-                nan_cols = part.indices[np.isnan(part.data)]
-                rows = np.concatenate([rows, nan_rows])
-                terms = np.concatenate([terms, -zero_terms[nan_cols]])  # a missing value adds no factor
-            gather = sp.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))), shape=(part.shape[0], len(rows)))
-            jll[chunk] += base + gather @ terms
+            zero_pair, _, _, zero_lse = self._terms(np.arange(F), np.zeros(F))
+            zero_terms = zero_lse[zero_pair]          # (F, K): every attribute at value 0
+            jll += zero_terms.sum(axis=0)
+        rows, cols, values = self._entries(X)
+        pair, _, _, lse = self._terms(cols, values)
+        # an indicator matrix sums each row's pair terms (rows x distinct pairs)
+        S = sp.csr_matrix((np.ones(len(rows)), (rows, pair)), shape=(n, len(lse)))
+        jll += S @ lse
+        if zero_terms is not None:
+            # stored values replace the value-0 term; a stored NaN (missing) removes it
+            jll -= sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, F)) @ zero_terms
+            nan_rows = np.repeat(np.arange(n), np.diff(X.indptr))[np.isnan(X.data)]
+            nan_cols = X.indices[np.isnan(X.data)]
+            jll -= sp.csr_matrix((np.ones(len(nan_rows)), (nan_rows, nan_cols)), shape=(n, F)) @ zero_terms
         return jll
 
     # ------------------------------------------------------------------ the automatic feature selection
@@ -210,9 +204,9 @@ class BMANaiveBayes(ProbabilisticClassifier):
             X = X.toarray()
         n, F = X.shape
         rows, cols, values = self._entries(X)
-        _, b, lse = self._terms(cols, values)
+        pair, _, b, lse = self._terms(cols, values)
         out = np.full((n, F, len(self.classes_)), np.nan)
-        out[rows, cols] = np.exp(b - lse)
+        out[rows, cols] = np.exp(b - lse)[pair]
         return out if k is None else out[:, :, k]
 
     def model_feature_weights(self) -> np.ndarray:

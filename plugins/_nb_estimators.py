@@ -160,6 +160,24 @@ class NormalStats:
     mean: np.ndarray        # (F, K)
     sigma: np.ndarray       # (F, K)
     weight: np.ndarray      # (F, K) sum of weights of non-missing values
+    sum_values: np.ndarray | None = None    # (F, K) sum of w r(x)
+    sum_squares: np.ndarray | None = None   # (F, K) sum of w r(x)^2
+
+    def pooled(self) -> NormalStats:
+        """The class-independent estimator: the same sums added over the classes."""
+        assert self.sum_values is not None and self.sum_squares is not None
+        return _normal_from_sums(self.precision, self.weight.sum(1, keepdims=True),
+                                 self.sum_values.sum(1, keepdims=True), self.sum_squares.sum(1, keepdims=True))
+
+
+def _normal_from_sums(precision: np.ndarray, sw: np.ndarray, sv: np.ndarray, sq: np.ndarray) -> NormalStats:
+    """WEKA NormalEstimator: mean = sv/sw, sd = sqrt(|sq - mean sv| / sw), sigma >= precision/6."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        mean = np.where(sw > 0, sv / sw, 0.0)
+        sd = np.where(sw > 0, np.sqrt(np.abs(sq - mean * sv) / sw), 0.0)
+    floor = (precision / 6.0)[:, None]
+    sigma = np.where(sd > 1e-10, np.maximum(floor, sd), floor)
+    return NormalStats(precision, mean, np.broadcast_to(sigma, mean.shape).copy(), sw, sv, sq)
 
 
 def _class_sums(values: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, n_classes: int,
@@ -190,7 +208,7 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
     F = len(columns)
     if F == 0:
         empty = np.zeros((0, n_classes))
-        return NormalStats(precision, empty, empty, empty)
+        return NormalStats(precision, empty, empty, empty, empty, empty)
     sub = _columns(X, columns)
     if sp.issparse(sub):
         sub = sp.csr_matrix(sub, dtype=np.float64, copy=True)
@@ -207,12 +225,7 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
         rounded = np.where(present, weka_round(np.where(present, sub, 0.0), precision), 0.0)
         with np.errstate(over="ignore", invalid="ignore"):  # huge values overflow to inf, as in WEKA
             sw, sv, sq = _class_sums(rounded, y, w, n_classes, present)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        mean = np.where(sw > 0, sv / sw, 0.0)
-        sd = np.where(sw > 0, np.sqrt(np.abs(sq - mean * sv) / sw), 0.0)
-    floor = (precision / 6.0)[:, None]
-    sigma = np.where(sd > 1e-10, np.maximum(floor, sd), floor)
-    return NormalStats(precision, mean, np.broadcast_to(sigma, mean.shape).copy(), sw)
+    return _normal_from_sums(precision, sw, sv, sq)
 
 
 def normal_prob(values: np.ndarray, precision: np.ndarray, mean: np.ndarray, sigma: np.ndarray) -> np.ndarray:

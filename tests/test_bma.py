@@ -98,8 +98,8 @@ def _brute_force(clf, X, y, x, H):
                 if np.isnan(x[j]):
                     continue  # a missing test value: feature j contributes no factor
                 for i in observed:
-                    cond, uncond = clf._entry_lp(np.array([j]), np.array([data[i, j]]))
-                    log_term += cond[0, labels[i]] if subset[j] else uncond[0]
+                    pair, _, cond, uncond = clf._pairs(np.array([j]), np.array([data[i, j]]))
+                    log_term += cond[pair[0], labels[i]] if subset[j] else uncond[pair[0]]
                 if subset[j]:
                     log_term -= (n_j + 1) * np.log(H)
             total.append(log_term)
