@@ -1,9 +1,10 @@
 """Evaluator functions (algorithms.md 5.2): pure functions of a :class:`toolkit.api.Predictions`.
 
 Rankings (average precision, break-even) sort by score descending with ties kept in the
-original order (a stable sort), as algorithms.md 0.2 decides. The ranking score of class k is its
-posterior probability when the model gives probabilities, otherwise the margin of its decision
-score over the best other class.
+original order (a stable sort), as algorithms.md 0.2 decides. The ranking score of class k is, for
+two classes, the margin of its decision score over the other's (the log posterior odds of a
+probabilistic model); with more classes, its posterior probability when the model gives
+probabilities, otherwise the margin of its decision score over the best other class.
 """
 
 from __future__ import annotations
@@ -41,7 +42,16 @@ def log_loss(p: Predictions, eps: float = 1e-15) -> float:
 
 
 def ranking_scores(p: Predictions, k: int) -> np.ndarray:
-    """Score used to rank the test instances for class ``k``."""
+    """Score used to rank the test instances for class ``k``.
+
+    Two classes with finite decision scores: the margin ``s_k - s_other``. For a probabilistic model
+    that is the log posterior odds, which orders instances exactly as the posterior does but keeps
+    apart those whose probabilities both round to 1.0 (common for text, where log-odds reach
+    hundreds); for a ranking model (BIM, CMLS) it is its own score. Otherwise the posterior
+    probability, or the margin over the best other class when there are no probabilities.
+    """
+    if p.scores is not None and p.scores.shape[1] == 2 and np.all(np.isfinite(p.scores)):
+        return p.scores[:, k] - p.scores[:, 1 - k]
     if p.proba is not None:
         return p.proba[:, k]
     if p.scores is None:

@@ -45,6 +45,8 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "naive-bayes": "toolkit.plugins.naive_bayes",
     "bma-nb": "toolkit.plugins.bma_nb",
     "metrics": "toolkit.plugins.metrics",
+    "bim-nb": "toolkit.plugins.bim_nb",
+    "ots-selection": "toolkit.plugins.ots_selection",
 }
 
 

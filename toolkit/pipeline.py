@@ -271,7 +271,8 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
                               f"indices only, or a classifier that accepts weights")
     n_classes = len(schema.classes)
     if n_classes > 2 and not caps.multiclass:
-        raise CapabilityError(f"{name} handles two classes only; this dataset has {n_classes}")
+        raise CapabilityError(f"{name} handles two classes only; this dataset has {n_classes} (make binary tasks, "
+                              f"one class against the rest, with --positive CLASS or --positive-below SHARE)")
     if len(np.unique(y[y >= 0])) < caps.min_classes:
         raise CapabilityError(f"{name} needs at least {caps.min_classes} classes in the training data")
 

@@ -22,7 +22,7 @@ import numpy as np
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin
-    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.multiclass import check_classification_targets, type_of_target
     from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("toolkit.sklearn_adapter needs scikit-learn: pip install 'toolkit[sklearn]'") from exc
@@ -67,6 +67,11 @@ class ToolkitClassifier(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr" if caps.sparse else False,
                              ensure_all_finite="allow-nan" if caps.missing else True, dtype=np.float64)
         check_classification_targets(y)
+        if not caps.multiclass:
+            y_type = type_of_target(y, input_name="y")
+            if y_type != "binary":
+                raise ValueError(f"Only binary classification is supported. The type of the target is {y_type} "
+                                 f"({self._toolkit_name} handles two classes)")
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
             if not np.any(sample_weight > 0):

@@ -75,6 +75,7 @@ class Dataset:
     strings: dict[int, list[str]] = field(default_factory=dict)
     path: str | None = None
     sha256: str | None = None
+    task: str | None = None  # the positive class of a one-vs-rest task made by one_vs_rest()
 
     def __post_init__(self) -> None:
         if not isinstance(self.attributes, AttributeList):
@@ -115,14 +116,16 @@ class Dataset:
 
     @property
     def name(self) -> str:
-        """File stem when loaded from a file (``vote`` for ``uci/vote.arff``), else the relation."""
+        """File stem when loaded from a file (``vote`` for ``uci/vote.arff``), else the relation; a
+        one-vs-rest task adds its positive class (``ohsumed:C04``)."""
+        base = self.relation
         if self.path:
             base = str(self.path).replace("\\", "/").rsplit("/", 1)[-1]
             for suffix in (".arff.gz", ".arff", ".gz"):
                 if base.lower().endswith(suffix):
-                    return base[: -len(suffix)]
-            return base
-        return self.relation
+                    base = base[: -len(suffix)]
+                    break
+        return base if self.task is None else f"{base}:{self.task}"
 
     def require_nominal_class(self) -> tuple[str, ...]:
         """Return the class labels or raise a clear error when there is no nominal class."""
@@ -134,6 +137,46 @@ class Dataset:
                 f"{self.name}: class attribute '{attr.name}' is {attr.kind}; classification needs a "
                 f"nominal class (choose one with --class NAME)")
         return attr.values
+
+    # ------------------------------------------------------------------ binary tasks
+    def class_counts(self) -> np.ndarray:
+        """Instances (weights not applied) per declared class, in header order; a missing class is not counted."""
+        labels = self.require_nominal_class()
+        y = np.asarray(self.y, dtype=np.int64)
+        return np.bincount(y[y >= 0], minlength=len(labels))[: len(labels)]
+
+    def rare_classes(self, below: float) -> list[str]:
+        """Classes present in the data whose share of the instances with a known class is below ``below``
+        (the paper's imbalanced one-vs-rest tasks), in header order."""
+        if not 0 < below <= 1:
+            raise DatasetError(f"{self.name}: a class-share bound must lie in (0, 1], not {below}")
+        counts = self.class_counts()
+        total = counts.sum()
+        labels = self.require_nominal_class()
+        return [labels[k] for k in range(len(labels)) if 0 < counts[k] and counts[k] < below * total]
+
+    def one_vs_rest(self, positive: str) -> Dataset:
+        """The binary task ``positive`` against every other class: the class becomes {rest, positive},
+        with code 1 for ``positive`` (the positive class of average precision), 0 for the rest, and a
+        missing class stays missing."""
+        labels = self.require_nominal_class()
+        if positive not in labels:
+            import difflib
+
+            close = difflib.get_close_matches(str(positive), list(labels), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            shown = ", ".join(labels[:10]) + (", ..." if len(labels) > 10 else "")
+            raise DatasetError(f"{self.name}: class '{positive}' is not a value of '{self.class_attribute.name}'"
+                               f"{hint} (its values: {shown})")
+        k = labels.index(positive)
+        rest = "rest" if positive != "rest" else "not-rest"
+        y = np.asarray(self.y, dtype=np.int64)
+        codes = np.where(y < 0, -1, (y == k).astype(np.int64))
+        attr = replace(self.class_attribute, values=(rest, positive))
+        ci = int(self.class_index)
+        attributes = self.attributes[:ci] + [attr] + self.attributes[ci + 1:]
+        sha = f"{self.sha256}|positive={positive}" if self.sha256 else None
+        return replace(self, attributes=attributes, y=codes, sha256=sha, task=positive)
 
     # ------------------------------------------------------------------ subsetting
     def subset(self, rows: Sequence[int] | np.ndarray) -> Dataset:

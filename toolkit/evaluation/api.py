@@ -15,7 +15,7 @@ from toolkit.evaluation.report import Comparison, compare_results
 from toolkit.evaluation.results import Results
 from toolkit.pipeline import Pipeline
 
-__all__ = ["evaluate", "compare", "explain", "expand_dataset_args", "load_datasets"]
+__all__ = ["evaluate", "compare", "explain", "expand_dataset_args", "load_datasets", "binary_tasks"]
 
 DatasetArg = Dataset | str | os.PathLike[str]
 
@@ -55,6 +55,27 @@ def load_datasets(items: Sequence[DatasetArg], options: LoadOptions, skip_unusab
     return loaded
 
 
+def binary_tasks(datasets: Sequence[Dataset], positive: str | Sequence[str] | None = None,
+                 positive_below: float | None = None) -> list[Dataset]:
+    """One-vs-rest binary tasks (:meth:`Dataset.one_vs_rest`): for every dataset, one task per class in
+    ``positive`` and per class whose share is below ``positive_below``; the datasets unchanged when
+    neither is given."""
+    if positive is None and positive_below is None:
+        return list(datasets)
+    wanted = [positive] if isinstance(positive, str) else list(positive or [])
+    out = []
+    for ds in datasets:
+        classes = list(dict.fromkeys(wanted))
+        if positive_below is not None:
+            classes += [c for c in ds.rare_classes(positive_below) if c not in classes]
+        if not classes:
+            warn(f"{ds.name}: no class has a share below {positive_below}; no task made from it")
+        out.extend(ds.one_vs_rest(c) for c in classes)
+    if not out:
+        raise ParameterError("no binary task to evaluate; check --positive / --positive-below")
+    return out
+
+
 def _pipelines(classifiers: Sequence[Any] | None, pipelines: Sequence[Pipeline] | None,
                feature_selector: Any, example_selector: Any, tune: bool, text: Any) -> list[Pipeline]:
     out = list(pipelines or [])
@@ -80,7 +101,8 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
              resume: bool = False, store_proba: bool = False,
              test: DatasetArg | Sequence[DatasetArg] | None = None, class_attribute: str | int | None = -1,
              sparse: bool | str = "auto", tune: bool = True,
-             progress: Callable[[int, int, str], None] | None = None) -> Results:
+             progress: Callable[[int, int, str], None] | None = None,
+             positive: str | Sequence[str] | None = None, positive_below: float | None = None) -> Results:
     """Run the nested resampling harness and return its records.
 
     :param datasets: Dataset objects, ARFF paths, bundled names, or folders of ARFF files.
@@ -89,6 +111,10 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
         or a :class:`Protocol`.
     :param test: test datasets for fixed train/test splits (one per training dataset).
     :param out: JSON-lines file written as results finish; ``resume=True`` continues it.
+    :param positive: evaluate binary tasks instead: this class (or each of these) against the rest,
+        coded 1 (the positive class of average precision) against 0.
+    :param positive_below: also one task per class whose share of the instances is below this
+        (e.g. 0.1); use ``stratified=True`` to keep each class's share in every split.
     """
     from toolkit.components import get_registry
 
@@ -102,6 +128,13 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
         test_sets = load_datasets(test_items, options, skip_unusable=False)
         if isinstance(protocol, str):
             protocol = "fixed"
+    if positive is not None or positive_below is not None:
+        tasks = [binary_tasks([ds], positive, positive_below) for ds in loaded]
+        if test_sets is not None:
+            if len(test_sets) != len(loaded):
+                raise ParameterError("the fixed protocol needs one test dataset per training dataset")
+            test_sets = [test.one_vs_rest(t.task) for test, group in zip(test_sets, tasks) for t in group]
+        loaded = [t for group in tasks for t in group]
     if isinstance(protocol, str):
         protocol = Protocol(name=protocol, repetitions=runs, test_fraction=test_fraction,
                             validation_fraction=validation_fraction, seed=seed, stratified=stratified,

@@ -39,7 +39,8 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                    jobs: int, out_file: Optional[str], resume: bool, as_json: bool, fmt: str,
                    baseline: Optional[str], class_attribute: Optional[str], dense: bool, no_tune: bool,
                    save_proba: bool, quiet: bool, report_metric: Optional[str], alpha: float,
-                   significance: str) -> None:
+                   significance: str, positive: Optional[list[str]] = None,
+                   positive_below: Optional[float] = None) -> None:
     from toolkit.evaluation.api import compare, evaluate
     from toolkit.evaluation.report import format_comparison
 
@@ -50,7 +51,8 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                            seed=seed, stratified=stratified, inner_folds=inner_folds, metrics=metrics,
                            jobs=jobs, out=out_file, resume=resume, store_proba=save_proba,
                            test=test or None, class_attribute=-1 if class_attribute is None else class_attribute,
-                           sparse=False if dense else "auto", tune=not no_tune, progress=update)
+                           sparse=False if dense else "auto", tune=not no_tune, progress=update,
+                           positive=positive or None, positive_below=positive_below)
     shown = report_metric or metrics[0]
     comparison = compare(results, baseline=baseline, metric=shown, alpha=alpha, test=significance)
     if as_json:
@@ -84,6 +86,10 @@ def evaluate_command(
     seed: int = typer.Option(1, "--seed", help="Repetition r uses numpy default_rng(seed + r)."),
     stratified: bool = typer.Option(False, "--stratified", help="Keep class shares in every split."),
     inner_folds: Optional[int] = typer.Option(None, "--inner-folds", help="Tune by k-fold CV inside training."),
+    positive: list[str] = typer.Option([], "--positive", "-p",
+                                       help="Binary task: CLASS (code 1) against the rest; repeatable."),
+    positive_below: Optional[float] = typer.Option(None, "--positive-below",
+                                                   help="One CLASS-vs-rest task per class with a share below this."),
     test: list[str] = typer.Option([], "--test", help="Fixed test set for each DATASET (e.g. bydate test)."),
     metric: list[str] = typer.Option([], "--metric", "-m", help="Evaluator names (repeatable)."),
     report_metric: Optional[str] = typer.Option(None, "--report", help="Metric shown in the table."),
@@ -104,7 +110,8 @@ def evaluate_command(
     """Nested random-resampling evaluation (thesis Algorithm 4) of classifiers on datasets."""
     run_and_report(datasets, classifier, fs, es, protocol, runs, test_fraction, validation_fraction, seed,
                    stratified, inner_folds, test, metric, jobs, out_file, resume, as_json, fmt, baseline,
-                   class_attribute, dense, no_tune, save_proba, quiet, report_metric, alpha, significance)
+                   class_attribute, dense, no_tune, save_proba, quiet, report_metric, alpha, significance,
+                   positive, positive_below)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,347 @@
+"""Optimal training set (OTS) and random small training set (algorithms.md 4.1, 4.2, 4.3).
+
+OTS (Sohn, Kim, Comeau & Wilbur 2008): the small training set (STS) starts as all positive documents;
+each iteration moves the M pool negatives that the current BIM scores highest into the STS, scores
+the STS by leave-one-out average precision, and retrains the scorer on the STS. The OTS is the STS
+with the best leave-one-out AP (the smaller one among equals).
+
+Cost. Every iteration needs the scores of every document: pool documents under the scorer trained
+on the STS, STS documents under their leave-one-out weights (which differ for positives and
+negatives). All three are one sparse product: the column indices of each row are shifted by
+0 (pool), F (STS negative) or 2F (positive) into a matrix with 3F columns, multiplied by the
+three weight vectors laid end to end. Moving a document into the STS shifts its own indices
+(O(its non-zeros)), the counts change by its column counts, and the weights are O(F). An iteration
+is therefore one O(nnz) product plus O(n + F) vector work; nothing refits per document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from toolkit.api import ExampleSelectorBase
+from toolkit.errors import CapabilityError, ParameterError
+
+from toolkit.plugins._bim_impl import (
+    BIMCounts, _logit, _loo_logit, bim_counts, bim_weights, check_alpha, presence, ranked_average_precision,
+    resolve_threshold, thresholded, tie_key,
+)
+
+__all__ = ["OTSResult", "optimal_training_set", "step_size", "OTSSelector", "RandomSTSSelector"]
+
+_INITS = ("wts", "sts")
+_SCORERS = ("sts", "wts_fixed")
+_EVALUATE = ("wts", "sts")
+
+
+@dataclass
+class OTSResult:
+    """The OTS search: positives, negatives in the order they were added, and the trace."""
+
+    positives: np.ndarray         # row indices of the positive documents
+    added: np.ndarray             # negative row indices in the order they entered the STS
+    n_added: np.ndarray           # negatives in the STS after each iteration
+    average_precision: np.ndarray  # leave-one-out AP of the STS after each iteration
+    step: int
+    best: int                     # index of the best iteration (-1: no iteration ran)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return len(self.positives) + self.n_added
+
+    @property
+    def n_negatives(self) -> int:
+        """Negatives in the OTS."""
+        return int(self.n_added[self.best]) if self.best >= 0 else 0
+
+    def rows(self) -> np.ndarray:
+        """The OTS, as sorted row indices."""
+        return np.sort(np.concatenate([self.positives, self.added[: self.n_negatives]]))
+
+    def trace(self) -> dict[str, Any]:
+        return {"size": self.sizes.tolist(), "n_negatives": self.n_added.tolist(),
+                "average_precision": self.average_precision.tolist(), "step": self.step,
+                "best_size": int(self.sizes[self.best]) if self.best >= 0 else len(self.positives),
+                "best_average_precision": float(self.average_precision[self.best]) if self.best >= 0 else None}
+
+
+def step_size(step: float, n_positive: int) -> int:
+    """M: ``step`` >= 1 is a count; 0 < ``step`` < 1 is a share of the positives, rounded half up,
+    at least 1 (the paper: 1 % of the C1 documents)."""
+    try:
+        value = float(step)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not value > 0 or not np.isfinite(value):
+        raise ParameterError(f"step must be a share in (0, 1) of the positives or a count >= 1, not {step!r}")
+    if value >= 1:
+        if value != int(value):
+            raise ParameterError(f"step >= 1 is a number of documents and must be whole, not {step!r}")
+        return int(value)
+    return max(1, int(np.floor(value * n_positive + 0.5)))
+
+
+def _entry_positions(indptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Positions in ``indices`` of the entries of ``rows`` (vectorised concatenation of ranges)."""
+    starts = indptr[rows]
+    lengths = indptr[rows + 1] - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return shift + np.arange(total, dtype=np.int64)
+
+
+def _top(scores: np.ndarray, m: int) -> np.ndarray:
+    """Positions of the ``m`` highest scores in rank order; ties (at 1e-9) go to the lower position."""
+    scores = tie_key(scores)
+    n = len(scores)
+    if m >= n:
+        return np.lexsort((np.arange(n), -scores))
+    kth = np.partition(scores, n - m)[n - m]
+    above = np.flatnonzero(scores > kth)
+    equal = np.flatnonzero(scores == kth)[: m - len(above)]
+    chosen = np.concatenate([above, equal])
+    return chosen[np.lexsort((chosen, -scores[chosen]))]
+
+
+def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, alpha: float = 1.0,
+                         threshold: float = 1.0, step: float = 0.01, init: str = "wts", scorer: str = "sts",
+                         patience: int | None = None, max_size: int | None = None,
+                         evaluate: str = "wts") -> OTSResult:
+    """Run the OTS search (algorithms.md 4.1) on the rows in ``positive`` and ``negative`` (boolean masks).
+
+    ``evaluate`` says which documents the AP of a candidate STS ranks: "sts" (algorithms.md 4.1 step
+    3c as written) ranks the STS documents by their leave-one-out scores; "wts" ranks every training
+    document, the STS documents by their leave-one-out scores and the others by the STS-trained BIM
+    (each document scored by a model that did not see it).
+    """
+    alpha = check_alpha(alpha)
+    tau = float(threshold)
+    if init not in _INITS:
+        raise ParameterError(f"init must be one of {', '.join(_INITS)}, not '{init}'")
+    if evaluate not in _EVALUATE:
+        raise ParameterError(f"evaluate must be one of {', '.join(_EVALUATE)}, not '{evaluate}'")
+    if scorer not in _SCORERS:
+        raise ParameterError(f"scorer must be one of {', '.join(_SCORERS)}, not '{scorer}'")
+    if patience is not None and (int(patience) != patience or patience < 1):
+        raise ParameterError(f"patience must be a whole number >= 1 or None, not {patience!r}")
+    if max_size is not None and (int(max_size) != max_size or max_size < 1):
+        raise ParameterError(f"max_size must be a whole number >= 1 or None, not {max_size!r}")
+    B = presence(X)
+    n, F = B.shape
+    pos_rows = np.flatnonzero(positive)
+    pool = np.flatnonzero(negative & ~positive)
+    M = step_size(step, len(pos_rows))
+    empty = OTSResult(pos_rows, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), M, -1)
+    if len(pool) == 0 or len(pos_rows) == 0:
+        return empty
+
+    pos_counts = bim_counts(B, positive, np.zeros(n, dtype=bool))
+    n_pos, N_pos = pos_counts.n_pos, pos_counts.N_pos
+    logit_p = _logit(n_pos, N_pos, alpha)
+    loo_logit_p = _loo_logit(n_pos, N_pos, alpha)
+    n_neg = np.zeros(F)  # negative counts in the STS
+    N_neg = 0.0
+
+    # one matrix, three column blocks: pool rows read block 0, STS negatives block 1, positives block 2
+    index_dtype = np.int64 if 3 * F >= np.iinfo(np.int32).max else np.int32
+    indices = B.indices.astype(index_dtype, copy=True)
+    indices[_entry_positions(B.indptr, pos_rows)] += 2 * F
+    A = sp.csr_matrix((B.data, indices, B.indptr), shape=(n, 3 * F), copy=False)
+    vec = np.zeros(3 * F)
+
+    if init == "wts":
+        c0 = bim_counts(B, positive, negative)
+        v0 = thresholded(bim_weights(c0, alpha), tau)
+    else:  # the positives alone: q_t = 1/2, so w_t = logit(p_t)
+        v0 = thresholded(logit_p, tau)
+    vec[:F] = v0
+    scores = A @ vec
+
+    in_sts = positive.copy()
+    is_pos = positive
+    train_rows = np.flatnonzero(positive | negative)
+    train_pos = positive[train_rows]
+    added: list[np.ndarray] = []
+    n_added: list[int] = []
+    ap_trace: list[float] = []
+    best, best_ap, since_best = -1, -np.inf, 0
+    total = 0
+    while len(pool):
+        chosen = pool[_top(scores[pool], M)]
+        added.append(chosen)
+        total += len(chosen)
+        in_sts[chosen] = True
+        pool = pool[~in_sts[pool]]
+        where = _entry_positions(A.indptr, chosen)
+        n_neg += np.bincount(A.indices[where], minlength=F)[:F]
+        A.indices[where] += F
+        N_neg += len(chosen)
+        # weights of the STS-trained scorer, and the leave-one-out weights of STS members
+        logit_q = _logit(n_neg, N_neg, alpha)
+        v_sts = thresholded(logit_p - logit_q, tau)
+        vec[:F] = v_sts if scorer == "sts" else v0
+        vec[F:2 * F] = thresholded(logit_p - _loo_logit(n_neg, N_neg, alpha), tau)
+        vec[2 * F:] = thresholded(loo_logit_p - logit_q, tau)
+        scores = A @ vec
+        if evaluate == "sts":
+            rows = np.flatnonzero(in_sts)
+            ap = ranked_average_precision(scores[rows], is_pos[rows])
+        else:
+            ranked = scores[train_rows]
+            if scorer != "sts" and len(pool):  # the pool was scored by f_0; evaluation needs f_t
+                ranked = ranked.copy()
+                ranked[~in_sts[train_rows]] = B[pool] @ v_sts
+            ap = ranked_average_precision(ranked, train_pos)
+        ap_trace.append(ap)
+        n_added.append(total)
+        if ap > best_ap:
+            best, best_ap, since_best = len(ap_trace) - 1, ap, 0
+        else:
+            since_best += 1
+        if patience is not None and since_best >= patience:
+            break
+        if max_size is not None and len(pos_rows) + total >= max_size:
+            break
+    return OTSResult(pos_rows, np.concatenate(added), np.asarray(n_added, dtype=np.int64),
+                     np.asarray(ap_trace), M, best)
+
+
+# ----------------------------------------------------------------------------- memo
+
+_CACHE: OrderedDict[tuple[Any, ...], OTSResult] = OrderedDict()
+_CACHE_SIZE = 32
+
+
+def _fingerprint(X: Any, positive: np.ndarray, negative: np.ndarray) -> str:
+    """Digest of the presence pattern and the class masks (the OTS depends on nothing else)."""
+    B = presence(X)
+    h = hashlib.blake2b(digest_size=20)
+    h.update(np.asarray(B.shape, dtype=np.int64).tobytes())
+    for arr in (B.indptr, B.indices, np.packbits(positive), np.packbits(negative)):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    return h.hexdigest()
+
+
+def _cached_ots(X: Any, positive: np.ndarray, negative: np.ndarray, params: dict[str, Any]) -> OTSResult:
+    """The OTS search, memoised on (data, parameters): OTS Bayes, random STS and OTS CMLS evaluated on
+    the same training part share one search instead of three."""
+    key = (_fingerprint(X, positive, negative), tuple(sorted(params.items())))
+    hit = _CACHE.get(key)
+    if hit is not None:
+        _CACHE.move_to_end(key)
+        return hit
+    result = optimal_training_set(X, positive, negative, **params)
+    _CACHE[key] = result
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return result
+
+
+# ----------------------------------------------------------------------------- selectors
+
+def _masks(y: Any, positive: int, who: str) -> tuple[np.ndarray, np.ndarray]:
+    codes = np.asarray(y)
+    if codes.dtype.kind == "f":
+        codes = np.where(np.isnan(codes), -1, codes)
+    codes = codes.astype(np.int64)
+    pos = codes == int(positive)
+    if not pos.any():
+        raise CapabilityError(f"{who}: the training part has no document of the positive class (code {positive}); "
+                              f"the OTS starts from the positives")
+    return pos, (codes >= 0) & ~pos
+
+
+class _OTSParams(ExampleSelectorBase):
+    def _ots_params(self, who: str) -> dict[str, Any]:
+        threshold = resolve_threshold(self.threshold, who)
+        if threshold == "loo":
+            raise ParameterError(f"{who}: threshold must be a number here (the OTS replaces the threshold search)")
+        return {"alpha": check_alpha(self.alpha), "threshold": float(threshold), "step": self.step,
+                "init": self.init, "scorer": self.scorer, "patience": self.patience, "max_size": self.max_size,
+                "evaluate": self.evaluate}
+
+    def _record(self, result: OTSResult) -> None:
+        self.trace_ = result.trace()
+        self.step_ = result.step
+        self.ots_size_ = len(result.positives) + result.n_negatives
+        self.ots_negatives_ = result.n_negatives
+        self.added_ = result.added
+
+
+class OTSSelector(_OTSParams):
+    """All positives plus the negatives closest to them, chosen by leave-one-out AP (algorithms.md 4.1).
+
+    ``step`` is M (a share of the positives below 1, else a count); ``init`` the first scorer ("wts":
+    BIM on the whole training set, "sts": on the positives); ``scorer`` "sts" retrains on the STS each
+    round, "wts_fixed" keeps the first; ``patience`` stops after that many rounds without a better AP;
+    ``max_size`` caps the STS; ``evaluate`` "wts" scores a candidate STS by the AP of every training
+    document (leave-one-out for STS members, the STS-trained BIM for the others), "sts" by the AP of
+    the STS members alone (algorithms.md 4.1 step 3c as written; it peaks at the first round when M is
+    small against the positives, see docs/plugins.md). After ``select``: ``trace_`` (STS size and AP per round, the paper's
+    Figure 3), ``ots_size_``, ``ots_negatives_``, ``added_`` (negatives in the order they were added).
+    """
+
+    def __init__(self, *, alpha: float = 1.0, threshold: float = 1.0, step: float = 0.01, init: str = "wts",
+                 scorer: str = "sts", patience: int | None = None, max_size: int | None = None,
+                 evaluate: str = "wts", positive: int = 1):
+        self.evaluate = evaluate
+        self.alpha = alpha
+        self.threshold = threshold
+        self.step = step
+        self.init = init
+        self.scorer = scorer
+        self.patience = patience
+        self.max_size = max_size
+        self.positive = positive
+
+    def select(self, X: Any, y: Any, random_state: int | None = None) -> np.ndarray:
+        params = self._ots_params("ots")
+        pos, neg = _masks(y, self.positive, "ots")
+        result = _cached_ots(X, pos, neg, params)
+        self._record(result)
+        return result.rows()
+
+
+class RandomSTSSelector(_OTSParams):
+    """All positives plus as many random negatives as the OTS holds (algorithms.md 4.2), drawn without
+    replacement with ``default_rng(random_state)``; ``n_negatives`` fixes the number instead."""
+
+    def __init__(self, *, n_negatives: int | None = None, random_state: int | None = None, alpha: float = 1.0,
+                 threshold: float = 1.0, step: float = 0.01, init: str = "wts", scorer: str = "sts",
+                 patience: int | None = None, max_size: int | None = None, evaluate: str = "wts",
+                 positive: int = 1):
+        self.evaluate = evaluate
+        self.n_negatives = n_negatives
+        self.random_state = random_state
+        self.alpha = alpha
+        self.threshold = threshold
+        self.step = step
+        self.init = init
+        self.scorer = scorer
+        self.patience = patience
+        self.max_size = max_size
+        self.positive = positive
+
+    def select(self, X: Any, y: Any, random_state: int | None = None) -> np.ndarray:
+        pos, neg = _masks(y, self.positive, "random-sts")
+        negatives = np.flatnonzero(neg)
+        if self.n_negatives is None:
+            result = _cached_ots(X, pos, neg, self._ots_params("random-sts"))
+            self._record(result)
+            k = result.n_negatives
+        else:
+            if int(self.n_negatives) != self.n_negatives or self.n_negatives < 0:
+                raise ParameterError(f"random-sts: n_negatives must be a whole number >= 0, not {self.n_negatives!r}")
+            k = min(int(self.n_negatives), len(negatives))
+        seed = self.random_state if self.random_state is not None else random_state
+        rng = np.random.default_rng(0 if seed is None else int(seed))
+        chosen = rng.choice(negatives, size=k, replace=False) if k else np.zeros(0, dtype=np.int64)
+        self.n_negatives_ = int(k)
+        return np.sort(np.concatenate([np.flatnonzero(pos), chosen]))

@@ -1,0 +1,170 @@
+"""BIM naive Bayes (algorithms.md 2.5, 3.3, 4.3): test vector 7.7, closed-form leave-one-out against
+refitting, the classifier's decision and posterior against explicit sums, the weight-threshold selector."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import bim_reference as ref
+import toolkit
+from toolkit.api import Predictions, Schema
+from toolkit.data.dataset import Attribute, Dataset
+from toolkit.errors import CapabilityError, ParameterError
+from toolkit.plugins._bim_impl import (
+    BIMNaiveBayes, BIMThresholdSelector, OPTCUT_GRID, bim_counts, bim_weights, loo_average_precision, loo_scores,
+    presence, ranked_average_precision, thresholded,
+)
+from toolkit.plugins._metrics_impl import average_precision
+
+# algorithms.md 7.7: d0..d2 are C1, d3..d8 are C-1
+X77 = np.array([[1, 1, 0, 0, 1], [1, 0, 1, 0, 0], [1, 1, 1, 0, 0], [0, 1, 0, 1, 0], [1, 0, 0, 1, 0],
+                [0, 0, 0, 1, 1], [0, 1, 0, 0, 0], [0, 0, 1, 1, 0], [1, 0, 0, 0, 1]], dtype=float)
+Y77 = np.array([1, 1, 1, 0, 0, 0, 0, 0, 0])
+W77 = [1.897120, 0.916291, 1.504077, -1.897120, 0.105361]
+RESUB77 = {0: [2.918771, 3.401197, 4.317488, -0.980829, 0, -1.791759, 0.916291, -0.393043, 2.002481],
+           1: [1.897120, 3.401197, 3.401197, -1.897120, 0, -1.897120, 0, -0.393043, 1.897120]}
+LOO77 = {0: ([1.532477, 2.708050, 3.218876, -0.352221, 0.628609, -1.163151, 1.321756, 0.523248, 2.813411], 0.805556),
+         1: ([1.609438, 2.708050, 2.708050, -0.352221, 0.628609, -1.673976, 1.321756, 0.523248, 2.302585], 0.916667)}
+
+
+def _masks(y):
+    return y == 1, y == 0
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_vector_7_7_weights_and_resubstitution(sparse):
+    X = sp.csr_matrix(X77) if sparse else X77
+    B = presence(X)
+    w = bim_weights(bim_counts(B, *_masks(Y77)), 1.0)
+    np.testing.assert_allclose(w, W77, atol=5e-7)
+    for tau, expected in RESUB77.items():
+        np.testing.assert_allclose(B @ thresholded(w, tau), expected, atol=5e-7)
+        clf = BIMNaiveBayes(threshold=tau).fit(X, Y77, schema=Schema.numeric(5, ["neg", "pos"]))
+        np.testing.assert_allclose(clf.score_documents(X), expected, atol=5e-7)
+
+
+@pytest.mark.parametrize("tau", [0, 1])
+def test_vector_7_7_leave_one_out(tau):
+    expected, ap = LOO77[tau]
+    B = presence(sp.csr_matrix(X77))
+    scores = loo_scores(B, *_masks(Y77), 1.0, tau)
+    np.testing.assert_allclose(scores, expected, atol=5e-7)
+    assert ranked_average_precision(scores, Y77 == 1) == pytest.approx(ap, abs=5e-7)
+    assert loo_average_precision(B, *_masks(Y77), 1.0, np.array([float(tau)]))[0] == pytest.approx(ap, abs=5e-7)
+
+
+def test_vector_7_7_average_precision_of_a_ranked_list():
+    # labels (1,0,1,0,0,1) in rank order -> (1 + 2/3 + 3/6)/3
+    scores = np.array([[0.0, 6], [0, 5], [0, 4], [0, 3], [0, 2], [0, 1]])
+    pred = Predictions(y_true=np.array([1, 0, 1, 0, 0, 1]), y_pred=np.ones(6, dtype=np.int64), proba=None,
+                       scores=scores, classes=("neg", "pos"))
+    assert average_precision(pred) == pytest.approx(0.722222, abs=5e-7)
+
+
+def _random_binary(seed, n=24, F=7, density=0.35, n_pos=7):
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n, F)) < density).astype(float)
+    y = np.zeros(n, dtype=np.int64)
+    y[rng.choice(n, n_pos, replace=False)] = 1
+    X[y == 1, 0] = (rng.random(n_pos) < 0.8)  # a feature that favours C1
+    X[3] = X[5]  # identical documents: exact ties
+    return X, y
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("tau", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_closed_form_leave_one_out_equals_refitting(seed, tau, alpha):
+    X, y = _random_binary(seed)
+    fast = loo_scores(presence(sp.csr_matrix(X)), *_masks(y), alpha, tau)
+    slow = ref.loo_scores(X, y, alpha, tau)
+    np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-9)
+    assert ranked_average_precision(fast, y == 1) == pytest.approx(ref.average_precision(slow, list(y == 1)),
+                                                                   abs=1e-12)
+
+
+def test_counts_are_binarised_and_weights_match_the_textbook_formula():
+    X, y = _random_binary(4)
+    counts = X * np.random.default_rng(1).integers(1, 5, X.shape)  # word counts: presence = count > 0
+    w = bim_weights(bim_counts(presence(sp.csr_matrix(counts)), *_masks(y)), 1.0)
+    np.testing.assert_allclose(w, ref.weights(X, y, 1.0), atol=1e-12)
+
+
+def test_decision_and_posterior_are_the_bernoulli_model_over_the_selected_features():
+    X, y = _random_binary(5, n=30, F=8)
+    tau = 0.5
+    clf = BIMNaiveBayes(threshold=tau).fit(sp.csr_matrix(X), y, schema=Schema.numeric(8, ["neg", "pos"]))
+    N_pos, N_neg = int((y == 1).sum()), int((y == 0).sum())
+    w = ref.weights(X, y)
+    proba = clf.predict_proba(X)
+    for i in range(len(X)):
+        log_joint = {1: math.log(N_pos / len(y)), 0: math.log(N_neg / len(y))}
+        for t in range(8):
+            if abs(w[t]) <= tau:
+                continue
+            p = ((X[y == 1, t] > 0).sum() + 1) / (N_pos + 2)
+            q = ((X[y == 0, t] > 0).sum() + 1) / (N_neg + 2)
+            log_joint[1] += math.log(p if X[i, t] else 1 - p)
+            log_joint[0] += math.log(q if X[i, t] else 1 - q)
+        margin = log_joint[1] - log_joint[0]
+        scores = clf.decision_function(X[i:i + 1])[0]
+        assert scores[1] == pytest.approx(ref.score(w, X[i], tau), abs=1e-9)
+        assert scores[1] - scores[0] == pytest.approx(margin, abs=1e-9)
+        assert proba[i, 1] == pytest.approx(1 / (1 + math.exp(-margin)), abs=1e-12)
+        assert clf.predict(X[i:i + 1])[0] == int(margin > 0)
+
+
+def test_optcut_threshold_maximises_brute_force_leave_one_out_ap():
+    X, y = _random_binary(6, n=20, F=6, n_pos=6)
+    slow = [ref.average_precision(ref.loo_scores(X, y, 1.0, tau), list(y == 1)) for tau in OPTCUT_GRID]
+    fast = loo_average_precision(presence(X), *_masks(y), 1.0, OPTCUT_GRID)
+    np.testing.assert_allclose(fast, slow, atol=1e-12)
+    best = float(OPTCUT_GRID[int(np.argmax(slow))])  # the first of the best, in grid order
+    assert len(set(np.round(slow, 9))) > 2  # the threshold matters on this data
+    assert BIMNaiveBayes(threshold="loo").fit(X, y).threshold_ == best
+    assert BIMThresholdSelector(threshold="loo").fit(X, y).threshold_ == best
+
+
+def test_threshold_selector_keeps_strictly_larger_weights():
+    sel = BIMThresholdSelector(threshold=1.0).fit(sp.csr_matrix(X77), Y77)
+    assert sel.support_.tolist() == [0, 2, 3]  # algorithms.md 7.7: tau = 1 keeps t0, t2, t3
+    np.testing.assert_allclose(sel.scores_, np.abs(W77), atol=5e-7)
+    assert BIMThresholdSelector(threshold=1.8971).fit(X77, Y77).support_.tolist() == [0, 3]
+    w0 = float(sel.scores_[0])
+    assert 0 not in BIMThresholdSelector(threshold=w0).fit(X77, Y77).support_  # strict inequality
+
+
+def test_selector_then_classifier_equals_classifier_with_the_threshold():
+    X, y = _random_binary(7, n=40, F=10)
+    ds = Dataset("t", [Attribute(f"w{i}", "numeric") for i in range(10)] + [Attribute("c", "nominal", ("n", "p"))],
+                 sp.csr_matrix(X), y, 10, np.ones(40))
+    a = toolkit.Pipeline("nb-bim:threshold=0", feature_selector="bim-threshold:threshold=1", tune=False).fit(ds)
+    b = toolkit.Pipeline("nb-bim:threshold=1", tune=False).fit(ds)
+    np.testing.assert_allclose(a.predict(ds).scores, b.predict(ds).scores, atol=1e-12)
+
+
+def test_ap_ranks_by_the_margin_when_probabilities_saturate():
+    # posteriors all round to 1.0, the log-odds still order the documents
+    scores = np.array([[0.0, 50.0], [0.0, 60.0], [0.0, 70.0]])
+    pred = Predictions(y_true=np.array([0, 0, 1]), y_pred=np.ones(3, dtype=np.int64),
+                       proba=np.array([[0.0, 1.0]] * 3), scores=scores, classes=("n", "p"))
+    assert average_precision(pred) == 1.0
+
+
+def test_bad_parameters_and_more_than_two_classes_are_refused():
+    with pytest.raises(ParameterError, match="alpha"):
+        BIMNaiveBayes(alpha=0).fit(X77, Y77)
+    with pytest.raises(ParameterError, match="threshold"):
+        BIMNaiveBayes(threshold="often").fit(X77, Y77)
+    with pytest.raises(ParameterError, match="threshold"):
+        BIMThresholdSelector(threshold=-1).fit(X77, Y77)
+    with pytest.raises(CapabilityError, match="--positive"):
+        BIMNaiveBayes().fit(X77, np.arange(9) % 3)
+    ds = toolkit.load_arff("iris")
+    fitted = toolkit.Pipeline("nb-bim", tune=False)
+    with pytest.raises(CapabilityError, match="--positive CLASS"):
+        fitted.fit(ds)
