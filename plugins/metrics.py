@@ -26,3 +26,26 @@ def register_evaluators(register):  # type: ignore[no-untyped-def]
              greater_is_better=True, needs_proba=False)
     register("confusion-matrix", m.confusion_matrix, description="Counts of (true class, predicted class)",
              greater_is_better=True, needs_proba=False)
+
+
+@hookimpl
+def register_commands(app):  # type: ignore[no-untyped-def]
+    import typer
+
+    @app.command("pr-plot")
+    def pr_plot(
+        results: list[str] = typer.Argument(..., help="Result files (.jsonl) written with -m pr-curve."),
+        out: str = typer.Option("pr-curve.png", "--out", "-o", help="PNG to write (needs the plot extra)."),
+        dataset: str = typer.Option(None, "--dataset", "-d", help="Dataset (task) name; default: the first."),
+        repetition: int = typer.Option(0, "--repetition", "-r", help="Which repetition's test part."),
+        label: str = typer.Option(None, "--class", help="Class whose curve to draw (default: the positive one)."),
+    ) -> None:
+        """Precision-recall curves of every pipeline on one test part, as a PNG."""
+        from toolkit.cli.app import err
+        from toolkit.evaluation.results import Results
+        from toolkit.plugins._curve_plots import plot_pr_curves, pr_curves_from_records
+
+        records = Results.from_files(results).records
+        curves = pr_curves_from_records(records, dataset, repetition, label)
+        name = dataset or next(r["dataset"]["name"] for r in records if r.get("status") == "ok")
+        err(f"figure written to {plot_pr_curves(curves, out, f'{name}, repetition {repetition}')}")

@@ -21,3 +21,51 @@ def register_example_selectors(register):  # type: ignore[no-untyped-def]
     register("random-sts", RandomSTSSelector,
              description="All positives plus random negatives, as many as the OTS holds (the paper's baseline)",
              capabilities=_CAPS, references=(_REF,))
+
+
+@hookimpl
+def register_commands(app):  # type: ignore[no-untyped-def]
+    import typer
+
+    @app.command("ots-trace")
+    def ots_trace(
+        dataset: str = typer.Argument(..., help="ARFF file or bundled name; the search runs on all of it."),
+        positive: list[str] = typer.Option([], "--positive", "-p", help="Positive class (repeatable)."),
+        positive_below: float = typer.Option(None, "--positive-below", help="Every class with a share below this."),
+        selector: str = typer.Option("ots", "--es", help="ots[:k=v,...] (step, threshold, evaluate, ...)."),
+        out: str = typer.Option("", "--out", "-o", help="Also write the curves as a PNG (needs the plot extra)."),
+        class_attribute: str = typer.Option(None, "--class", "-C", help="Class attribute (default: last)."),
+        as_json: bool = typer.Option(False, "--json", help="The traces as one JSON document."),
+    ) -> None:
+        """The OTS search's leave-one-out AP against training-set size (the paper's Figure 3), per task."""
+        import json
+
+        from toolkit.cli.app import err
+        from toolkit.cli.app import out as echo
+        from toolkit.config import LoadOptions
+        from toolkit.evaluation.api import binary_tasks, load_datasets
+        from toolkit.pipeline import Pipeline
+
+        (ds,) = load_datasets([dataset], LoadOptions(class_attribute=-1 if class_attribute is None
+                                                     else class_attribute), skip_unusable=False)
+        tasks = binary_tasks([ds], positive or None, positive_below) if (positive or positive_below) else [ds]
+        traces = {}
+        for task in tasks:
+            fitted = Pipeline("nb-bim", example_selector=selector, tune=False).fit(task)
+            traces[task.name] = fitted.example_selector.trace_
+        if as_json:
+            echo(json.dumps({"schema": "toolkit.ots-trace/1", "traces": traces}))
+        else:
+            rows = [["task", "positives", "M", "rounds", "OTS size", "OTS negatives", "best LOO AP"]]
+            for name, t in traces.items():
+                n_pos = t["size"][0] - t["n_negatives"][0] if t["size"] else t["best_size"]
+                best = t["best_average_precision"]
+                rows.append([name, str(n_pos), str(t["step"]), str(len(t["size"])), str(t["best_size"]),
+                             str(t["best_size"] - n_pos), "n/a" if best is None else f"{best:.4f}"])
+            widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+            for r in rows:
+                echo("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        if out:
+            from toolkit.plugins._curve_plots import plot_traces
+
+            err(f"figure written to {plot_traces(traces, out, f'OTS search on {ds.name}')}")

@@ -163,7 +163,8 @@ class Dataset:
         if positive not in labels:
             import difflib
 
-            close = difflib.get_close_matches(str(positive), list(labels), n=1)
+            close = [v for v in labels if v.lower() == str(positive).lower()] or \
+                difflib.get_close_matches(str(positive), list(labels), n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
             shown = ", ".join(labels[:10]) + (", ..." if len(labels) > 10 else "")
             raise DatasetError(f"{self.name}: class '{positive}' is not a value of '{self.class_attribute.name}'"

@@ -40,6 +40,7 @@ class Cell:
     errors: int | None = None
     n_test: int | None = None
     thesis: bool = False
+    lcl: float = float("nan")  # one-sided 95 % lower confidence limit, mean - t_{0.95,R-1} s / sqrt(R)
 
 
 @dataclass
@@ -66,7 +67,8 @@ class Comparison:
                 if c is None:
                     row[p] = None
                     continue
-                row[p] = {"mean": clean(c.mean), "sd": clean(c.sd), "ci": clean(c.ci), "n": c.n, "mark": c.mark,
+                row[p] = {"mean": clean(c.mean), "sd": clean(c.sd), "ci": clean(c.ci), "lcl": clean(c.lcl), "n": c.n,
+                          "mark": c.mark,
                           "p_value": clean(c.p_value), "values": [clean(v) for v in c.values]}
                 if c.errors is not None:
                     row[p]["errors"] = c.errors
@@ -120,7 +122,9 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
                                      n_test=r["n_test"], thesis=True)
             else:
                 mean, sd, ci = stats.mean_ci(values)
-                cells[(d, p)] = Cell(d, p, values, mean, sd, ci, len(values))
+                finite = [v for v in values if v == v]
+                cells[(d, p)] = Cell(d, p, values, mean, sd, ci, len(values),
+                                     lcl=stats.lower_confidence_limit(finite))
     wins: dict[str, tuple[int, int, int]] = {}
     for p in pipelines:
         w = t = l = 0
@@ -164,14 +168,17 @@ def _p_value(results: Results, dataset: str, base: str, other: str, metric: str,
     return stats.corrected_ttest(b, a, ratio).p_value
 
 
-def _fmt_cell(c: Cell | None, metric: str) -> str:
+def _fmt_cell(c: Cell | None, metric: str, interval: str = "ci") -> str:
     if c is None:
         return "-"
     scale = 100.0 if metric in _PERCENT_METRICS else 1.0
     if c.mean != c.mean:
         return "n/a"
     text = f"{scale * c.mean:.2f}"
-    if c.ci == c.ci:
+    if interval == "lcl":
+        if c.lcl == c.lcl:
+            text += f" (≥ {scale * c.lcl:.2f})"
+    elif c.ci == c.ci:
         text += f" ± {scale * c.ci:.2f}"
     if c.thesis and c.errors is not None:
         text += f" ({c.errors})"
@@ -180,17 +187,24 @@ def _fmt_cell(c: Cell | None, metric: str) -> str:
     return text
 
 
-def format_comparison(comp: Comparison, fmt: str = "table") -> str:
-    """Render as ``table`` (plain text), ``markdown``, ``csv``, ``latex`` or ``json``."""
+def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci") -> str:
+    """Render as ``table`` (plain text), ``markdown``, ``csv``, ``latex`` or ``json``; ``interval`` "ci"
+    shows mean ± the two-sided 95 % half-width, "lcl" the mean and its one-sided 95 % lower confidence
+    limit (the OTS paper's Table 2)."""
+    if interval not in ("ci", "lcl"):
+        raise ParameterError(f"interval must be 'ci' or 'lcl', not '{interval}'")
     if fmt == "json":
         return json.dumps(comp.as_dict(), indent=2)
     header = ["dataset"] + comp.pipelines
-    rows = [[d] + [_fmt_cell(comp.cells.get((d, p)), comp.metric) for p in comp.pipelines] for d in comp.datasets]
+    rows = [[d] + [_fmt_cell(comp.cells.get((d, p)), comp.metric, interval) for p in comp.pipelines]
+            for d in comp.datasets]
     footer = ["(v/ /*)"] + [("baseline" if p == comp.baseline else "({}/{}/{})".format(*comp.wins.get(p, (0, 0, 0))))
                             for p in comp.pipelines]
     unit = " (%)" if comp.metric in _PERCENT_METRICS else ""
     thesis = any(c.thesis for c in comp.cells.values())
-    ci_note = "thesis CI 2.228*sqrt(e(1-e)/N), error count in ()" if thesis else "mean ± 95% CI over repetitions"
+    ci_note = ("thesis CI 2.228*sqrt(e(1-e)/N), error count in ()" if thesis else
+               "mean (≥ one-sided lower 95% confidence limit, Student's t) over repetitions" if interval == "lcl" else
+               "mean ± 95% CI over repetitions")
     caption = (f"{comp.metric}{unit}, {ci_note}; v/* = significantly better/worse than {comp.baseline} "
                f"({comp.test}, alpha={comp.alpha})")
     if fmt == "csv":

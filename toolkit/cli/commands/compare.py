@@ -30,6 +30,7 @@ def compare_command(
     out_file: Optional[str] = typer.Option(None, "--out", "-o", help="JSON-lines results when running."),
     resume: bool = typer.Option(False, "--resume", help="Continue --out."),
     fmt: str = typer.Option("table", "--format", help="table, markdown, csv, latex or json."),
+    interval: str = typer.Option("ci", "--interval", help="ci (mean ± 95% CI) or lcl (one-sided 95% lower limit)."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -42,7 +43,7 @@ def compare_command(
         if classifier:
             raise ParameterError("-c runs classifiers on datasets; result files are only tabulated")
         comparison = compare(items, baseline=baseline, metric=metric, alpha=alpha, test=significance)
-        out(format_comparison(comparison, "json" if as_json else fmt))
+        out(format_comparison(comparison, "json" if as_json else fmt, interval))
         return
     if not classifier:
         raise ParameterError("give classifiers with -c NAME to evaluate datasets, or pass .jsonl result files")

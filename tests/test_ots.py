@@ -1,0 +1,169 @@
+"""OTS and random-STS example selectors (algorithms.md 4.1, 4.2): test vector 7.8, the vectorised search
+against a brute-force loop that refits for every leave-one-out score, stopping rules, the pipeline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import bim_reference as ref
+import toolkit
+from toolkit.data.dataset import Attribute, Dataset
+from toolkit.errors import CapabilityError, ParameterError
+from toolkit.plugins._ots_impl import OTSSelector, RandomSTSSelector, optimal_training_set, step_size
+
+# algorithms.md 7.8: positives d0-d3, negatives d4-d15
+POS78 = [(1, 0, 0, 0, 0, 0), (1, 0, 0, 1, 0, 0), (1, 0, 1, 1, 0, 0), (0, 1, 0, 0, 0, 0)]
+NEG78 = [(0, 0, 0, 1, 1, 1), (0, 0, 0, 0, 0, 1), (1, 0, 0, 0, 0, 0), (0, 1, 0, 0, 0, 1), (0, 0, 1, 0, 1, 0),
+         (0, 1, 0, 0, 0, 1), (0, 0, 0, 1, 1, 1), (0, 0, 0, 0, 1, 1), (0, 0, 0, 0, 0, 1), (0, 0, 0, 0, 0, 1),
+         (0, 0, 0, 0, 1, 1), (0, 0, 0, 1, 1, 1)]
+X78 = np.array(POS78 + NEG78, dtype=float)
+Y78 = np.array([1] * 4 + [0] * 12)
+TRACE78 = {
+    0: ([{6, 8}, {7, 9}, {4, 10}, {5, 12}, {13, 15}, {11, 14}],
+        [0.679167, 0.770833, 0.645833, 0.645833, 0.645833, 0.645833], [0, 1, 2, 3, 6, 7, 8, 9]),
+    1: ([{6, 8}, {5, 7}, {4, 10}, {9, 12}, {13, 11}, {15, 14}],
+        [0.645833, 0.887500, 0.679167, 0.645833, 0.645833, 0.645833], [0, 1, 2, 3, 5, 6, 7, 8]),
+}
+
+
+@pytest.mark.parametrize("tau", [0, 1])
+def test_vector_7_8(tau):
+    added, ap, ots = TRACE78[tau]
+    r = optimal_training_set(sp.csr_matrix(X78), Y78 == 1, Y78 == 0, threshold=tau, step=2, evaluate="sts")
+    assert r.sizes.tolist() == [6, 8, 10, 12, 14, 16]
+    assert [set(r.added[k - 2:k].tolist()) for k in r.n_added] == added
+    np.testing.assert_allclose(r.average_precision, ap, atol=5e-7)
+    assert r.rows().tolist() == ots
+    selector = OTSSelector(threshold=tau, step=2, evaluate="sts")
+    assert selector.select(X78, Y78).tolist() == ots
+    assert selector.ots_size_ == 8 and selector.trace_["size"] == [6, 8, 10, 12, 14, 16]
+
+
+def _corpus(seed, n=36, F=9, n_pos=8):
+    rng = np.random.default_rng(seed)
+    y = np.zeros(n, dtype=np.int64)
+    y[rng.choice(n, n_pos, replace=False)] = 1
+    rates = np.where(y[:, None] == 1, rng.uniform(0.2, 0.7, F), rng.uniform(0.05, 0.5, F))
+    X = (rng.random((n, F)) < rates).astype(float)
+    X[rng.choice(np.flatnonzero(y == 0), 4, replace=False), :3] = 1  # negatives that look positive
+    return X, y
+
+
+CASES = [dict(seed=0, tau=1.0, M=1, init="wts", scorer="sts", evaluate="wts"),
+         dict(seed=1, tau=0.0, M=2, init="wts", scorer="sts", evaluate="wts"),
+         dict(seed=2, tau=0.5, M=3, init="sts", scorer="sts", evaluate="wts"),
+         dict(seed=3, tau=1.0, M=2, init="wts", scorer="wts_fixed", evaluate="wts"),
+         dict(seed=4, tau=1.0, M=1, init="wts", scorer="sts", evaluate="sts"),
+         dict(seed=5, tau=0.0, M=4, init="sts", scorer="wts_fixed", evaluate="sts")]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(str(v) for v in c.values()))
+def test_search_equals_brute_force_refitting(case):
+    X, y = _corpus(case["seed"])
+    trace, rows = ref.ots(X, y, tau=case["tau"], M=case["M"], init=case["init"], scorer=case["scorer"],
+                          evaluate=case["evaluate"])
+    r = optimal_training_set(sp.csr_matrix(X), y == 1, y == 0, threshold=case["tau"], step=case["M"],
+                             init=case["init"], scorer=case["scorer"], evaluate=case["evaluate"])
+    assert r.sizes.tolist() == [size for size, _, _ in trace]
+    expected_added = [i for _, added, _ in trace for i in added]
+    assert r.added.tolist() == expected_added  # same documents, in the same rank order
+    np.testing.assert_allclose(r.average_precision, [ap for _, _, ap in trace], rtol=0, atol=1e-12)
+    assert r.rows().tolist() == rows
+
+
+def test_whole_training_set_evaluation_has_an_interior_peak_where_sts_only_peaks_first():
+    # 40 positives, M = 1 (1 % of 40 rounds to 0, at least 1): the STS-only AP of the first round is
+    # near 1 whatever the documents, the whole-training-set AP is not
+    rng = np.random.default_rng(11)
+    n, F = 400, 30
+    y = (np.arange(n) < 40).astype(np.int64)
+    rates = np.where(y[:, None] == 1, np.r_[np.full(5, 0.6), np.full(F - 5, 0.1)], 0.1)
+    rates[40:80, :5] = 0.35  # hard negatives
+    X = sp.csr_matrix((rng.random((n, F)) < rates).astype(float))
+    sts = optimal_training_set(X, y == 1, y == 0, evaluate="sts")
+    wts = optimal_training_set(X, y == 1, y == 0, evaluate="wts")
+    assert sts.step == 1 and sts.best == 0
+    assert 0 < wts.best < len(wts.average_precision) - 1
+
+
+def test_step_size():
+    assert step_size(0.01, 150) == 2  # 1.5 rounds half up
+    assert step_size(0.01, 250) == 3
+    assert step_size(0.01, 40) == 1   # at least 1
+    assert step_size(0.01, 100_000) == 1000  # the paper's example
+    assert step_size(5, 3) == 5
+    for bad in (0, -1, 2.5, "x"):
+        with pytest.raises(ParameterError, match="step"):
+            step_size(bad, 10)
+
+
+def test_patience_and_max_size_stop_the_search_early():
+    X, y = _corpus(7, n=60, n_pos=6)
+    full = optimal_training_set(X, y == 1, y == 0, step=1)
+    assert len(full.average_precision) == int((y == 0).sum())
+    patient = optimal_training_set(X, y == 1, y == 0, step=1, patience=3)
+    ap = full.average_precision
+    # the first round after which three rounds bring no strictly better AP
+    best, since, stop = -np.inf, 0, None
+    for k, value in enumerate(ap):
+        if value > best:
+            best, since = value, 0
+        else:
+            since += 1
+        if since >= 3:
+            stop = k
+            break
+    assert len(patient.average_precision) == stop + 1
+    np.testing.assert_array_equal(patient.average_precision, ap[: stop + 1])
+    capped = optimal_training_set(X, y == 1, y == 0, step=2, max_size=15)
+    assert capped.sizes.tolist() == [8, 10, 12, 14, 16]
+
+
+def test_random_sts_has_the_ots_size_and_a_seeded_sample():
+    X, y = _corpus(8, n=80, n_pos=10)
+    ots_rows = OTSSelector().select(X, y)
+    n_neg = int(np.sum(y[ots_rows] == 0))
+    a = RandomSTSSelector().select(X, y, random_state=3)
+    b = RandomSTSSelector(random_state=3).select(X, y)
+    c = RandomSTSSelector().select(X, y, random_state=4)
+    assert np.array_equal(a, b) and len(a) == len(ots_rows)
+    assert set(np.flatnonzero(y == 1)) <= set(a.tolist()) and int(np.sum(y[a] == 0)) == n_neg
+    assert not np.array_equal(a, c)
+    expected = np.sort(np.r_[np.flatnonzero(y == 1),
+                             np.random.default_rng(3).choice(np.flatnonzero(y == 0), n_neg, replace=False)])
+    assert np.array_equal(a, expected)
+    fixed = RandomSTSSelector(n_negatives=5, random_state=0).select(X, y)
+    assert len(fixed) == 15 and np.all(np.diff(fixed) > 0)
+
+
+def _dataset(X, y):
+    F = X.shape[1]
+    attrs = [Attribute(f"w{i}", "numeric") for i in range(F)] + [Attribute("c", "nominal", ("rest", "pos"))]
+    return Dataset("ots", attrs, sp.csr_matrix(X), y, F, np.ones(len(y)))
+
+
+def test_pipeline_keeps_the_selected_rows_and_the_trace():
+    X, y = _corpus(9, n=90, n_pos=12)
+    ds = _dataset(X, y)
+    fitted = toolkit.Pipeline("nb-bim", example_selector="ots", tune=False).fit(ds)
+    assert fitted.selected_rows.tolist() == OTSSelector().select(X, y).tolist()
+    trace = fitted.example_selector.trace_
+    assert trace["best_size"] == len(fitted.selected_rows)
+    assert len(trace["size"]) == len(trace["average_precision"]) == int((y == 0).sum())
+    results = toolkit.evaluate(ds, ["nb-bim"], example_selector="ots", runs=2, stratified=True,
+                               test_fraction=1 / 3, metrics=["average-precision"], tune=False)
+    for record in results.records:
+        assert record["status"] == "ok"
+        assert record["extra"]["n_selected_examples"] >= 8  # two thirds of the 12 positives, at least
+
+
+def test_no_positive_document_is_a_clear_refusal():
+    X, y = _corpus(10)
+    with pytest.raises(CapabilityError, match="positive"):
+        OTSSelector().select(X, np.zeros_like(y))
+    with pytest.raises(ParameterError, match="evaluate"):
+        OTSSelector(evaluate="test").select(X, y)
+    with pytest.raises(ParameterError, match="threshold"):
+        OTSSelector(threshold="loo").select(X, y)
