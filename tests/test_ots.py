@@ -167,3 +167,29 @@ def test_no_positive_document_is_a_clear_refusal():
         OTSSelector(evaluate="test").select(X, y)
     with pytest.raises(ParameterError, match="threshold"):
         OTSSelector(threshold="loo").select(X, y)
+
+
+def test_ots_trace_and_pr_plot_commands(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["ots-trace", "iris", "-p", "Iris-versicolor", "--es", "ots:step=5", "--json"])
+    assert result.exit_code == 0, result.stderr
+    trace = json.loads(result.stdout)["traces"]["iris:Iris-versicolor"]
+    assert trace["step"] == 5 and trace["size"][:2] == [55, 60] and trace["size"][-1] == 150
+    table = runner.invoke(app, ["ots-trace", "iris", "--positive-below", "0.5", "--es", "ots:step=10"])
+    assert table.exit_code == 0 and len(table.stdout.strip().splitlines()) == 4  # header + 3 classes
+    out = tmp_path / "r.jsonl"
+    runner.invoke(app, ["evaluate", "iris", "-c", "nb-bim", "-c", "nb-gaussian", "-p", "Iris-virginica", "--runs", "1",
+                        "-m", "pr-curve", "-m", "average-precision", "--no-tune", "-o", str(out), "-q"])
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "pr.png"
+    plotted = runner.invoke(app, ["pr-plot", str(out), "-o", str(png)])
+    assert plotted.exit_code == 0, plotted.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    missing = runner.invoke(app, ["pr-plot", str(out), "--dataset", "nope"])
+    assert missing.exit_code == 2 and "no precision-recall curve for dataset 'nope'" in missing.stderr
