@@ -99,27 +99,25 @@ def _entry_positions(indptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 def _top(scores: np.ndarray, m: int) -> np.ndarray:
     """Positions of the ``m`` highest scores in rank order; ties (at 1e-9) go to the lower position."""
-    scores = tie_key(scores)
-    n = len(scores)
+    keys = tie_key(scores)
+    n = len(keys)
     if m >= n:
-        return np.lexsort((np.arange(n), -scores))
-    if n > 64 * m and n > 100_000:
-        # the m-th largest is at least the (2m n / stride)-th largest of a strided sample whenever
-        # that many rows reach it; then only the rows above it need partitioning (exact either way)
-        stride = 64
-        sample = scores[::stride]
-        guess = np.partition(sample, len(sample) - 2 * m)[len(sample) - 2 * m] if len(sample) > 2 * m else None
-        if guess is not None:
-            candidates = np.flatnonzero(scores >= guess)
-            if len(candidates) >= m:
-                local = _top(scores[candidates], m) if len(candidates) < n else None
-                if local is not None:
-                    return candidates[local]
-    kth = np.partition(scores, n - m)[n - m]
-    above = np.flatnonzero(scores > kth)
-    equal = np.flatnonzero(scores == kth)[: m - len(above)]
-    chosen = np.concatenate([above, equal])
-    return chosen[np.lexsort((chosen, -scores[chosen]))]
+        return np.lexsort((np.arange(n), -keys))
+    candidates = np.arange(n)
+    if n > 100_000 and n > 256 * m:
+        # a bound from a strided sample: when at least m keys reach the 2m-th largest sampled key,
+        # the m largest are among them, and only those need partitioning (exact; else use all)
+        sample = keys[::64]
+        bound = np.partition(sample, len(sample) - 2 * m)[len(sample) - 2 * m]
+        above_bound = np.flatnonzero(keys >= bound)
+        if len(above_bound) >= m:
+            candidates = above_bound
+    sub = keys[candidates]
+    kth = np.partition(sub, len(sub) - m)[len(sub) - m]
+    above = np.flatnonzero(sub > kth)
+    equal = np.flatnonzero(sub == kth)[: m - len(above)]
+    chosen = candidates[np.concatenate([above, equal])]
+    return chosen[np.lexsort((chosen, -keys[chosen]))]
 
 
 def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, alpha: float = 1.0,
@@ -180,6 +178,7 @@ def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, 
     is_pos = positive
     train_rows = np.flatnonzero(positive | negative)
     train_pos = positive[train_rows]
+    all_train = len(train_rows) == n
     added: list[np.ndarray] = []
     n_added: list[int] = []
     ap_trace: list[float] = []
@@ -206,7 +205,7 @@ def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, 
             rows = np.flatnonzero(in_sts)
             ap = ranked_average_precision(scores[rows], is_pos[rows])
         else:
-            ranked = scores[train_rows]
+            ranked = scores if all_train else scores[train_rows]
             if scorer != "sts" and len(pool):  # the pool was scored by f_0; evaluation needs f_t
                 ranked = ranked.copy()
                 ranked[~in_sts[train_rows]] = B[pool] @ v_sts
@@ -231,9 +230,8 @@ _CACHE: OrderedDict[tuple[Any, ...], OTSResult] = OrderedDict()
 _CACHE_SIZE = 32
 
 
-def _fingerprint(X: Any, positive: np.ndarray, negative: np.ndarray) -> str:
+def _fingerprint(B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray) -> str:
     """Digest of the presence pattern and the class masks (the OTS depends on nothing else)."""
-    B = presence(X)
     h = hashlib.blake2b(digest_size=20)
     h.update(np.asarray(B.shape, dtype=np.int64).tobytes())
     for arr in (B.indptr, B.indices, np.packbits(positive), np.packbits(negative)):
@@ -244,12 +242,13 @@ def _fingerprint(X: Any, positive: np.ndarray, negative: np.ndarray) -> str:
 def _cached_ots(X: Any, positive: np.ndarray, negative: np.ndarray, params: dict[str, Any]) -> OTSResult:
     """The OTS search, memoised on (data, parameters): OTS Bayes, random STS and OTS CMLS evaluated on
     the same training part share one search instead of three."""
-    key = (_fingerprint(X, positive, negative), tuple(sorted(params.items())))
+    B = presence(X)
+    key = (_fingerprint(B, positive, negative), tuple(sorted(params.items())))
     hit = _CACHE.get(key)
     if hit is not None:
         _CACHE.move_to_end(key)
         return hit
-    result = optimal_training_set(X, positive, negative, **params)
+    result = optimal_training_set(B, positive, negative, **params)
     _CACHE[key] = result
     while len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)

@@ -106,3 +106,19 @@ def test_one_vs_rest_on_a_shared_word_count_corpus():
         assert record["status"] == "ok"
         n_pos = int(ds.class_counts()[ds.classes.index(rare[0])])
         assert record["extra"]["n_selected_examples"] > round(2 * n_pos / 3)
+
+
+def test_positive_with_a_fixed_test_set():
+    iris = toolkit.load_arff("iris")
+    order = np.random.default_rng(0).permutation(iris.n_instances)
+    train, test = iris.subset(order[:100]), iris.subset(order[100:])
+    train.path, test.path = "iris-train.arff", "iris-test.arff"
+    results = toolkit.evaluate(train, ["nb-bim"], test=test, positive=["Iris-setosa", "Iris-virginica"],
+                               metrics=["average-precision"], tune=False)
+    records = results.records
+    assert [r["dataset"]["name"] for r in records] == ["iris-train:Iris-setosa", "iris-train:Iris-virginica"]
+    for r in records:
+        assert r["status"] == "ok" and r["n_test"] == 50 and r["protocol"]["name"] == "fixed"
+        positive = r["dataset"]["name"].split(":")[1]
+        expected = (iris.y[order[100:]] == iris.classes.index(positive)).astype(int).tolist()
+        assert r["predictions"]["y_true"] == expected

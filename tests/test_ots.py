@@ -193,3 +193,26 @@ def test_ots_trace_and_pr_plot_commands(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     missing = runner.invoke(app, ["pr-plot", str(out), "--dataset", "nope"])
     assert missing.exit_code == 2 and "no precision-recall curve for dataset 'nope'" in missing.stderr
+
+
+@pytest.mark.parametrize("kind", ["continuous", "ties", "heavy-tailed", "constant-block"])
+def test_fast_ranking_paths_equal_a_full_sort(kind):
+    from toolkit.plugins._bim_impl import ranked_average_precision
+    from toolkit.plugins._ots_impl import _top
+
+    rng = np.random.default_rng(["continuous", "ties", "heavy-tailed", "constant-block"].index(kind))
+    n = 150_000
+    scores = {"continuous": rng.normal(size=n), "ties": rng.integers(0, 40, n).astype(float),
+              "heavy-tailed": np.round(rng.standard_cauchy(n), 3), "constant-block": np.zeros(n)}[kind]
+    if kind == "constant-block":
+        scores[: n // 4] = rng.exponential(size=n // 4)
+    relevant = np.zeros(n, dtype=bool)
+    relevant[rng.choice(n, 300, replace=False)] = True
+    scores = scores + np.where(relevant, rng.normal(1.0, 1.0, n), 0.0) * (kind != "ties")
+    keys = np.round(scores, 9)
+    order = np.lexsort((np.arange(n), -keys))  # descending score, ties by position
+    rel = relevant[order]
+    expected_ap = np.mean(np.cumsum(rel)[rel] / (np.flatnonzero(rel) + 1))
+    assert ranked_average_precision(scores, relevant) == pytest.approx(expected_ap, abs=1e-12)
+    for m in (1, 37, 500):
+        assert _top(scores, m).tolist() == order[:m].tolist()
