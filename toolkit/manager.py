@@ -21,7 +21,6 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pluggy
@@ -249,7 +248,3 @@ def reset_default_manager(manager: PluginManager | None = None) -> None:
     """Replace (or drop) the process-wide manager; tests and ``--plugins-dir`` use this."""
     global _default
     _default = manager
-
-
-def describe_module(module: ModuleType) -> str:
-    return getattr(module, "__name__", repr(module))
