@@ -44,6 +44,10 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "arff-loader": "toolkit.plugins.arff_loader",
     "naive-bayes": "toolkit.plugins.naive_bayes",
     "metrics": "toolkit.plugins.metrics",
+    "multinomial-nb": "toolkit.plugins.multinomial_nb",
+    "dcm": "toolkit.plugins.dcm",
+    "kl-selection": "toolkit.plugins.kl_selection",
+    "text-metrics": "toolkit.plugins.text_metrics",
 }
 
 

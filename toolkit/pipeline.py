@@ -89,7 +89,7 @@ def _make_step(role: str, value: Any, registry: Any) -> Step | None:
     if role == "text":
         from toolkit.data.text import text_step_spec
 
-        spec = text_step_spec()
+        spec = text_step_spec(name)
     else:
         spec = registry.get(kind, name)
     check_params(spec, grid)

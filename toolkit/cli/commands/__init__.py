@@ -8,7 +8,7 @@ import typer
 
 __all__ = ["register_builtin_commands", "COMMAND_MODULES"]
 
-COMMAND_MODULES = ("info", "plugins", "listing", "evaluate", "compare")
+COMMAND_MODULES = ("info", "plugins", "listing", "evaluate", "compare", "vocab_curve")
 
 
 def register_builtin_commands(app: typer.Typer) -> None:
