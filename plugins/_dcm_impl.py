@@ -282,8 +282,11 @@ class DCM(ProbabilisticClassifier):
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
         X = as_counts(X, self._name)
-        ll = dcm_log_likelihood(X, self.alpha_)
-        return ll + self.intercept_
+        usable = (self.class_count_ > 0) & self.fitted_groups_
+        scores = np.full((X.shape[0], len(self.classes_)), -np.inf)
+        if usable.any():
+            scores[:, usable] = dcm_log_likelihood(X, self.alpha_[usable]) + self.intercept_[usable]
+        return scores
 
     def document_log_likelihood(self, X: Any, y: Any) -> np.ndarray:
         """log p(x_d | alpha_{y_d}) without the multinomial coefficient (for perplexity)."""
