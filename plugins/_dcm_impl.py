@@ -28,6 +28,8 @@ from toolkit.errors import CapabilityError, ParameterError
 
 from toolkit.plugins._text_common import as_counts, class_indicator, row_of_entry, row_sums
 
+_RECIPROCAL_TERMS = 8
+
 __all__ = ["DCM", "ComplementDCM", "dcm_log_likelihood", "fit_polya", "PolyaFit", "moment_match"]
 
 
@@ -165,12 +167,25 @@ def fit_polya(X: Any, groups: Any | None = None, *, n_groups: int | None = None,
     active_group = active_gw // V
     active_word = active_gw % V
     counts = pair_count[pair_index]
-    one = counts == 1.0
-    # sum of weights of documents where the word occurs once: contributes h / alpha exactly
-    h_one = np.bincount(pair_active[one], weights=pair_h[one], minlength=len(active_gw))
-    multi_active = pair_active[~one]
-    multi_count = counts[~one]
-    multi_h = pair_h[~one]
+    n_cells = len(active_gw)
+    # psi(c + a) - psi(a) = sum_{j<c} 1/(a + j) for an integer count c (Minka's di_pochhammer):
+    # with G_j = weight of documents where the word occurs more than j times, the numerator is
+    # sum_j G_j / (a + j) for j < _RECIPROCAL_TERMS, plus psi(c + a) - psi(cap + a) for larger c.
+    # Counts of 1-3 are the bulk of text, so few digamma calls remain.
+    integer = counts == np.round(counts)
+    cap = _RECIPROCAL_TERMS
+    recip: list[tuple[int, np.ndarray, np.ndarray]] = []
+    for j in range(cap):           # a fixed number of terms, not a loop over data
+        sel = integer & (counts > j)
+        if not sel.any():
+            break
+        g = np.bincount(pair_active[sel], weights=pair_h[sel], minlength=n_cells)
+        cells = np.flatnonzero(g)
+        recip.append((j, cells, g[cells]))
+    tail = integer & (counts > cap)
+    odd = ~integer                 # non-integer "counts": the digamma difference itself
+    tail_cells, tail_count, tail_h = pair_active[tail], counts[tail], pair_h[tail]
+    odd_cells, odd_count, odd_h = pair_active[odd], counts[odd], pair_h[odd]
     len_group, len_index = np.nonzero(L)
     len_m = L[len_group, len_index]
     len_n = len_values[len_index]
@@ -199,11 +214,19 @@ def fit_polya(X: Any, groups: Any | None = None, *, n_groups: int | None = None,
         A = np.bincount(active_group, weights=alpha, minlength=G)
         den = np.bincount(len_group, weights=len_m * (digamma(len_n + A[len_group]) - digamma(A[len_group])),
                           minlength=G)
-        num = h_one / alpha
-        if len(multi_active):
-            a = alpha[multi_active]
-            num += np.bincount(multi_active, weights=multi_h * (digamma(multi_count + a) - digamma(a)),
-                               minlength=len(alpha))
+        num = np.zeros(n_cells)
+        for j, cells, g in recip:
+            if len(cells) == n_cells:          # j = 0: every active cell, no gather needed
+                num += g / (alpha + j)
+            else:
+                num[cells] += g / (alpha[cells] + j)
+        if len(tail_cells):
+            a = alpha[tail_cells]
+            num += np.bincount(tail_cells, weights=tail_h * (digamma(tail_count + a) - digamma(cap + a)),
+                               minlength=n_cells)
+        if len(odd_cells):
+            a = alpha[odd_cells]
+            num += np.bincount(odd_cells, weights=odd_h * (digamma(odd_count + a) - digamma(a)), minlength=n_cells)
         with np.errstate(divide="ignore", invalid="ignore"):
             new = alpha * num / den[active_group]
         upd = running[active_group] & np.isfinite(new) & (new > 0)

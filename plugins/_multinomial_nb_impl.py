@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from toolkit.api import ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError, ParameterError
 
-from toolkit.plugins._text_common import as_counts, class_indicator, row_of_entry
+from toolkit.plugins._text_common import as_counts, row_of_entry
 
 __all__ = ["MultinomialNB", "VARIANTS", "transform_counts", "multinomial_log_likelihood"]
 
@@ -141,20 +141,32 @@ class MultinomialNB(ProbabilisticClassifier):
         else:
             self.idf_ = np.zeros(0)
         Xt = transform_counts(X, transform, self.idf_)
-        Y = class_indicator(y, w, K)
-        counts = np.asarray((Y.T @ Xt).toarray(), dtype=np.float64)          # N_{c,w}
+        Y = np.zeros((n, K))                      # (n, K) weighted one-hot: dense, it is small
+        Y[np.arange(n), y] = w
+        # N_{c,w} by dense @ sparse; the result is Fortran-ordered, which keeps coef_.T contiguous for
+        # the sparse @ dense product at prediction time (no copy there)
+        counts = np.asarray(Y.T @ Xt, dtype=np.float64)
         self.class_count_ = np.bincount(y, weights=w, minlength=K).astype(np.float64)
         self.feature_count_ = counts
-        if complement:
-            counts = counts.sum(axis=0, keepdims=True) - counts
-            np.maximum(counts, 0.0, out=counts)   # cancellation must not give tiny negatives
         eps = float(self.epsilon)
-        log_theta = np.log(counts + eps) - np.log(counts.sum(axis=1, keepdims=True) + eps * V)
+        if complement:   # a new array: transform it in place
+            work = counts.sum(axis=0, keepdims=True) - counts
+            np.maximum(work, 0.0, out=work)     # cancellation must not give tiny negatives
+            totals = work.sum(axis=1, keepdims=True)
+            work += eps
+            log_theta = np.log(work, out=work)
+        else:            # keep feature_count_ intact
+            totals = counts.sum(axis=1, keepdims=True)
+            log_theta = np.log(counts + eps)
+        log_theta -= np.log(totals + eps * V)
         self.feature_log_prob_ = log_theta
-        weights = log_theta
         if normalize:
-            weights = log_theta / np.abs(log_theta).sum(axis=1, keepdims=True)
-        self.coef_ = -weights if complement else weights
+            # every log theta is <= 0, so sum |W| = -sum W, and -W / sum|W| = W / sum W
+            norm = log_theta.sum(axis=1, keepdims=True)
+            norm[norm == 0] = -np.inf           # a single-word vocabulary: all weights 0
+            self.coef_ = log_theta / (norm if complement else -norm)
+        else:
+            self.coef_ = -log_theta if complement else log_theta
         present = self.class_count_ > 0
         intercept = np.zeros(K)
         if not normalize and self.prior == "mle":  # a uniform prior adds the same constant to every class

@@ -98,6 +98,13 @@ def test_alpha_is_the_numerical_maximum_of_the_likelihood():
     # and the plugin's classifier uses exactly these (before smoothing)
     clf = DCM(tol=1e-13, max_iter=200000).fit(X, np.zeros(len(X), dtype=int))
     np.testing.assert_allclose(clf.alpha_unsmoothed_[0], best, rtol=1e-6)
+    # counts of 9 and more (beyond the reciprocal sums) and non-integer "counts" take the digamma path
+    for scale in (3.0, 1.5):
+        Xs = X * scale
+        ours = fit_polya(sp.csr_matrix(Xs), tol=1e-13, max_iter=200000)
+        res = minimize(_neg_loglik, np.zeros(6), args=(Xs,), jac=True, method="BFGS",
+                       options={"gtol": 1e-12, "maxiter": 10000})
+        np.testing.assert_allclose(ours.alpha[0], np.exp(res.x), rtol=1e-6)
 
 
 def test_zero_count_word_and_smoothing():

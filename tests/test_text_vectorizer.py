@@ -104,6 +104,7 @@ def test_tokenizer_options():
     assert tokenize(text) == [["subject", "hello", "world", "from", "a", "b", "c", "lines", "body", "text", "x"]]
     assert tokenize(text, header="drop") == [["body", "text", "x"]]
     assert tokenize(text, header="subject") == [["hello", "world", "body", "text", "x"]]
+    assert tokenize(text, header="from+subject") == [["hello", "world", "a", "b", "c", "body", "text", "x"]]
     assert tokenize(text, header="drop", numbers="num") == [["body", "NUM", "text", "NUM", "x"]]
     assert tokenize(text, header="drop", tokenizer="word") == [["body", "12", "text"]]
     assert tokenize(text, header="drop", lowercase=False, tokenizer="alnum") == [["Body", "12", "text", "3", "5", "x"]]

@@ -15,6 +15,7 @@ statistics and ``_joint_log_likelihood``.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,13 @@ __all__ = [
 ]
 
 
+@functools.lru_cache(maxsize=8)
+def _numeric_features(n_features: int) -> tuple[Attribute, ...]:
+    """x0..x{n-1} as numeric attributes; cached because a text matrix has tens of thousands of
+    columns and every fit without a schema would otherwise rebuild them (attributes are immutable)."""
+    return tuple(Attribute(f"x{i}", "numeric") for i in range(n_features))
+
+
 @dataclass(frozen=True)
 class Schema:
     """What a component needs to know about the columns of ``X`` and the class."""
@@ -50,7 +58,7 @@ class Schema:
 
     @classmethod
     def numeric(cls, n_features: int, classes: Sequence[str]) -> Schema:
-        return cls(tuple(Attribute(f"x{i}", "numeric") for i in range(n_features)), tuple(classes))
+        return cls(_numeric_features(int(n_features)), tuple(classes))
 
     def select(self, columns: Sequence[int] | np.ndarray) -> Schema:
         return Schema(tuple(self.features[int(c)] for c in columns), self.classes, self.class_name)

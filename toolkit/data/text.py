@@ -80,16 +80,16 @@ def _strip_header(text: str, keep: frozenset[str] | None) -> str:
 
 
 def _header_setting(header: str) -> tuple[bool, frozenset[str] | None]:
-    """(strip?, fields kept) from ``header``: "keep", "drop" or "field,field"."""
+    """(strip?, fields kept) from ``header``: "keep", "drop" or "field+field" (also , or ;)."""
     h = str(header).strip().lower()
     if h == "keep":
         return False, None
     if h == "drop":
         return True, None
-    fields = frozenset(f.strip() for f in h.replace("|", ",").split(",") if f.strip())
+    fields = frozenset(f.strip() for f in re.split(r"[+;, ]", h) if f.strip())
     if not fields or not all(re.fullmatch(r"[a-z][a-z0-9-]*", f) for f in fields):
-        raise ParameterError(f"word-counts: header must be 'keep', 'drop' or a comma-separated list of "
-                             f"header fields to keep (e.g. 'from,subject'), not '{header}'")
+        raise ParameterError(f"word-counts: header must be 'keep', 'drop' or the header fields to keep joined "
+                             f"by '+' (e.g. 'from+subject'), not '{header}'")
     return True, fields
 
 
@@ -182,8 +182,8 @@ class WordCounts:
     :param numbers: ``keep`` (as the tokenizer finds them) or ``num`` (every number becomes the
         token ``NUM``, as Schneider 2004 does).
     :param header: ``keep``; ``drop`` (remove an e-mail/news header: the text before the first
-        blank line); or a comma-separated list of header fields whose values are kept, e.g.
-        ``from,subject`` (the 20 Newsgroups "18828" version keeps these two).
+        blank line); or the header fields whose values are kept, joined by ``+``, e.g.
+        ``from+subject`` (the 20 Newsgroups "18828" version keeps these two).
     :param stop_words: ``none``, ``english`` (:data:`ENGLISH_STOP_WORDS`) or a path to a file
         with one word per line.
     :param remove_top: remove the n most frequent words of the training part (by total count,

@@ -90,6 +90,18 @@ class CurveResult:
                                 "sd": float(v.std(ddof=1)) if len(v) > 1 else float("nan"), "n": int(len(v))})
         return out
 
+    def _shown_sizes(self, dataset: str) -> list[int | None]:
+        """Sizes with distinct numbers of words (a size above the vocabulary repeats 'full')."""
+        full = self.n_features(dataset, None) if None in self.sizes else None
+        shown, seen = [], set()
+        for size in self.sizes:
+            n = self.n_features(dataset, size)
+            if (size is not None and n == full) or n in seen:
+                continue
+            seen.add(n)
+            shown.append(size)
+        return shown
+
     def paired_test(self, dataset: str, a: str, b: str, size: int | None) -> float:
         """One-sided paired t-test p-value for "a beats b" (Schneider's test); NaN with < 2 splits."""
         from toolkit.evaluation.stats import paired_ttest
@@ -119,7 +131,7 @@ class CurveResult:
         for ds in self.datasets:
             header = ["words"] + self.selectors
             rows = []
-            for size in self.sizes:
+            for size in self._shown_sizes(ds):
                 label = f"full ({self.n_features(ds, size)})" if size is None else str(self.n_features(ds, size))
                 if size is not None and self.n_features(ds, size) < size:
                     label += " (all)"
@@ -173,7 +185,7 @@ class CurveResult:
         for ax, ds in zip(axes.ravel(), names):
             for sel in self.selectors:
                 xs, ys, es = [], [], []
-                for size in self.sizes:
+                for size in self._shown_sizes(ds):
                     v = np.asarray(self.values(ds, sel, size), dtype=np.float64)
                     if len(v):
                         xs.append(self.n_features(ds, size))
