@@ -218,7 +218,9 @@ def _accuracy_markdown(table: dict[str, Any], info: dict[str, str], timing: dict
                    f"{diff('C-DCM', 'C-TW-L-M (ε=0.01)', two_sided=True)} | {best} |")
     out += ["", "C-DCM − C-TW-L-M uses a two-sided p-value (the chapter's claim is \"no significant "
             "difference\").", "", "## Fit time", "",
-            "Mean seconds to fit one model (vectorising included) per split, from the result records.", "",
+            "Mean seconds to fit one model (vectorising included; the first fit in a process also tokenises "
+            "the corpus) per split, from the result records; two processes share two CPUs, so the figures "
+            "move with the machine's load. `python benchmarks/text_nb.py` measures speed properly.", "",
             "| dataset | M (ε=0.01) | C-TW-L-M (ε=0.01) | DCM | C-DCM | wall time for all methods |",
             "|---|---|---|---|---|---|"]
     for name in names:
