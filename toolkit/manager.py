@@ -44,6 +44,10 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "naive-bayes": "toolkit.plugins.naive_bayes",
     "bma-nb": "toolkit.plugins.bma_nb",
     "metrics": "toolkit.plugins.metrics",
+    "multinomial-nb": "toolkit.plugins.multinomial_nb",
+    "dcm": "toolkit.plugins.dcm",
+    "kl-selection": "toolkit.plugins.kl_selection",
+    "text-metrics": "toolkit.plugins.text_metrics",
 }
 
 
