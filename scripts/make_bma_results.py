@@ -49,6 +49,9 @@ def main() -> None:
     default = toolkit.evaluate(paths, ["nb-weka", "bma-nb", "bma-nb-zh"], metrics=["error"], jobs=args.jobs,
                                out=ROOT / "results" / "bma-default.jsonl", resume=True)
     comparison = compare_results(default, metric="error", baseline="nb-weka")
+    inner = toolkit.evaluate(paths, ["nb-weka", "bma-nb"], metrics=["error"], jobs=args.jobs, inner_folds=5,
+                             out=ROOT / "results" / "bma-inner5.jsonl", resume=True)
+    inner_comparison = compare_results(inner, metric="error", baseline="nb-weka")
     thesis = toolkit.evaluate(paths, ["nb-weka", "bma-nb"], protocol="thesis", metrics=["error"],
                               out=ROOT / "results" / "bma-thesis.jsonl", resume=True)
 
@@ -56,21 +59,32 @@ def main() -> None:
              "Written by `python scripts/make_bma_results.py` (toolkit " + toolkit.__version__ + ").", "",
              "## Default protocol (10 repetitions, 10 % test, seeds 1..10; algorithms.md 5.1.2)", "",
              format_comparison(comparison, "markdown"), ""]
-    checks = []
-    for name in DATASETS:
-        nb = comparison.cells[(name, "nb-weka")].mean
-        bma = comparison.cells[(name, "bma-nb")].mean
-        checks.append((name, nb, bma, bma <= nb + 0.01))
-    lines += ["Acceptance checks (issue 4): BMA's mean error is at most NB's + 1 percentage point on every "
-              "dataset, and strictly lower on vote.", "",
-              "| dataset | NB mean error % | BMA mean error % | BMA - NB (pp) | BMA <= NB + 1 pp |",
-              "| --- | --- | --- | --- | --- |"]
-    for name, nb, bma, ok in checks:
-        lines.append(f"| {name} | {100 * nb:.2f} | {100 * bma:.2f} | {100 * (bma - nb):+.2f} | {'yes' if ok else 'NO'} |")
+    def acceptance(comp) -> tuple[list[str], bool]:
+        rows = ["| dataset | NB mean error % | BMA mean error % | BMA - NB (pp) | BMA <= NB + 1 pp |",
+                "| --- | --- | --- | --- | --- |"]
+        ok_all = True
+        for name in DATASETS:
+            nb = comp.cells[(name, "nb-weka")].mean
+            bma = comp.cells[(name, "bma-nb")].mean
+            ok = bma <= nb + 0.01 + 1e-12
+            ok_all &= ok
+            rows.append(f"| {name} | {100 * nb:.2f} | {100 * bma:.2f} | {100 * (bma - nb):+.2f} | {'yes' if ok else '**NO**'} |")
+        return rows, ok_all
+
+    rows, ok_default = acceptance(comparison)
     vote_nb = comparison.cells[("vote", "nb-weka")].mean
     vote_bma = comparison.cells[("vote", "bma-nb")].mean
-    lines += ["", f"All within 1 pp: **{all(c[3] for c in checks)}**; vote strictly lower: "
-              f"**{vote_bma < vote_nb}** ({100 * vote_bma:.2f} % vs {100 * vote_nb:.2f} %).", ""]
+    lines += ["Acceptance checks (issue 4): BMA's mean error is at most NB's + 1 percentage point on every "
+              "dataset, and strictly lower on vote.", ""] + rows + [
+              "", f"All within 1 pp: **{ok_default}**; vote strictly lower: **{vote_bma < vote_nb}** "
+              f"({100 * vote_bma:.2f} % vs {100 * vote_nb:.2f} %).", ""]
+    rows, ok_inner = acceptance(inner_comparison)
+    lines += ["## The same, tuning H by 5-fold cross-validation inside each training part (`inner_folds=5`)", "",
+              "The default protocol validates H on the first 10 % of the training part: 19 instances for autos, "
+              "where one validation error decides between H values. Tuning on all of the training part by "
+              "inner 5-fold cross-validation (the `--inner-folds 5` option; same outer splits) removes most of that noise.",
+              "", format_comparison(inner_comparison, "markdown"), ""] + rows + [
+              "", f"All within 1 pp with inner 5-fold tuning: **{ok_inner}**.", ""]
 
     lines += ["## Thesis-compatibility protocol against the published Table 3 (algorithms.md 5.1.3, 6.1)", "",
               "Error counts on fold 9 of the seed-10 WEKA 10-fold split; H tuned on fold 0, ties to the smallest H.", "",
@@ -88,6 +102,28 @@ def main() -> None:
         lines.append(f"| {name} | {n_test} | {nb_pub} | {nb_ours} | {bma_pub} | {bma_ours}{mark} | "
                      f"{bma_rec['chosen_params'].get('clf.H')} |")
     lines += ["", f"NB: {same_nb}/20 identical; BMA: {same_bma}/20 identical.", ""]
+
+    lines += ["## Default-protocol means against the thesis's Table 3 percentages", "",
+              "The thesis's cells are one test fold each (algorithms.md 6.1), so they sample the same quantity as "
+              "one of our ten repetitions. A cell is flagged when the two differ by more than the wider of the two "
+              "CIs (ours: t over 10 repetitions; the thesis's: 2.228 sqrt(e(1-e)/N)).", "",
+              "| dataset | thesis BMA % | ours BMA % | thesis NB % | ours NB % | flag |", "| --- | --- | --- | --- | --- | --- |"]
+    for name in DATASETS:
+        bma_pub, nb_pub, n_test = PUBLISHED[name]
+        n_total = thesis.cell(name, "nb-weka")[0]["dataset"]["n_instances"]
+        flags = []
+        for label, pub, pipe in (("BMA", bma_pub, "bma-nb"), ("NB", nb_pub, "nb-weka")):
+            e = pub / n_test
+            cell = comparison.cells[(name, pipe)]
+            if abs(cell.mean - e) > max(cell.ci, 2.228 * (e * (1 - e) / n_total) ** 0.5):
+                flags.append(label)
+        bc, nc = comparison.cells[(name, "bma-nb")], comparison.cells[(name, "nb-weka")]
+        lines.append(f"| {name} | {100 * bma_pub / n_test:.2f} | {100 * bc.mean:.2f} ± {100 * bc.ci:.2f} | "
+                     f"{100 * nb_pub / n_test:.2f} | {100 * nc.mean:.2f} ± {100 * nc.ci:.2f} | {' '.join(flags)} |")
+    lines += ["", "Where NB and BMA are flagged together, the thesis's single fold is simply an easier or harder "
+              "sample than our ten (the thesis protocol above reproduces those cells exactly). A BMA-only flag "
+              "means the tuned H behaves differently on our splits: on autos, H is chosen on 19 validation "
+              "instances and overfits them (see the inner 5-fold table).", ""]
 
     curves_grid = [round(0.5 + 0.1 * i, 10) for i in range(11)]
     from toolkit.plugins._bma_curve import error_by_h, markdown_table, plot_curves

@@ -15,6 +15,7 @@ statistics and ``_joint_log_likelihood``.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 from collections.abc import Mapping, Sequence
@@ -34,6 +35,18 @@ __all__ = [
     "ClassifierBase", "ProbabilisticClassifier", "FeatureSelectorBase", "ExampleSelectorBase",
     "as_matrix", "accepts_argument",
 ]
+
+
+@functools.lru_cache(maxsize=8)
+def _numeric_features(n_features: int) -> AttributeList:
+    """x0..x{n-1} as numeric attributes; cached because a text matrix has tens of thousands of
+    columns and every fit without a schema would otherwise rebuild them (attribute lists are immutable)."""
+    from toolkit.data.attributes import AttributeListBuilder
+
+    builder = AttributeListBuilder()
+    for i in range(n_features):
+        builder.add(f"x{i}", "numeric")
+    return builder.build()
 
 
 @dataclass(frozen=True)
@@ -60,12 +73,7 @@ class Schema:
 
     @classmethod
     def numeric(cls, n_features: int, classes: Sequence[str]) -> Schema:
-        from toolkit.data.attributes import AttributeListBuilder
-
-        builder = AttributeListBuilder()
-        for i in range(n_features):
-            builder.add(f"x{i}", "numeric")
-        return cls(builder.build(), tuple(classes))
+        return cls(_numeric_features(int(n_features)), tuple(classes))
 
     def select(self, columns: Sequence[int] | np.ndarray) -> Schema:
         return Schema(self.features.take(np.asarray(columns, dtype=np.int64)), self.classes, self.class_name)

@@ -21,7 +21,6 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pluggy
@@ -45,6 +44,10 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "naive-bayes": "toolkit.plugins.naive_bayes",
     "bma-nb": "toolkit.plugins.bma_nb",
     "metrics": "toolkit.plugins.metrics",
+    "multinomial-nb": "toolkit.plugins.multinomial_nb",
+    "dcm": "toolkit.plugins.dcm",
+    "kl-selection": "toolkit.plugins.kl_selection",
+    "text-metrics": "toolkit.plugins.text_metrics",
     "bim-nb": "toolkit.plugins.bim_nb",
     "ots-selection": "toolkit.plugins.ots_selection",
 }
@@ -251,7 +254,3 @@ def reset_default_manager(manager: PluginManager | None = None) -> None:
     """Replace (or drop) the process-wide manager; tests and ``--plugins-dir`` use this."""
     global _default
     _default = manager
-
-
-def describe_module(module: ModuleType) -> str:
-    return getattr(module, "__name__", repr(module))

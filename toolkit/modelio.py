@@ -95,7 +95,7 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str]) -> None:
     arrays: dict[str, np.ndarray] = {}
     components: dict[str, Any] = {}
     state: dict[str, Any] = {}
-    parts = {"text": (pipeline.text, fitted.vectorizer), "feature_selector": (pipeline.feature_selector,
+    parts = {"text": (fitted.text_step or pipeline.text, fitted.vectorizer), "feature_selector": (pipeline.feature_selector,
                                                                                fitted.feature_selector),
              "classifier": (pipeline.classifier, fitted.classifier)}
     for role, (step, obj) in parts.items():
@@ -239,7 +239,7 @@ def load_model(path: str | os.PathLike[str]) -> SavedModel:
             if role == "text":
                 from toolkit.data.text import text_step_spec
 
-                spec = text_step_spec()
+                spec = text_step_spec(comp["name"])
             else:
                 try:
                     spec = registry.get(comp["kind"], comp["name"])

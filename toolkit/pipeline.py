@@ -89,7 +89,7 @@ def _make_step(role: str, value: Any, registry: Any) -> Step | None:
     if role == "text":
         from toolkit.data.text import text_step_spec
 
-        spec = text_step_spec()
+        spec = text_step_spec(name)
     else:
         spec = registry.get(kind, name)
     check_params(spec, grid)
@@ -192,6 +192,7 @@ class Pipeline:
             from toolkit.data.text import default_text_step
 
             text_step = default_text_step()
+        fitted.text_step = text_step
         if text_step is not None:
             vectorizer = text_step.build(by_role["text"], seed)
             X, schema = vectorizer.fit_transform_dataset(ds)
@@ -284,6 +285,7 @@ class FittedPipeline:
         self.pipeline = pipeline
         self.params = dict(params)
         self.vectorizer: Any = None
+        self.text_step: Step | None = None
         self.example_selector: Any = None
         self.selected_rows: np.ndarray | None = None
         self.feature_selector: Any = None

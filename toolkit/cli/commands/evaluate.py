@@ -39,14 +39,15 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                    jobs: int, out_file: Optional[str], resume: bool, as_json: bool, fmt: str,
                    baseline: Optional[str], class_attribute: Optional[str], dense: bool, no_tune: bool,
                    save_proba: bool, quiet: bool, report_metric: Optional[str], alpha: float,
-                   significance: str, positive: Optional[list[str]] = None,
+                   significance: str, text: Optional[str] = None, positive: Optional[list[str]] = None,
                    positive_below: Optional[float] = None) -> None:
     from toolkit.evaluation.api import compare, evaluate
     from toolkit.evaluation.report import format_comparison
 
     metrics = list(dict.fromkeys(metric or ["error", "accuracy", "log-loss"]))
     with progress_bar(not quiet) as update:
-        results = evaluate(datasets, classifier, feature_selector=fs, example_selector=es, protocol=protocol,
+        results = evaluate(datasets, classifier, feature_selector=fs, example_selector=es, text=text or "auto",
+                           protocol=protocol,
                            runs=runs, test_fraction=test_fraction, validation_fraction=validation_fraction,
                            seed=seed, stratified=stratified, inner_folds=inner_folds, metrics=metrics,
                            jobs=jobs, out=out_file, resume=resume, store_proba=save_proba,
@@ -78,6 +79,9 @@ def evaluate_command(
                                          help="NAME or NAME:k=v,k2=a|b (a|b = grid to tune); repeatable."),
     fs: Optional[str] = typer.Option(None, "--fs", help="Feature selector NAME[:k=v,...], fit on training parts."),
     es: Optional[str] = typer.Option(None, "--es", help="Example selector NAME[:k=v,...], fit on training parts."),
+    text: Optional[str] = typer.Option(None, "--text",
+                                       help="Text step for string attributes, e.g. word-counts:remove_top=500 "
+                                            "(default: word-counts with its defaults)."),
     protocol: str = typer.Option("random", "--protocol", help="random (default), thesis, or fixed (with --test)."),
     runs: int = typer.Option(10, "--runs", "-r", help="Repetitions of the random protocol."),
     test_fraction: float = typer.Option(0.1, "--test-fraction", help="Share held out for testing."),
@@ -110,7 +114,7 @@ def evaluate_command(
     """Nested random-resampling evaluation (thesis Algorithm 4) of classifiers on datasets."""
     run_and_report(datasets, classifier, fs, es, protocol, runs, test_fraction, validation_fraction, seed,
                    stratified, inner_folds, test, metric, jobs, out_file, resume, as_json, fmt, baseline,
-                   class_attribute, dense, no_tune, save_proba, quiet, report_metric, alpha, significance,
+                   class_attribute, dense, no_tune, save_proba, quiet, report_metric, alpha, significance, text,
                    positive, positive_below)
 
 

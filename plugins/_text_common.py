@@ -1,0 +1,41 @@
+"""Helpers shared by the text classifiers and selectors: count checks and per-class sums on CSR."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from toolkit.errors import CapabilityError
+
+__all__ = ["as_counts", "class_indicator", "row_of_entry", "row_sums"]
+
+
+def as_counts(X: Any, who: str) -> sp.csr_matrix:
+    """``X`` as a CSR matrix of non-negative finite values (dense input is converted, sparse stays)."""
+    X = X if sp.issparse(X) else sp.csr_matrix(np.asarray(X, dtype=np.float64))
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if X.nnz:
+        data = X.data
+        if not np.all(np.isfinite(data)):
+            raise CapabilityError(f"{who} needs word counts without missing or infinite values; "
+                                  f"found {int(np.sum(~np.isfinite(data)))} such entries")
+        if data.min() < 0:
+            raise CapabilityError(f"{who} needs non-negative word counts; found {data.min()!r}")
+    return X
+
+
+def class_indicator(y: np.ndarray, w: np.ndarray, K: int) -> sp.csr_matrix:
+    """(n, K) sparse matrix with the weight of row i in column y_i: ``Y.T @ X`` sums each class."""
+    n = len(y)
+    return sp.csr_matrix((np.asarray(w, dtype=np.float64), (np.arange(n), y)), shape=(n, K))
+
+
+def row_of_entry(X: sp.csr_matrix) -> np.ndarray:
+    """Row index of every stored entry of a CSR matrix."""
+    return np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr))
+
+
+def row_sums(X: sp.csr_matrix) -> np.ndarray:
+    return np.asarray(X.sum(axis=1), dtype=np.float64).ravel()

@@ -1,0 +1,213 @@
+"""DCM and complement-DCM (algorithms.md 2.7): the 7.6 test vectors, the likelihood against the
+Pólya-urn product computed with explicit loops, and the fitted alpha against the likelihood
+maximised numerically with scipy.optimize."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from scipy.special import digamma, gammaln
+
+import toolkit
+from toolkit.api import Schema
+from toolkit.errors import CapabilityError, ParameterError
+from toolkit.plugins._dcm_impl import DCM, ComplementDCM, dcm_log_likelihood, fit_polya, moment_match
+from toolkit.plugins._multinomial_nb_impl import MultinomialNB
+
+DATA = np.array([[5, 0, 0], [0, 4, 1], [6, 1, 0], [0, 0, 3]], dtype=float)
+
+
+def polya_urn(x, alpha):
+    """log p(x|alpha) without the multinomial coefficient, as the urn product of rising factorials."""
+    A = sum(alpha)
+    n = int(sum(x))
+    out = 0.0
+    for w, count in enumerate(x):
+        for j in range(int(count)):
+            out += math.log(alpha[w] + j)
+    for j in range(n):
+        out -= math.log(A + j)
+    return out
+
+
+def test_likelihood_vector():
+    x = sp.csr_matrix([[2, 0, 1]], dtype=float)
+    got = dcm_log_likelihood(x, np.array([[1.0, 2.0, 0.5]]))[0, 0]
+    assert got == pytest.approx(-4.461588, abs=1e-6)
+    coefficient = gammaln(4) - gammaln(3) - gammaln(2)           # log(3! / (2! 1!)) = log 3
+    assert got + coefficient == pytest.approx(-3.362976, abs=1e-6)
+    assert got == pytest.approx(math.log(1 / 86.625), abs=1e-12)
+
+
+def test_likelihood_matches_the_urn_product():
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 5, size=(12, 7)).astype(float)
+    X[rng.random(X.shape) < 0.5] = 0
+    alpha = rng.uniform(0.05, 3.0, size=(3, 7))
+    got = dcm_log_likelihood(sp.csr_matrix(X), alpha)
+    want = np.array([[polya_urn(X[d], alpha[k]) for k in range(3)] for d in range(12)])
+    np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-11)
+
+
+def test_fixed_point_one_step_and_convergence():
+    one = fit_polya(DATA, init="ones", max_iter=1)
+    np.testing.assert_allclose(one.alpha[0], (1.101283, 0.717385, 0.659219), atol=1e-6)
+    fit = fit_polya(DATA, init="ones", tol=1e-10, max_iter=100000)
+    np.testing.assert_allclose(fit.alpha[0], (0.215479, 0.174046, 0.169463), atol=1e-6)
+    assert fit.converged[0]
+    assert dcm_log_likelihood(sp.csr_matrix(DATA), fit.alpha).sum() == pytest.approx(-13.411564, abs=1e-6)
+    default = fit_polya(DATA)                       # moment start, tol 1e-6
+    np.testing.assert_allclose(default.alpha[0], fit.alpha[0], atol=1e-4)
+
+
+def test_moment_matching_start():
+    p = DATA / DATA.sum(axis=1, keepdims=True)
+    start = moment_match(p.mean(axis=0), (p * p).mean(axis=0))
+    np.testing.assert_allclose(start[0], (0.109244, 0.055462, 0.070588), atol=1e-6)
+    # one document: the precision is undefined, start from 1 on the active words
+    single = moment_match(np.array([0.5, 0.5, 0.0]), np.array([0.25, 0.25, 0.0]))
+    np.testing.assert_array_equal(single[0], (1.0, 1.0, 0.0))
+
+
+def _neg_loglik(log_alpha, X):
+    a = np.exp(log_alpha)
+    A = a.sum()
+    n = X.sum(axis=1)
+    value = np.sum(gammaln(A) - gammaln(n + A)) + np.sum(gammaln(X + a) - gammaln(a))
+    grad = a * (np.sum(digamma(A) - digamma(n + A)) + np.sum(digamma(X + a) - digamma(a), axis=0))
+    return -value, -grad
+
+
+def test_alpha_is_the_numerical_maximum_of_the_likelihood():
+    rng = np.random.default_rng(42)
+    docs = []
+    for _ in range(40):                              # bursty documents: a Dirichlet draw per document
+        theta = rng.dirichlet([0.4, 0.3, 0.2, 0.6, 0.1, 0.5])
+        docs.append(rng.multinomial(int(rng.integers(5, 40)), theta))
+    X = np.array(docs, dtype=float)
+    ours = fit_polya(sp.csr_matrix(X), tol=1e-13, max_iter=200000)
+    assert ours.converged[0]
+    res = minimize(_neg_loglik, np.zeros(6), args=(X,), jac=True, method="BFGS",
+                   options={"gtol": 1e-12, "maxiter": 10000})
+    best = np.exp(res.x)
+    np.testing.assert_allclose(ours.alpha[0], best, rtol=1e-6)
+    # and the plugin's classifier uses exactly these (before smoothing)
+    clf = DCM(tol=1e-13, max_iter=200000).fit(X, np.zeros(len(X), dtype=int))
+    np.testing.assert_allclose(clf.alpha_unsmoothed_[0], best, rtol=1e-6)
+    # counts of 9 and more (beyond the reciprocal sums) and non-integer "counts" take the digamma path
+    for scale in (3.0, 1.5):
+        Xs = X * scale
+        ours = fit_polya(sp.csr_matrix(Xs), tol=1e-13, max_iter=200000)
+        res = minimize(_neg_loglik, np.zeros(6), args=(Xs,), jac=True, method="BFGS",
+                       options={"gtol": 1e-12, "maxiter": 10000})
+        np.testing.assert_allclose(ours.alpha[0], np.exp(res.x), rtol=1e-6)
+
+
+def test_zero_count_word_and_smoothing():
+    X = np.column_stack([DATA, np.zeros(4)])
+    clf = DCM(tol=1e-10, max_iter=100000).fit(X, np.zeros(4, dtype=int))
+    assert clf.alpha_unsmoothed_[0, 3] == 0.0
+    np.testing.assert_allclose(clf.alpha_[0], (0.217174, 0.175741, 0.171158, 0.001695), atol=1e-6)
+    assert clf.decision_function(np.array([[2, 0, 1, 1.0]]))[0, 0] == pytest.approx(-11.568422, abs=1e-6)
+
+
+BURSTY_X = np.array([[5, 0, 0, 1], [0, 4, 0, 0], [6, 1, 0, 0], [0, 0, 3, 0],
+                     [0, 0, 4, 0], [1, 0, 0, 5], [0, 0, 0, 3], [0, 2, 0, 4]], dtype=float)
+BURSTY_Y = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+BURSTY_T = np.array([[2, 0, 0, 1], [0, 0, 2, 2], [1, 1, 1, 1]], dtype=float)
+
+
+def test_bursty_two_class_corpus():
+    clf = DCM(tol=1e-10, max_iter=100000).fit(BURSTY_X, BURSTY_Y)
+    np.testing.assert_allclose(clf.alpha_unsmoothed_[0], (0.206877, 0.168219, 0.082521, 0.073953), atol=1e-6)
+    np.testing.assert_allclose(clf.alpha_unsmoothed_[1], (0.102588, 0.113004, 0.123961, 0.518102), atol=1e-6)
+    np.testing.assert_allclose(clf.alpha_[0], (0.207617, 0.168958, 0.083260, 0.074692), atol=1e-6)
+    np.testing.assert_allclose(clf.alpha_[1], (0.103614, 0.114030, 0.124986, 0.519128), atol=1e-6)
+    np.testing.assert_allclose(clf.decision_function(BURSTY_T),
+                               [[-4.709648, -4.348274], [-6.922589, -5.074547], [-10.424764, -10.048832]],
+                               atol=1e-6)
+    np.testing.assert_array_equal(clf.predict(BURSTY_T), [1, 1, 1])
+    mnb = MultinomialNB(epsilon=0.01).fit(BURSTY_X, BURSTY_Y)
+    np.testing.assert_array_equal(mnb.predict(BURSTY_T), [0, 1, 0])
+
+
+X75 = np.array([[5, 0, 1, 0, 1], [1, 1, 0, 0, 0], [2, 0, 0, 1, 0], [0, 3, 0, 1, 0], [0, 1, 2, 0, 0],
+                [1, 0, 0, 4, 2], [0, 0, 0, 6, 0], [0, 1, 0, 0, 1], [0, 0, 1, 2, 1]], dtype=float)
+Y75 = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+T75 = np.array([[1, 0, 2, 1, 1]], dtype=float)
+
+
+def test_complement_dcm_vector():
+    clf = ComplementDCM(tol=1e-10, max_iter=100000).fit(X75, Y75)
+    np.testing.assert_allclose(clf.alpha_unsmoothed_, [
+        (0.203104, 0.751986, 0.471265, 1.622198, 0.692407),
+        (1.164398, 0.391460, 0.391460, 1.543391, 0.874218),
+        (2.191284, 1.564173, 0.962075, 0.772647, 0.386323)], atol=1e-4)
+    loglik = dcm_log_likelihood(sp.csr_matrix(T75), clf.alpha_)[0]
+    np.testing.assert_allclose(loglik, (-10.411610, -9.273882, -10.015699), atol=1e-4)
+    np.testing.assert_allclose(clf.decision_function(T75)[0], -loglik, rtol=1e-12)
+    assert clf.predict(T75)[0] == 0
+
+
+def test_under_dispersed_class_stops_at_the_cap():
+    clf = DCM(max_iter=50).fit(X75, Y75)
+    assert (clf.n_iter_ == 50).all() and not clf.converged_.any()
+    scores = clf.decision_function(T75)
+    assert np.isfinite(scores).all()
+
+
+def test_integer_weights_equal_duplicated_rows():
+    w = np.array([1, 2, 1, 3, 1, 1, 2, 1, 1.0, 2, 1, 1])[: len(BURSTY_Y)]
+    rows = np.repeat(np.arange(len(w)), w.astype(int))
+    for cls in (DCM, ComplementDCM):
+        a = cls(tol=1e-12, max_iter=100000).fit(BURSTY_X, BURSTY_Y, sample_weight=w)
+        b = cls(tol=1e-12, max_iter=100000).fit(BURSTY_X[rows], BURSTY_Y[rows])
+        np.testing.assert_allclose(a.alpha_, b.alpha_, rtol=1e-8)
+
+
+def test_sparse_and_dense_agree_and_absent_class_is_excluded():
+    schema = Schema.numeric(4, ["a", "b", "c"])
+    a = DCM().fit(BURSTY_X, BURSTY_Y, schema=schema)
+    b = DCM().fit(sp.csr_matrix(BURSTY_X), BURSTY_Y, schema=schema)
+    np.testing.assert_array_equal(a.decision_function(BURSTY_T), b.decision_function(sp.csr_matrix(BURSTY_T)))
+    assert (a.decision_function(BURSTY_T)[:, 2] == -np.inf).all()
+    c = ComplementDCM().fit(BURSTY_X, BURSTY_Y, schema=schema)
+    assert (c.decision_function(BURSTY_T)[:, 2] == -np.inf).all()
+    assert set(c.predict(BURSTY_T)) <= {0, 1}
+
+
+def test_single_training_class():
+    y = np.zeros(len(BURSTY_X), dtype=int)
+    schema = Schema.numeric(4, ["a", "b"])
+    for cls in (DCM, ComplementDCM):
+        clf = cls().fit(BURSTY_X, y, schema=schema)
+        np.testing.assert_array_equal(clf.predict(BURSTY_T), [0, 0, 0])
+
+
+def test_document_log_likelihood_uses_each_documents_class():
+    clf = DCM().fit(BURSTY_X, BURSTY_Y)
+    y = np.array([1, 0, 1])
+    want = [polya_urn(BURSTY_T[d], clf.alpha_[y[d]]) for d in range(3)]
+    np.testing.assert_allclose(clf.document_log_likelihood(BURSTY_T, y), want, rtol=1e-11)
+    with pytest.raises(CapabilityError, match="perplexity"):
+        ComplementDCM().fit(BURSTY_X, BURSTY_Y).document_log_likelihood(BURSTY_T, y)
+
+
+@pytest.mark.parametrize("params,match", [({"tol": -1}, "tol"), ({"max_iter": 0}, "max_iter"),
+                                          ({"init": "random"}, "init"), ({"smoothing": "x"}, "smoothing"),
+                                          ({"prior": "laplace"}, "prior")])
+def test_bad_parameters(params, match):
+    with pytest.raises(ParameterError, match=match):
+        DCM(**params).fit(BURSTY_X, BURSTY_Y)
+
+
+def test_registered_names_and_state_round_trip():
+    for name in ("dcm", "c-dcm"):
+        clf = toolkit.get_classifier(name).fit(BURSTY_X, BURSTY_Y)
+        meta, arrays = clf.get_state()
+        again = type(clf).from_state(clf.get_params(), meta, arrays)
+        np.testing.assert_array_equal(again.predict_proba(BURSTY_T), clf.predict_proba(BURSTY_T))

@@ -1,0 +1,151 @@
+"""KL, dKL and MI feature scores (algorithms.md 3.1-3.2): the 7.4 test vector, explicit-loop
+references of Schneider's definitions, and scikit-learn's mutual information as an independent MI."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import toolkit
+from toolkit.errors import ParameterError
+from toolkit.plugins._kl_selection_impl import (
+    DKLSelector, KLSelector, MISelector, TextStatistics, dkl_scores, exact_kl, kl_scores, mutual_information,
+)
+
+X74 = np.array([[2, 1, 0, 0], [1, 0, 1, 0], [3, 0, 0, 1], [0, 2, 0, 1], [0, 1, 1, 3]], dtype=float)
+Y74 = np.array([0, 0, 0, 1, 1])
+
+
+def test_algorithms_7_4_vector():
+    stats = TextStatistics(sp.csr_matrix(X74), Y74)
+    np.testing.assert_allclose(stats.p_word_given_class[0], (7 / 13, 2 / 13, 2 / 13, 2 / 13), atol=1e-12)
+    np.testing.assert_allclose(stats.p_word_given_class[1], (1 / 12, 4 / 12, 2 / 12, 5 / 12), atol=1e-12)
+    np.testing.assert_allclose(stats.kl_tilde(), (0, 0.101410, 0.147620, 0.101410), atol=1e-6)
+    np.testing.assert_allclose(kl_scores(stats), (0.180291, 0.018784, -0.039821, 0.048832), atol=1e-6)
+    np.testing.assert_allclose(dkl_scores(stats), (0.182063, 0.013853, -0.001953, 0.030880), atol=1e-6)
+    np.testing.assert_allclose(exact_kl(stats), (0.070769, 0.123533, 0.125158, 0.053156), atol=1e-6)
+    np.testing.assert_allclose(mutual_information(stats), (0.673012, 0.291103, 0.013844, 0.291103), atol=1e-6)
+    # MI of a word that occurs exactly in class 0 is the class entropy
+    assert mutual_information(stats)[0] == pytest.approx(-(0.6 * math.log(0.6) + 0.4 * math.log(0.4)), abs=1e-12)
+
+
+def test_rankings_and_selection():
+    assert list(KLSelector(k=4).fit(X74, Y74).ranking()) == [0, 3, 1, 2]
+    assert list(DKLSelector(k=4).fit(X74, Y74).ranking()) == [0, 3, 1, 2]
+    mi = MISelector(k=2).fit(X74, Y74)
+    assert list(mi.ranking()) == [0, 1, 3, 2]          # w1 and w3 tie; the lower index first
+    assert list(mi.support_) == [0, 1]
+    assert list(KLSelector(k=2).fit(X74, Y74).support_) == [0, 3]
+    assert list(KLSelector(k=0.5).fit(X74, Y74).support_) == [0, 3]     # a share of the vocabulary
+    assert list(KLSelector(k=None).fit(X74, Y74).support_) == [0, 1, 2, 3]
+    np.testing.assert_array_equal(KLSelector(k=2).fit(X74, Y74).transform(X74), X74[:, [0, 3]])
+
+
+def _brute_force(X, y):
+    """Schneider's definitions (algorithms.md 3.1) with explicit loops."""
+    n, V = X.shape
+    K = int(y.max()) + 1
+    size = [sum(1 for d in range(n) if y[d] == j) for j in range(K)]
+    p_c = [size[j] / n for j in range(K)]
+    class_tokens = [sum(X[d, w] for d in range(n) if y[d] == j for w in range(V)) for j in range(K)]
+    total = sum(class_tokens)
+    kl, dkl, exact, mi = [], [], [], []
+    for w in range(V):
+        p_wc = [(1 + sum(X[d, w] for d in range(n) if y[d] == j)) / (V + class_tokens[j]) for j in range(K)]
+        N_jt = [sum(1 for d in range(n) if y[d] == j and X[d, w] > 0) for j in range(K)]
+        N_t = sum(N_jt)
+        kl_tilde = -sum(p_c[j] * p_wc[j] * math.log(N_jt[j] / size[j]) for j in range(K) if N_jt[j] > 0)
+        p_w = sum(X[d, w] for d in range(n)) / total
+        p_mix = sum(p_c[j] * p_wc[j] for j in range(K))
+        kl.append(-p_w * math.log(N_t / n) - kl_tilde)
+        dkl.append(-p_mix * math.log(N_t / n) - kl_tilde)
+        e = 0.0
+        for d in range(n):
+            if X[d, w] > 0:
+                p_wd = X[d, w] / X[d].sum()
+                e += p_wd * math.log(p_wd / p_wc[y[d]])
+        exact.append(e / n)
+        m = 0.0
+        for j in range(K):
+            for present in (True, False):
+                joint = sum(1 for d in range(n) if y[d] == j and (X[d, w] > 0) == present) / n
+                pe = sum(1 for d in range(n) if (X[d, w] > 0) == present) / n
+                if joint > 0:
+                    m += joint * math.log(joint / (p_c[j] * pe))
+        mi.append(m)
+    return np.array(kl), np.array(dkl), np.array(exact), np.array(mi)
+
+
+def test_against_explicit_loops():
+    rng = np.random.default_rng(9)
+    X = rng.poisson(1.0, size=(30, 15)).astype(float)
+    X[rng.random(X.shape) < 0.5] = 0
+    X[:, 0] = 0
+    X[0, 0] = 2                                       # a word in one document only
+    y = np.arange(30) % 3
+    stats = TextStatistics(sp.csr_matrix(X), y)
+    kl, dkl, exact, mi = _brute_force(X, y)
+    np.testing.assert_allclose(kl_scores(stats), kl, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(dkl_scores(stats), dkl, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(exact_kl(stats), exact, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(mutual_information(stats), mi, rtol=1e-12, atol=1e-14)
+
+
+def test_document_mi_matches_scikit_learn():
+    fs = pytest.importorskip("sklearn.feature_selection")
+    rng = np.random.default_rng(2)
+    X = rng.poisson(0.7, size=(50, 10)).astype(float)
+    y = rng.integers(0, 4, size=50)
+    ours = mutual_information(TextStatistics(X, y))
+    theirs = fs.mutual_info_classif((X > 0).astype(int), y, discrete_features=True)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_token_mi_against_explicit_loops():
+    X, y = X74, Y74
+    n, V = X.shape
+    total = X.sum()
+    want = []
+    for w in range(V):
+        m = 0.0
+        for j in range(2):
+            class_tokens = X[y == j].sum()
+            in_w = X[y == j, w].sum()
+            for joint, pe in ((in_w / total, X[:, w].sum() / total),
+                              ((class_tokens - in_w) / total, 1 - X[:, w].sum() / total)):
+                if joint > 0:
+                    m += joint * math.log(joint / (class_tokens / total * pe))
+        want.append(m)
+    got = mutual_information(TextStatistics(X, y), event_model="token")
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_word_absent_from_training_scores_minus_infinity():
+    X = np.column_stack([X74, np.zeros(5)])
+    for sel in (KLSelector(k=None), DKLSelector(k=None), MISelector(k=None)):
+        assert sel.fit(X, Y74).scores_[4] == -np.inf
+        assert sel.ranking()[-1] == 4
+
+
+def test_exact_variant_ranks_by_the_exact_divergence():
+    sel = KLSelector(k=None, variant="exact").fit(X74, Y74)
+    stats = TextStatistics(X74, Y74)
+    np.testing.assert_allclose(sel.scores_, kl_scores(stats) + stats.kl_tilde() - exact_kl(stats), rtol=1e-12)
+
+
+@pytest.mark.parametrize("sel", [KLSelector(k=0), KLSelector(k=-3), KLSelector(k=1.5), KLSelector(k="a"),
+                                 KLSelector(variant="other"), MISelector(event_model="bits")])
+def test_bad_parameters(sel):
+    with pytest.raises(ParameterError):
+        sel.fit(X74, Y74)
+
+
+def test_selectors_run_inside_the_harness():
+    res = toolkit.evaluate("ReutersGrain-train", ["nb-multinomial:epsilon=1,prior=mle"], feature_selector="dkl:k=50",
+                           test="ReutersGrain-test", metrics=["accuracy"])
+    rec = res.ok()[0]
+    assert rec["extra"]["n_selected_features"] == 50
+    assert rec["metrics"]["accuracy"] > 0.8

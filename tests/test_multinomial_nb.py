@@ -1,0 +1,209 @@
+"""Multinomial NB family (algorithms.md 2.4): the 7.5 test vectors, brute-force references with
+explicit loops, and scikit-learn's MultinomialNB / ComplementNB as independent implementations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import toolkit
+from toolkit.api import Schema
+from toolkit.errors import CapabilityError, ParameterError
+from toolkit.plugins._multinomial_nb_impl import MultinomialNB
+
+# algorithms.md 7.5
+X75 = np.array([[5, 0, 1, 0, 1], [1, 1, 0, 0, 0], [2, 0, 0, 1, 0], [0, 3, 0, 1, 0], [0, 1, 2, 0, 0],
+                [1, 0, 0, 4, 2], [0, 0, 0, 6, 0], [0, 1, 0, 0, 1], [0, 0, 1, 2, 1]], dtype=float)
+Y75 = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+T75 = np.array([[1, 0, 2, 1, 1]], dtype=float)
+
+VECTORS = [
+    ("M", 1, (-9.196253, -9.534161, -9.636440), 0),
+    ("C-M", 1, (1.044802, 1.000000, 1.046481), 2),
+    ("M", 0.01, (-10.324831, -17.569259, -10.830954), 0),
+    ("C-M", 0.01, (1.052950, 1.000000, 1.055181), 2),
+    ("L-M", 1, (-5.358076, -5.757709, -5.426588), 0),
+    ("C-L-M", 1, (0.654452, 0.619713, 0.659663), 2),
+    ("L-M", 0.01, (-5.890977, -10.857450, -6.006232), 0),
+    ("C-L-M", 0.01, (0.663195, 0.614047, 0.670400), 2),
+    ("TW-L-M", 1, (-3.119000, -3.103069, -3.102453), 2),
+    ("C-TW-L-M", 1, (0.376883, 0.376009, 0.373496), 0),
+    ("TW-L-M", 0.01, (-3.646045, -5.586232, -3.436450), 2),
+    ("C-TW-L-M", 0.01, (0.382556, 0.383375, 0.376837), 1),
+]
+
+
+@pytest.mark.parametrize("variant,eps,scores,pred", VECTORS)
+def test_algorithms_7_5_vectors(variant, eps, scores, pred):
+    clf = MultinomialNB(variant=variant, epsilon=eps).fit(X75, Y75)
+    np.testing.assert_allclose(clf.decision_function(T75)[0], scores, atol=1e-6)
+    assert clf.predict(T75)[0] == pred
+    # the same through sparse input
+    clf_sp = MultinomialNB(variant=variant, epsilon=eps).fit(sp.csr_matrix(X75), Y75)
+    np.testing.assert_allclose(clf_sp.decision_function(sp.csr_matrix(T75)), clf.decision_function(T75),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_algorithms_7_5_mle_prior_posterior():
+    clf = MultinomialNB(epsilon=1, prior="mle").fit(X75, Y75)
+    np.testing.assert_allclose(clf.decision_function(T75)[0], (-10.294866, -11.038239, -10.447371), atol=1e-6)
+    np.testing.assert_allclose(clf.predict_proba(T75)[0], (0.428438, 0.203725, 0.367837), atol=1e-6)
+
+
+def _random_counts(seed, n=40, V=12, K=3):
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(0.8, size=(n, V)).astype(float)
+    X[rng.random((n, V)) < 0.4] = 0
+    y = np.arange(n) % K
+    return X, y
+
+
+def _brute_force(X, y, T, eps, transform, complement, normalize, prior):
+    """Explicit loops over classes, words and documents (no code shared with the plugin)."""
+    n, V = X.shape
+    K = int(y.max()) + 1
+
+    def tr(M, idf):
+        out = np.array(M, dtype=float)
+        if transform in ("L", "TW-L"):
+            for i in range(out.shape[0]):
+                for j in range(V):
+                    out[i, j] = math.log(1 + out[i, j])
+        if transform == "TW-L":
+            for i in range(out.shape[0]):
+                for j in range(V):
+                    out[i, j] *= idf[j]
+                norm = math.sqrt(sum(v * v for v in out[i]))
+                if norm > 0:
+                    out[i] /= norm
+        return out
+
+    idf = []
+    for j in range(V):
+        df = sum(1 for i in range(n) if X[i, j] > 0)
+        idf.append(math.log(n / df) if df else 0.0)
+    Xt, Tt = tr(X, idf), tr(T, idf)
+    scores = np.zeros((T.shape[0], K))
+    for c in range(K):
+        rows = [i for i in range(n) if (y[i] != c if complement else y[i] == c)]
+        counts = [sum(Xt[i, j] for i in rows) for j in range(V)]
+        total = sum(counts)
+        W = [math.log((counts[j] + eps) / (total + eps * V)) for j in range(V)]
+        if normalize:
+            s = sum(abs(v) for v in W)
+            W = [v / s for v in W]
+        for d in range(T.shape[0]):
+            val = sum(Tt[d, j] * W[j] for j in range(V))
+            scores[d, c] = -val if complement else val
+            if prior == "mle" and not normalize:
+                scores[d, c] += math.log(sum(1 for i in range(n) if y[i] == c) / n)
+    return scores
+
+
+@pytest.mark.parametrize("transform", ["none", "L", "TW-L"])
+@pytest.mark.parametrize("complement,normalize", [(False, False), (True, True), (True, False), (False, True)])
+@pytest.mark.parametrize("prior", ["uniform", "mle"])
+def test_against_brute_force(transform, complement, normalize, prior):
+    X, y = _random_counts(3)
+    T, _ = _random_counts(4, n=7)
+    clf = MultinomialNB(epsilon=0.3, transform=transform, complement=complement, weight_normalize=normalize,
+                        prior=prior).fit(sp.csr_matrix(X), y)
+    got = clf.decision_function(sp.csr_matrix(T))
+    want = _brute_force(X, y, T, 0.3, transform, complement, normalize, prior)
+    # a uniform prior is a constant per document; compare up to it
+    np.testing.assert_allclose(got - got[:, :1], want - want[:, :1], atol=1e-10)
+    if prior == "mle" or normalize or complement:
+        np.testing.assert_allclose(got, want, atol=1e-10)
+
+
+def test_matches_scikit_learn_multinomial_and_complement_nb():
+    sk = pytest.importorskip("sklearn.naive_bayes")
+    X, y = _random_counts(7, n=60, V=30, K=4)
+    T, _ = _random_counts(8, n=15, V=30)
+    for eps in (1.0, 0.01):
+        ours = MultinomialNB(epsilon=eps, prior="mle").fit(X, y)
+        theirs = sk.MultinomialNB(alpha=eps, fit_prior=True, force_alpha=True).fit(X, y)
+        np.testing.assert_allclose(ours.decision_function(T), theirs.predict_joint_log_proba(T), rtol=1e-10)
+        np.testing.assert_allclose(ours.predict_proba(T), theirs.predict_proba(T), rtol=1e-9, atol=1e-12)
+        # scikit-learn's ComplementNB with norm=True is the chapter's C-M (complement + normalisation)
+        ours_c = MultinomialNB(variant="C-M", epsilon=eps).fit(X, y)
+        theirs_c = sk.ComplementNB(alpha=eps, norm=True, force_alpha=True).fit(X, y)
+        np.testing.assert_allclose(ours_c.decision_function(T), theirs_c.predict_joint_log_proba(T), rtol=1e-10)
+        np.testing.assert_array_equal(ours_c.predict(T), theirs_c.predict(T))
+
+
+def test_transform_test_false_scores_raw_counts():
+    clf = MultinomialNB(variant="L-M", epsilon=1, transform_test=False).fit(X75, Y75)
+    ref = MultinomialNB(variant="L-M", epsilon=1).fit(X75, Y75)
+    np.testing.assert_allclose(clf.decision_function(T75), T75 @ ref.coef_.T, rtol=1e-12)
+
+
+def test_integer_weights_equal_duplicated_rows():
+    X, y = _random_counts(11, n=20)
+    w = np.arange(20) % 3 + 1.0
+    rows = np.repeat(np.arange(20), w.astype(int))
+    for variant in ("M", "C-L-M"):
+        a = MultinomialNB(variant=variant, epsilon=0.5, prior="mle").fit(X, y, sample_weight=w)
+        b = MultinomialNB(variant=variant, epsilon=0.5, prior="mle").fit(X[rows], y[rows])
+        np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-12)
+
+
+def test_absent_class_is_never_predicted():
+    schema = Schema.numeric(5, ["a", "b", "c", "d"])
+    clf = MultinomialNB(epsilon=1).fit(X75, Y75, schema=schema)
+    scores = clf.decision_function(T75)
+    assert scores.shape == (1, 4) and scores[0, 3] == -np.inf
+    assert clf.predict_proba(T75)[0, 3] == 0.0
+    clf = MultinomialNB(variant="C-TW-L-M", epsilon=1).fit(X75, Y75, schema=schema)
+    assert clf.decision_function(T75)[0, 3] == -np.inf
+
+
+def test_document_log_likelihood():
+    clf = MultinomialNB(epsilon=0.5).fit(X75, Y75)
+    theta = np.zeros((3, 5))
+    for c in range(3):
+        counts = X75[Y75 == c].sum(axis=0)
+        theta[c] = (counts + 0.5) / (counts.sum() + 2.5)
+    y = np.array([2, 0])
+    T = np.array([[1, 0, 2, 1, 1], [0, 3, 0, 0, 1]], dtype=float)
+    want = [sum(T[d, w] * math.log(theta[y[d], w]) for w in range(5)) for d in range(2)]
+    np.testing.assert_allclose(clf.document_log_likelihood(T, y), want, rtol=1e-12)
+    with pytest.raises(CapabilityError, match="perplexity"):
+        MultinomialNB(variant="L-M").fit(X75, Y75).document_log_likelihood(T, y)
+
+
+def test_variant_switches_override_and_name():
+    assert MultinomialNB(variant="C-TW-L-M").variant_name == "C-TW-L-M"
+    assert MultinomialNB(variant="M", transform="L").variant_name == "L-M"
+    assert MultinomialNB(variant="C-M", weight_normalize=False).variant_name == "C(noW)-M"
+    a = MultinomialNB(variant="M", transform="TW-L", complement=True, weight_normalize=True, epsilon=0.01)
+    b = MultinomialNB(variant="C-TW-L-M", epsilon=0.01)
+    np.testing.assert_array_equal(a.fit(X75, Y75).decision_function(T75), b.fit(X75, Y75).decision_function(T75))
+
+
+@pytest.mark.parametrize("params,match", [
+    ({"epsilon": 0}, "epsilon"), ({"epsilon": -1}, "epsilon"), ({"variant": "X-M"}, "variant"),
+    ({"transform": "sqrt"}, "transform"), ({"prior": "laplace"}, "prior"),
+])
+def test_bad_parameters(params, match):
+    with pytest.raises(ParameterError, match=match):
+        MultinomialNB(**params).fit(X75, Y75)
+
+
+def test_negative_or_missing_counts_are_refused():
+    with pytest.raises(CapabilityError, match="non-negative"):
+        MultinomialNB().fit(-X75, Y75)
+    bad = X75.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(CapabilityError, match="missing"):
+        MultinomialNB().fit(bad, Y75)
+
+
+def test_registered_and_model_state_round_trip():
+    clf = toolkit.get_classifier("nb-multinomial", variant="C-TW-L-M", epsilon=0.01).fit(X75, Y75)
+    meta, arrays = clf.get_state()
+    again = MultinomialNB.from_state(clf.get_params(), meta, arrays)
+    np.testing.assert_array_equal(again.predict_proba(T75), clf.predict_proba(T75))

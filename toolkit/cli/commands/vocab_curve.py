@@ -1,0 +1,60 @@
+"""``toolkit vocab-curve``: accuracy against vocabulary size for several feature selectors."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+from toolkit.cli.app import err, out
+
+__all__ = ["register", "vocab_curve_command"]
+
+
+def vocab_curve_command(
+    datasets: list[str] = typer.Argument(..., help="ARFF files (string text or word counts), bundled names or folders."),
+    selector: list[str] = typer.Option([], "--selector", "-s",
+                                       help="Feature selector NAME[:k=v] (repeatable; default kl, dkl, mi)."),
+    sizes: str = typer.Option("20,50,100,200,500,1000,2000,5000,10000,20000,full", "--sizes",
+                              help="Comma-separated vocabulary sizes; 'full' = every word."),
+    classifier: str = typer.Option("nb-multinomial:epsilon=1,prior=mle", "--classifier", "-c",
+                                   help="Classifier NAME[:k=v,...] refit for every size."),
+    text: Optional[str] = typer.Option(None, "--text", help="Text step, e.g. word-counts:remove_top=100."),
+    test: list[str] = typer.Option([], "--test", help="Fixed test set for each DATASET."),
+    runs: int = typer.Option(5, "--runs", "-r", help="Random splits (without --test)."),
+    test_fraction: float = typer.Option(0.2, "--test-fraction", help="Share held out in each random split."),
+    seed: int = typer.Option(1, "--seed", help="Split r uses numpy default_rng(seed + r)."),
+    metric: str = typer.Option("accuracy", "--metric", "-m", help="Evaluator name."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Selector tested against (default: mi)."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the one-sided paired t-test."),
+    fmt: str = typer.Option("table", "--format", help="table, markdown, csv or json."),
+    plot: Optional[str] = typer.Option(None, "--plot", help="Also write a PNG figure here (needs matplotlib)."),
+    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help="Class attribute (default: last)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress notes on stderr."),
+) -> None:
+    """Accuracy against vocabulary size for KL, dKL, MI (Schneider 2004's experiment)."""
+    from toolkit.cli.commands.evaluate import progress_bar
+    from toolkit.errors import ParameterError
+    from toolkit.evaluation.curves import vocabulary_curve
+
+    if fmt not in ("table", "markdown", "csv", "json"):
+        raise ParameterError(f"--format must be table, markdown, csv or json, not '{fmt}'")
+    with progress_bar(not quiet) as update:
+        result = vocabulary_curve(datasets, selectors=selector or ["kl", "dkl", "mi"], sizes=sizes,
+                                  classifier=classifier, text=text or "auto", test=test or None, runs=runs,
+                                  test_fraction=test_fraction, seed=seed, metric=metric,
+                                  class_attribute=-1 if class_attribute is None else class_attribute,
+                                  progress=update)
+    if fmt == "json":
+        out(json.dumps(result.as_dict(), indent=2, default=str))
+    else:
+        out(result.format(fmt, baseline=baseline, alpha=alpha))
+    if plot:
+        result.plot(plot)
+        if not quiet:
+            err(f"figure written to {plot}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("vocab-curve")(vocab_curve_command)
