@@ -44,6 +44,8 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "arff-loader": "toolkit.plugins.arff_loader",
     "naive-bayes": "toolkit.plugins.naive_bayes",
     "metrics": "toolkit.plugins.metrics",
+    "liblinear": "toolkit.plugins.liblinear",
+    "cmls": "toolkit.plugins.cmls",
 }
 
 
