@@ -12,7 +12,7 @@ def register_classifiers(register):  # type: ignore[no-untyped-def]
     register(
         "cmls",
         CMLS,
-        description="Wide-margin linear classifier with the modified-least-squares loss (trust-region Newton)",
+        description="Wide-margin linear classifier with the modified-least-squares loss (Newton-CG)",
         param_grid={"C": [0.01, 0.1, 1.0, 10.0, 100.0]},
         capabilities=Capabilities(numeric=True, nominal=True, sparse=True, missing=True, sample_weight=True,
                                   probabilities=False),
@@ -20,6 +20,6 @@ def register_classifiers(register):  # type: ignore[no-untyped-def]
                     "methods, Information Retrieval 4",
                     "Sohn, Kim, Comeau & Wilbur (2008), Optimal training sets for Bayesian prediction of "
                     "MeSH assignment, JAMIA 15 (CMLS on the optimal training set)",
-                    "Lin, Weng & Keerthi (2008), Trust region Newton method for large-scale logistic "
-                    "regression, JMLR 9 (the optimiser)"),
+                    "Galli & Lin (2021), A study on truncated Newton methods for linear classification, "
+                    "IEEE TNNLS (the optimiser, as in LIBLINEAR 2.4x)"),
     )
