@@ -90,6 +90,10 @@ class LiblinearClassifier(ClassifierBase):
 
     _solvers: tuple[int, ...] = ()
     _kind = ""
+    _auto = False
+
+    def _resolve_solver(self, n_samples: int, n_features: int) -> int:
+        return int(self.solver)
 
     def __init__(self, *, C: float = 1.0, B: float = 1.0, solver: int = 0, tol: float | None = None,
                  nominal_encoding: str = "onehot", scale: str = "none", random_state: int | None = None):
@@ -103,8 +107,9 @@ class LiblinearClassifier(ClassifierBase):
 
     # ------------------------------------------------------------------ fit
     def _check_params(self) -> str:
-        if self.solver not in self._solvers:
-            raise ParameterError(f"{self._kind}: solver must be one of {', '.join(map(str, self._solvers))} "
+        allowed = self._solvers + (("auto",) if self._auto else ())
+        if self.solver not in allowed or isinstance(self.solver, bool):
+            raise ParameterError(f"{self._kind}: solver must be one of {', '.join(map(str, allowed))} "
                                  f"(LIBLINEAR -s), not {self.solver!r}")
         if not (isinstance(self.C, (int, float)) and np.isfinite(self.C) and self.C > 0):
             raise ParameterError(f"{self._kind}: C must be a positive number, not {self.C!r}")
@@ -126,7 +131,8 @@ class LiblinearClassifier(ClassifierBase):
         Z = prep.transform(X)
         bias = float(self.B) if self.B >= 0 else -1.0
         seed = 0 if self.random_state is None else int(self.random_state)
-        options = liblinear_options(self.solver, self.C, bias, self.tol)
+        self.solver_ = self._resolve_solver(Z.shape[0], Z.shape[1])
+        options = liblinear_options(self.solver_, self.C, bias, self.tol)
         self.labels_, self.coef_, self.intercept_ = train_liblinear(Z, codes, options, seed, bias)
         return self
 
@@ -200,12 +206,25 @@ class LiblinearLR(LiblinearClassifier):
 
 
 class LiblinearSVM(LiblinearClassifier):
-    """L2-regularised linear SVM: L2 loss ``-s 1`` (dual, default) or ``-s 2`` (primal), L1 loss ``-s 3``."""
+    """L2-regularised linear SVM: L2 loss ``-s 1`` (dual) or ``-s 2`` (primal), L1 loss ``-s 3``.
+
+    ``solver="auto"`` (default) picks the L2-loss solver that LIBLINEAR's authors recommend for the
+    data's shape: the primal ``-s 2`` when there are more instances than features (on letter the
+    36-point grid takes 14 s instead of 113 s with ``-s 1``), else the dual ``-s 1`` (documents).
+    Both minimise the same objective. ``solver_`` records the choice; ``solver=1`` is what the
+    thesis's WEKA wrapper ran.
+    """
 
     _solvers = (1, 2, 3)
     _kind = "liblinear-svm"
+    _auto = True
 
-    def __init__(self, *, C: float = 1.0, B: float = 1.0, solver: int = 1, tol: float | None = None,
+    def _resolve_solver(self, n_samples: int, n_features: int) -> int:
+        if self.solver == "auto":
+            return 2 if n_samples > n_features else 1
+        return int(self.solver)
+
+    def __init__(self, *, C: float = 1.0, B: float = 1.0, solver: int | str = "auto", tol: float | None = None,
                  nominal_encoding: str = "onehot", scale: str = "none", random_state: int | None = None):
         super().__init__(C=C, B=B, solver=solver, tol=tol, nominal_encoding=nominal_encoding, scale=scale,
                          random_state=random_state)

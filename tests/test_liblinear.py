@@ -181,10 +181,23 @@ def test_zero_decision_value_goes_to_liblinears_second_label() -> None:
     # no bias and an all-zero test row: f = 0 exactly; LIBLINEAR predicts label[1]
     X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]])
     y = np.array([1, 0, 1, 0])
-    clf = LiblinearSVM(B=-1.0).fit(X, y)
+    clf = LiblinearSVM(B=-1.0, solver=1).fit(X, y)
     ref = _direct(X, y, np.zeros((1, 2)), "-s 1 -c 1 -q", 0)
     assert clf.predict(np.zeros((1, 2)))[0] == ref["labels"][0] == ref["order"][1]
     assert np.argmax(clf.decision_function(np.zeros((1, 2))), axis=1)[0] == ref["labels"][0]
+
+
+def test_auto_solver_picks_primal_for_tall_data_and_dual_for_wide() -> None:
+    rng = np.random.default_rng(2)
+    tall = rng.normal(size=(50, 3))
+    wide = rng.normal(size=(10, 30))
+    y50, y10 = (tall[:, 0] > 0).astype(int), np.arange(10) % 2
+    a = LiblinearSVM(C=1.0).fit(tall, y50)
+    assert a.solver_ == 2
+    ref = _direct(tall, y50, tall, "-s 2 -c 1 -B 1 -q", 0)
+    np.testing.assert_array_equal(a.predict(tall), ref["labels"])
+    assert LiblinearSVM().fit(wide, y10).solver_ == 1
+    assert LiblinearSVM(solver=3).fit(tall, y50).solver_ == 3
 
 
 def test_sample_weights_are_refused_but_unit_weights_pass() -> None:
@@ -196,7 +209,7 @@ def test_sample_weights_are_refused_but_unit_weights_pass() -> None:
 
 
 @pytest.mark.parametrize("params,match", [
-    ({"solver": 1}, "solver"), ({"C": 0.0}, "C must"), ({"tol": -1.0}, "tol"),
+    ({"solver": 1}, "solver"), ({"solver": "auto"}, "solver"), ({"C": 0.0}, "C must"), ({"tol": -1.0}, "tol"),
     ({"nominal_encoding": "binary"}, "nominal_encoding"), ({"scale": "zscore"}, "scale"),
 ])
 def test_bad_parameters(params, match) -> None:
