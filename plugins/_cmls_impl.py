@@ -36,6 +36,12 @@ __all__ = ["CMLS", "newton", "LOSSES"]
 LOSSES = ("mls", "modified_huber")
 
 
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """Inner product without BLAS: OpenBLAS's threaded ``ddot`` is ~100x slower than this loop when
+    the cores are busy (e.g. the harness running one process per core), and CG calls it often."""
+    return float(np.einsum("i,i->", a, b))
+
+
 class _Objective:
     """F, its gradient and generalised-Hessian products for one binary problem on X-bar = [X, beta]."""
 
@@ -55,7 +61,7 @@ class _Objective:
         return self._value_at(w, z), z
 
     def _value_at(self, w: np.ndarray, z: np.ndarray) -> float:
-        return 0.5 * float(np.dot(self.reg * w, w)) + self.loss_sum(z)
+        return 0.5 * _dot(self.reg * w, w) + self.loss_sum(z)
 
     def loss_sum(self, z: np.ndarray) -> float:
         """C sum_i s_i h(z_i)."""
@@ -63,7 +69,7 @@ class _Objective:
         loss = np.where(z < 1.0, t * t, 0.0)
         if self.loss == "modified_huber":
             loss = np.where(z < -1.0, -4.0 * z, loss)
-        return float(np.dot(self.cs, loss))
+        return _dot(self.cs, loss)
 
     def gradient(self, w: np.ndarray, z: np.ndarray) -> np.ndarray:
         """Gradient at ``w`` (``z`` = margins there); also prepares the Hessian's active rows."""
@@ -101,24 +107,24 @@ def _pcg(obj: _Objective, g: np.ndarray, M: np.ndarray, eps_cg: float = 0.5) -> 
     r = -g
     z = r / M
     d = z.copy()
-    zTr = float(z @ r)
+    zTr = _dot(z, r)
     cgtol = min(eps_cg, np.sqrt(max(zTr, 0.0)))
     Q = 0.0
     for i in range(1, max(10, g.shape[0]) + 1):
         Hd = obj.hess_vec(d)
-        dHd = float(d @ Hd)
+        dHd = _dot(d, Hd)
         if dHd <= 0.0:  # no curvature left along d
             break
         alpha = zTr / dHd
         s += alpha * d
         r -= alpha * Hd
-        newQ = -0.5 * (float(s @ r) - float(s @ g))
+        newQ = -0.5 * (_dot(s, r) - _dot(s, g))
         Qdiff = newQ - Q
         if newQ > 0 or Qdiff > 0 or i * Qdiff >= cgtol * newQ:
             break
         Q = newQ
         z = r / M
-        zTr_new = float(z @ r)
+        zTr_new = _dot(z, r)
         d = z + (zTr_new / zTr) * d
         zTr = zTr_new
     return s
@@ -131,18 +137,18 @@ def newton(obj: _Objective, n: int, tol: float = 1e-3, max_iter: int = 1000) -> 
     w = np.zeros(n)
     f, z = obj.value(w)
     g = obj.gradient(w, z)
-    gnorm0 = float(np.linalg.norm(g))
+    gnorm0 = np.sqrt(_dot(g, g))
     if gnorm0 == 0.0:
         return w, 0
     it = 0
     while it < max_iter:
         M = (1.0 - alpha_pcg) + alpha_pcg * obj.hess_diag()
         s = _pcg(obj, g, M)
-        gs = float(g @ s)
+        gs = _dot(g, s)
         if not gs < 0:
             break
         ys = obj.y * np.asarray(obj.X @ s)
-        wTw, wTs, sTs = (float(obj.reg @ (a * b)) for a, b in ((w, w), (w, s), (s, s)))
+        wTw, wTs, sTs = (_dot(obj.reg, a * b) for a, b in ((w, w), (w, s), (s, s)))
         step, f_new = 1.0, None
         for _ in range(max_halvings):
             z_try = z + step * ys
@@ -158,7 +164,7 @@ def newton(obj: _Objective, n: int, tol: float = 1e-3, max_iter: int = 1000) -> 
         z = z + step * ys
         f_old, f = f, f_new
         g = obj.gradient(w, z)
-        if float(np.linalg.norm(g)) <= tol * gnorm0:
+        if np.sqrt(_dot(g, g)) <= tol * gnorm0:
             break
         if abs(f_old - f) <= 1e-12 * abs(f):
             break
