@@ -270,3 +270,11 @@ def test_harness_passes_the_split_seed_and_is_deterministic() -> None:
     runs = [tk.evaluate(path, ["liblinear-svm:C=[0.1,1],B=1"], runs=2, seed=3, metrics=["error"]) for _ in range(2)]
     a, b = ([(r["repetition"], r["chosen_params"], r["predictions"]["y_pred"]) for r in res.records] for res in runs)
     assert a == b
+
+
+def test_default_metrics_leave_out_probability_metrics_for_the_svm() -> None:
+    res = tk.evaluate(shared_path("uci", "iris.arff"), ["liblinear-svm:C=1,B=1"], runs=1)
+    metrics = res.records[0]["metrics"]
+    assert "error" in metrics and "accuracy" in metrics and "log-loss" not in metrics
+    res = tk.evaluate(shared_path("uci", "iris.arff"), ["liblinear-lr:C=1,B=1"], runs=1)
+    assert "log-loss" in res.records[0]["metrics"]
