@@ -14,6 +14,10 @@ O(nnz); the Hessian products use only the rows inside the margin, and the line s
 The objective equals LIBLINEAR's ``-s 2`` (L2-loss SVC), which the tests use as an independent
 reference.
 
+Inputs are the preprocessed features (missing values, nominal encoding, scaling as for LIBLINEAR,
+:mod:`toolkit.plugins._linear_features`), then optionally per document: ``transform="binary"``
+(word presence, the features BIM uses) or ``"l2"`` (unit Euclidean length).
+
 Several classes: one problem per class present in training, that class against the rest. Two
 classes: one problem, positive class = class code 1. Scores are the real ``f(x)`` (for ranking
 and average precision); there are no probabilities.
@@ -31,9 +35,10 @@ from toolkit.errors import ParameterError
 
 from toolkit.plugins._linear_features import Preprocessing, check_options
 
-__all__ = ["CMLS", "newton", "LOSSES"]
+__all__ = ["CMLS", "newton", "LOSSES", "TRANSFORMS"]
 
 LOSSES = ("mls", "modified_huber")
+TRANSFORMS = ("none", "binary", "l2")
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -175,8 +180,10 @@ class CMLS(ClassifierBase):
     """L2-regularised modified-least-squares linear classifier, one-vs-rest over several classes."""
 
     def __init__(self, *, C: float = 1.0, loss: str = "mls", bias: float = 1.0, regularize_bias: bool = True,
-                 tol: float = 1e-3, max_iter: int = 1000, nominal_encoding: str = "onehot", scale: str = "none"):
+                 tol: float = 1e-3, max_iter: int = 1000, transform: str = "none", nominal_encoding: str = "onehot",
+                 scale: str = "none"):
         self.C = C
+        self.transform = transform
         self.loss = loss
         self.bias = bias
         self.regularize_bias = regularize_bias
@@ -194,6 +201,8 @@ class CMLS(ClassifierBase):
             raise ParameterError(f"cmls: bias must be a number (<= 0: no bias feature), not {self.bias!r}")
         if not (isinstance(self.tol, (int, float)) and 0 < self.tol < 1):
             raise ParameterError(f"cmls: tol must lie in (0, 1), not {self.tol!r}")
+        if self.transform not in TRANSFORMS:
+            raise ParameterError(f"cmls: transform must be one of {', '.join(TRANSFORMS)}, not {self.transform!r}")
         if not (isinstance(self.max_iter, int) and self.max_iter >= 1):
             raise ParameterError(f"cmls: max_iter must be a positive integer, not {self.max_iter!r}")
         return check_options(self.nominal_encoding, self.scale)
@@ -206,7 +215,7 @@ class CMLS(ClassifierBase):
         prep = Preprocessing.fit(X, self.schema_, w, self.nominal_encoding, scale)
         for key, value in prep.state("prep_").items():
             setattr(self, key, value)
-        Xb = self._with_bias(prep.transform(X))
+        Xb = self._with_bias(self._features(prep.transform(X)))
         K = len(self.classes_)
         present = np.unique(codes)
         targets = np.array([1]) if K == 2 else present
@@ -229,6 +238,16 @@ class CMLS(ClassifierBase):
         self.n_iter_ = np.asarray(iters, dtype=np.int64)
         return self
 
+    def _features(self, Z: sp.csr_matrix) -> sp.csr_matrix:
+        """Per-row input transform: presence (0/1) or unit Euclidean length; sparse stays sparse."""
+        if self.transform == "binary":
+            Z = Z.copy()
+            Z.data = (Z.data != 0).astype(np.float64)
+        elif self.transform == "l2":
+            norms = np.sqrt(np.asarray(Z.multiply(Z).sum(axis=1)).ravel())
+            Z = sp.csr_matrix(Z.multiply(1.0 / np.where(norms > 0, norms, 1.0)[:, None]))
+        return Z
+
     def _with_bias(self, Z: sp.csr_matrix) -> sp.csr_matrix:
         if self.bias <= 0:
             return Z
@@ -237,7 +256,7 @@ class CMLS(ClassifierBase):
 
     def _scores(self, X: Any) -> np.ndarray:
         X = self._validate_predict(X)
-        Z = Preprocessing.from_state(self, "prep_").transform(X)
+        Z = self._features(Preprocessing.from_state(self, "prep_").transform(X))
         return np.asarray(Z @ self.coef_.T) + self.intercept_[None, :]
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -252,8 +271,8 @@ class CMLS(ClassifierBase):
 
     def objective(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> np.ndarray:
         """The objective F of each trained problem at the fitted weights, on (X, y) (for checks)."""
-        Xv, codes, w = ClassifierBase._validate_fit(self.__class__(), X, y, sample_weight, schema)
-        Z = self._with_bias(Preprocessing.from_state(self, "prep_").transform(Xv))
+        Xv, codes, w = type(self)()._validate_fit(X, y, sample_weight, schema)
+        Z = self._with_bias(self._features(Preprocessing.from_state(self, "prep_").transform(Xv)))
         reg = np.ones(Z.shape[1])
         if self.bias > 0 and not self.regularize_bias:
             reg[-1] = 0.0

@@ -182,3 +182,20 @@ def test_state_round_trip() -> None:
     meta, arrays = clf.get_state()
     again = CMLS.from_state(clf.get_params(), json.loads(json.dumps(meta)), arrays)
     np.testing.assert_array_equal(again.decision_function(X), clf.decision_function(X))
+
+
+def test_transforms_equal_transformed_input() -> None:
+    rng = np.random.default_rng(6)
+    X = sp.csr_matrix(rng.poisson(0.5, size=(50, 12)).astype(float))
+    y = (X[:, :3].toarray().sum(1) > 1).astype(int)
+    binary = CMLS(transform="binary", tol=1e-9).fit(X, y)
+    ref = CMLS(tol=1e-9).fit((X > 0).astype(float), y)
+    np.testing.assert_allclose(binary.coef_, ref.coef_, atol=1e-10)
+    dense = X.toarray()
+    norms = np.array([np.sqrt(sum(v * v for v in row)) or 1.0 for row in dense])
+    unit = CMLS(transform="l2", tol=1e-9).fit(X, y)
+    ref = CMLS(tol=1e-9).fit(dense / norms[:, None], y)
+    np.testing.assert_allclose(unit.coef_, ref.coef_, atol=1e-10)
+    np.testing.assert_allclose(unit.decision_function(X), ref.decision_function(dense / norms[:, None]), atol=1e-10)
+    with pytest.raises(ParameterError, match="transform"):
+        CMLS(transform="tfidf").fit(X, y)
