@@ -40,7 +40,7 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                    baseline: Optional[str], class_attribute: Optional[str], dense: bool, no_tune: bool,
                    save_proba: bool, quiet: bool, report_metric: Optional[str], alpha: float,
                    significance: str, text: Optional[str] = None) -> None:
-    from toolkit.evaluation.api import compare, evaluate
+    from toolkit import compare, evaluate
     from toolkit.evaluation.report import format_comparison
 
     metrics = list(dict.fromkeys(metric)) or None  # None: evaluate's defaults
