@@ -71,23 +71,23 @@ class MultinomialNB(ProbabilisticClassifier):
 
     :param variant: M, L-M, TW-L-M, C-M, C-L-M or C-TW-L-M (algorithms.md 2.4 table).
     :param epsilon: smoothing constant (> 0); the chapter uses 1 and 0.01.
-    :param transform: none, L or TW-L (None: the variant's).
+    :param weighting: count transform none, L or TW-L (None: the variant's).
     :param complement: complement training (None: the variant's).
     :param weight_normalize: divide log-parameters by the sum of their absolute values (None: the variant's).
     :param prior: uniform (the chapter) or mle (|c|/|S|, Schneider).
-    :param transform_test: transform test documents as the training ones (Rennie's pseudo-code: no).
+    :param weight_test: transform test documents as the training ones (Rennie's pseudo-code: no).
     """
 
-    def __init__(self, *, variant: str = "M", epsilon: float = 1.0, transform: str | None = None,
+    def __init__(self, *, variant: str = "M", epsilon: float = 1.0, weighting: str | None = None,
                  complement: bool | None = None, weight_normalize: bool | None = None,
-                 prior: str = "uniform", transform_test: bool = True):
+                 prior: str = "uniform", weight_test: bool = True):
         self.variant = variant
         self.epsilon = epsilon
-        self.transform = transform
+        self.weighting = weighting
         self.complement = complement
         self.weight_normalize = weight_normalize
         self.prior = prior
-        self.transform_test = transform_test
+        self.weight_test = weight_test
 
     # ------------------------------------------------------------------ settings
     def _settings(self) -> tuple[str, bool, bool]:
@@ -95,10 +95,10 @@ class MultinomialNB(ProbabilisticClassifier):
         if key not in VARIANTS:
             raise ParameterError(f"nb-multinomial: variant must be one of {', '.join(VARIANTS)}, not '{self.variant}'")
         transform, complement, normalize = VARIANTS[key]
-        if self.transform is not None:
-            t = _TRANSFORMS.get(str(self.transform).lower())
+        if self.weighting is not None:
+            t = _TRANSFORMS.get(str(self.weighting).lower())
             if t is None:
-                raise ParameterError(f"nb-multinomial: transform must be none, L or TW-L, not '{self.transform}'")
+                raise ParameterError(f"nb-multinomial: weighting must be none, L or TW-L, not '{self.weighting}'")
             transform = t
         if self.complement is not None:
             complement = bool(self.complement)
@@ -178,7 +178,7 @@ class MultinomialNB(ProbabilisticClassifier):
 
     def _test_counts(self, X: Any) -> sp.csr_matrix:
         X = as_counts(X, "nb-multinomial")
-        if self.transform_test:
+        if self.weight_test:
             return transform_counts(X, self.transform_, self.idf_)
         return X
 

@@ -180,6 +180,17 @@ def _normal_from_sums(precision: np.ndarray, sw: np.ndarray, sv: np.ndarray, sq:
     return NormalStats(precision, mean, np.broadcast_to(sigma, mean.shape).copy(), sw, sv, sq)
 
 
+def _without_missing(X: sp.spmatrix) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """A copy of ``X`` with stored NaNs set to 0, and the 0/1 matrix of where they were."""
+    clean = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    nan = np.isnan(clean.data)
+    missing = sp.csr_matrix((nan.astype(np.float64), clean.indices.copy(), clean.indptr.copy()),
+                            shape=clean.shape)  # own index arrays: eliminate_zeros works in place
+    missing.eliminate_zeros()
+    clean.data[nan] = 0.0
+    return clean, missing
+
+
 def _class_sums(values: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, n_classes: int,
                 present: np.ndarray | sp.csr_matrix | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(sum w, sum w x, sum w x^2) per (column, class); NaN-free ``values``."""
@@ -211,13 +222,8 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
         return NormalStats(precision, empty, empty, empty, empty, empty)
     sub = _columns(X, columns)
     if sp.issparse(sub):
-        sub = sp.csr_matrix(sub, dtype=np.float64, copy=True)
-        missing = sp.csr_matrix((np.isnan(sub.data).astype(np.float64), sub.indices.copy(), sub.indptr.copy()),
-                                shape=sub.shape)  # copies: eliminate_zeros works in place
-        missing.eliminate_zeros()
-        col = sub.indices
-        data = np.where(np.isnan(sub.data), 0.0, sub.data)
-        sub.data = weka_round(data, precision[col])
+        sub, missing = _without_missing(sub)
+        sub.data = weka_round(sub.data, precision[sub.indices])
         sw, sv, sq = _class_sums(sub, y, w, n_classes, missing)
     else:
         sub = np.asarray(sub, dtype=np.float64)
@@ -272,11 +278,7 @@ def gaussian_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, 
         return GaussianStats(empty, empty, var_smoothing)
     sub = _columns(X, columns)
     if sp.issparse(sub):
-        sub = sp.csr_matrix(sub, dtype=np.float64, copy=True)
-        missing = sp.csr_matrix((np.isnan(sub.data).astype(np.float64), sub.indices.copy(), sub.indptr.copy()),
-                                shape=sub.shape)  # copies: eliminate_zeros works in place
-        missing.eliminate_zeros()
-        sub.data = np.where(np.isnan(sub.data), 0.0, sub.data)
+        sub, missing = _without_missing(sub)
         sw, sv, sq = _class_sums(sub, y, w, n_classes, missing)
         all_w, all_v, all_q = sw.sum(1), sv.sum(1), sq.sum(1)
         with np.errstate(divide="ignore", invalid="ignore"):

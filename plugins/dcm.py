@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from toolkit import Capabilities, hookimpl
 
-_CAPS = Capabilities(numeric=True, nominal=False, sparse=True, missing=False, sample_weight=True)
+_CAPS = Capabilities(numeric=True, nominal=False, sparse=True, missing=False, sample_weight=True, nonnegative=True)
 _REFS = (
     "Madsen, Kauchak & Elkan (2005), Modeling word burstiness using the Dirichlet distribution, ICML",
     "Minka (2000/2003), Estimating a Dirichlet distribution (fastfit: polya_fit_simple)",

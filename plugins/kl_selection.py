@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from toolkit import Capabilities, hookimpl
 
-_CAPS = Capabilities(numeric=True, nominal=False, sparse=True, missing=False)
+_CAPS = Capabilities(numeric=True, nominal=False, sparse=True, missing=False, nonnegative=True)
 _SCHNEIDER = ("Schneider (2004), A new feature selection score for multinomial naive Bayes text "
               "classification based on KL-divergence, ACL (P04-3024)")
 

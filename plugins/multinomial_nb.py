@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from toolkit import Capabilities, hookimpl
 
-_CAPS = Capabilities(numeric=True, nominal=False, sparse=True, missing=False, sample_weight=True)
+_CAPS = Capabilities(numeric=True, nominal=False, sparse=True, missing=False, sample_weight=True, nonnegative=True)
 
 
 @hookimpl

@@ -30,6 +30,7 @@ def test_api_example_runs(tmp_path, monkeypatch, capsys):
     printed = capsys.readouterr().out
     assert "balanced + fewest-missing + bma-nb" in printed
     assert "training error of the saved model" in printed
+    assert "grain: 500 words" in printed
 
 
 def _hooks() -> dict[str, list[str]]:

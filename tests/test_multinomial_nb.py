@@ -109,7 +109,7 @@ def _brute_force(X, y, T, eps, transform, complement, normalize, prior):
 def test_against_brute_force(transform, complement, normalize, prior):
     X, y = _random_counts(3)
     T, _ = _random_counts(4, n=7)
-    clf = MultinomialNB(epsilon=0.3, transform=transform, complement=complement, weight_normalize=normalize,
+    clf = MultinomialNB(epsilon=0.3, weighting=transform, complement=complement, weight_normalize=normalize,
                         prior=prior).fit(sp.csr_matrix(X), y)
     got = clf.decision_function(sp.csr_matrix(T))
     want = _brute_force(X, y, T, 0.3, transform, complement, normalize, prior)
@@ -136,7 +136,7 @@ def test_matches_scikit_learn_multinomial_and_complement_nb():
 
 
 def test_transform_test_false_scores_raw_counts():
-    clf = MultinomialNB(variant="L-M", epsilon=1, transform_test=False).fit(X75, Y75)
+    clf = MultinomialNB(variant="L-M", epsilon=1, weight_test=False).fit(X75, Y75)
     ref = MultinomialNB(variant="L-M", epsilon=1).fit(X75, Y75)
     np.testing.assert_allclose(clf.decision_function(T75), T75 @ ref.coef_.T, rtol=1e-12)
 
@@ -177,16 +177,16 @@ def test_document_log_likelihood():
 
 def test_variant_switches_override_and_name():
     assert MultinomialNB(variant="C-TW-L-M").variant_name == "C-TW-L-M"
-    assert MultinomialNB(variant="M", transform="L").variant_name == "L-M"
+    assert MultinomialNB(variant="M", weighting="L").variant_name == "L-M"
     assert MultinomialNB(variant="C-M", weight_normalize=False).variant_name == "C(noW)-M"
-    a = MultinomialNB(variant="M", transform="TW-L", complement=True, weight_normalize=True, epsilon=0.01)
+    a = MultinomialNB(variant="M", weighting="TW-L", complement=True, weight_normalize=True, epsilon=0.01)
     b = MultinomialNB(variant="C-TW-L-M", epsilon=0.01)
     np.testing.assert_array_equal(a.fit(X75, Y75).decision_function(T75), b.fit(X75, Y75).decision_function(T75))
 
 
 @pytest.mark.parametrize("params,match", [
     ({"epsilon": 0}, "epsilon"), ({"epsilon": -1}, "epsilon"), ({"variant": "X-M"}, "variant"),
-    ({"transform": "sqrt"}, "transform"), ({"prior": "laplace"}, "prior"),
+    ({"weighting": "sqrt"}, "weighting"), ({"prior": "laplace"}, "prior"),
 ])
 def test_bad_parameters(params, match):
     with pytest.raises(ParameterError, match=match):

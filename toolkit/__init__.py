@@ -56,6 +56,7 @@ _LAZY: dict[str, str] = {
     "save_model": "toolkit.modelio",
     "load_model": "toolkit.modelio",
     "train": "toolkit.training",
+    "predict": "toolkit.training",
     "explain": "toolkit.evaluation.api",
     "describe": "toolkit.data.summary",
 }

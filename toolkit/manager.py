@@ -48,6 +48,8 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "dcm": "toolkit.plugins.dcm",
     "kl-selection": "toolkit.plugins.kl_selection",
     "text-metrics": "toolkit.plugins.text_metrics",
+    "liblinear": "toolkit.plugins.liblinear",
+    "cmls": "toolkit.plugins.cmls",
     "bim-nb": "toolkit.plugins.bim_nb",
     "ots-selection": "toolkit.plugins.ots_selection",
 }

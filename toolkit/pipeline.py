@@ -267,6 +267,12 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
             names = ", ".join(schema.features.name(int(c)) for c in cols[:3])
             raise CapabilityError(f"{name} does not handle missing values, found in {names}"
                                   f"{', ...' if len(cols) > 3 else ''}; choose a classifier that does")
+    if caps.nonnegative:
+        data = X.data if sp.issparse(X) else np.asarray(X)
+        if data.size and np.nanmin(data) < 0:
+            col = int(X.indices[np.nanargmin(data)]) if sp.issparse(X) else int(np.nanargmin(data) % X.shape[1])
+            raise CapabilityError(f"{name} needs non-negative values such as word counts; attribute "
+                                  f"'{schema.features.name(col)}' has negative ones")
     if np.any(weights != 1.0) and not caps.sample_weight:
         raise CapabilityError(f"{name} does not accept instance weights; use an example selector that returns "
                               f"indices only, or a classifier that accepts weights")

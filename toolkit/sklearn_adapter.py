@@ -79,7 +79,8 @@ class ToolkitClassifier(ClassifierMixin, BaseEstimator):
         if getattr(self._spec().capabilities, "nonnegative", False):
             data = X.data if hasattr(X, "data") and not isinstance(X, np.ndarray) else X
             if np.nanmin(data, initial=0.0) < 0:
-                raise ValueError(f"{self._toolkit_name} needs non-negative X (counts); negative values found")
+                raise ValueError(f"Negative values in data passed to {self._toolkit_name}: it needs "
+                                 f"non-negative counts")
         model = self._spec().factory(**self.get_params())
         if sample_weight is not None:
             model.fit(X, y, sample_weight=np.asarray(sample_weight, dtype=np.float64))
@@ -87,6 +88,8 @@ class ToolkitClassifier(ClassifierMixin, BaseEstimator):
             model.fit(X, y)
         self.model_ = model
         self.classes_ = np.asarray(model.classes_)
+        if hasattr(model, "n_iter_"):  # iterative solvers report their iterations, as scikit-learn expects
+            self.n_iter_ = model.n_iter_
         return self
 
     def predict_proba(self, X: Any) -> np.ndarray:

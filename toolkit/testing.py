@@ -28,7 +28,8 @@ from toolkit.api import Schema
 from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import CapabilityError, ParameterError, ToolkitError
 
-__all__ = ["CHECKS", "check_classifier", "parametrize_with_checks", "make_dataset"]
+__all__ = ["CHECKS", "SELECTOR_CHECKS", "EXAMPLE_SELECTOR_CHECKS", "check_classifier", "parametrize_with_checks",
+           "make_dataset"]
 
 
 def _spec(name: str) -> Any:
@@ -313,6 +314,104 @@ CHECKS: tuple[Callable[[str], None], ...] = (
 )
 
 
+# ----------------------------------------------------------------------------- feature selectors
+
+def _fs_spec(name: str) -> Any:
+    from toolkit.components import get_spec
+
+    return get_spec("feature-selector", name)
+
+
+def _fs_data(name: str, **kw: Any) -> Dataset:
+    caps = _fs_spec(name).capabilities
+    kw.setdefault("nominal", caps.nominal)
+    return make_dataset(n=80, **kw)
+
+
+def _fs_fit(name: str, ds: Dataset) -> Any:
+    selector = _fs_spec(name).create()
+    kwargs = {"schema": Schema.from_dataset(ds)} if "schema" in _fit_params(selector) else {}
+    return selector.fit(ds.X, ds.y, **kwargs), kwargs
+
+
+def check_selector_support(name: str) -> None:
+    ds = _fs_data(name)
+    X, y = (ds.X.copy() if not sp.issparse(ds.X) else ds.X.copy()), ds.y.copy()
+    selector, _ = _fs_fit(name, ds)
+    support = np.asarray(selector.support_)
+    if support.dtype == bool:
+        support = np.flatnonzero(support)
+    assert support.ndim == 1 and np.all(np.diff(support) > 0), "support_ must be sorted, distinct column indices"
+    assert support.size == 0 or (support.min() >= 0 and support.max() < ds.n_features)
+    if hasattr(selector, "scores_"):
+        assert len(selector.scores_) == ds.n_features, "scores_ must have one score per column"
+    out = selector.transform(ds.X)
+    assert out.shape == (ds.n_instances, len(support))
+    assert (np.array_equal(ds.X, X, equal_nan=True) if not sp.issparse(X) else (ds.X != X).nnz == 0) \
+        and np.array_equal(ds.y, y), "fit must not modify its inputs"
+
+
+def check_selector_is_deterministic_and_state_roundtrips(name: str) -> None:
+    ds = _fs_data(name)
+    a, _ = _fs_fit(name, ds)
+    b, _ = _fs_fit(name, ds)
+    assert np.array_equal(np.asarray(a.support_), np.asarray(b.support_)), "refitting must select the same columns"
+    if hasattr(a, "get_state"):
+        meta, arrays = a.get_state()
+        rebuilt = _fs_spec(name).factory(**a.get_params())
+        rebuilt._set_state(meta, arrays)
+        assert np.array_equal(np.asarray(rebuilt.support_), np.asarray(a.support_))
+
+
+def check_selector_sparse_equals_dense(name: str) -> None:
+    if not _fs_spec(name).capabilities.sparse:
+        return
+    dense, _ = _fs_fit(name, _fs_data(name))
+    sparse, _ = _fs_fit(name, _fs_data(name, sparse=True))
+    assert np.array_equal(np.asarray(dense.support_), np.asarray(sparse.support_)), \
+        "sparse and dense input must select the same columns"
+
+
+SELECTOR_CHECKS: tuple[Callable[[str], None], ...] = (
+    check_selector_support,
+    check_selector_is_deterministic_and_state_roundtrips,
+    check_selector_sparse_equals_dense,
+)
+
+
+# ----------------------------------------------------------------------------- example selectors
+
+def _es_spec(name: str) -> Any:
+    from toolkit.components import get_spec
+
+    return get_spec("example-selector", name)
+
+
+def check_example_selection(name: str) -> None:
+    """Indices into the training part (distinct), non-negative weights, same result for the same seed."""
+    spec = _es_spec(name)
+    ds = make_dataset(n=120, nominal=spec.capabilities.nominal, n_classes=2 if not spec.capabilities.multiclass else 3,
+                      seed=4)
+    if not spec.capabilities.sparse:
+        X = ds.X
+    else:
+        X = sp.csr_matrix(np.nan_to_num(ds.X))
+    first = spec.create().select(X, ds.y, random_state=7)
+    again = spec.create().select(X, ds.y, random_state=7)
+    rows, weights = first if isinstance(first, tuple) else (first, None)
+    rows2 = again[0] if isinstance(again, tuple) else again
+    rows = np.asarray(rows)
+    assert rows.ndim == 1 and rows.size > 0, "an example selector keeps at least one example"
+    assert rows.min() >= 0 and rows.max() < ds.n_instances, "indices must point into the training part"
+    assert len(np.unique(rows)) == len(rows), "indices must be distinct"
+    assert np.array_equal(rows, np.asarray(rows2)), "the same random_state must select the same examples"
+    if weights is not None:
+        assert len(weights) == len(rows) and np.all(np.asarray(weights) >= 0)
+
+
+EXAMPLE_SELECTOR_CHECKS: tuple[Callable[[str], None], ...] = (check_example_selection,)
+
+
 def check_classifier(name: str, checks: Iterable[Callable[[str], None]] = CHECKS) -> None:
     """Run every check on the registered classifier ``name``; the first failure raises AssertionError."""
     for check in checks:
@@ -322,10 +421,12 @@ def check_classifier(name: str, checks: Iterable[Callable[[str], None]] = CHECKS
             raise AssertionError(f"{name}: {check.__name__}: {exc}") from exc
 
 
-def parametrize_with_checks(names: Iterable[str]) -> Any:
-    """A ``pytest.mark.parametrize`` over (name, check) for every registered name and check."""
+def parametrize_with_checks(names: Iterable[str], checks: Iterable[Callable[[str], None]] = CHECKS) -> Any:
+    """A ``pytest.mark.parametrize`` over (name, check) for every registered name and check
+    (``checks=SELECTOR_CHECKS`` or ``EXAMPLE_SELECTOR_CHECKS`` for the other component kinds)."""
     import pytest
 
-    cases = [(name, check) for name in names for check in CHECKS]
+    checks = tuple(checks)
+    cases = [(name, check) for name in names for check in checks]
     ids = [f"{name}-{check.__name__.removeprefix('check_')}" for name, check in cases]
     return pytest.mark.parametrize("name, check", cases, ids=ids)

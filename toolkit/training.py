@@ -15,7 +15,7 @@ from toolkit.evaluation.resampling import Split, _split_head, ceil_share
 from toolkit.modelio import SavedModel, load_model, save_model
 from toolkit.pipeline import FittedPipeline, Pipeline
 
-__all__ = ["train", "predict_file", "prediction_rows"]
+__all__ = ["train", "predict", "predict_file", "prediction_rows"]
 
 
 def train(dataset: Dataset | str | os.PathLike[str], classifier: Any, *, feature_selector: Any = None,
@@ -48,6 +48,9 @@ def predict_file(model: str | os.PathLike[str] | SavedModel, dataset: Dataset | 
     saved.check_header(ds.with_class(None))  # names the first differing attribute, whatever the class
     ds = ds.with_class(class_index)
     return saved, ds, saved.predict(ds)
+
+
+predict = predict_file
 
 
 def prediction_rows(saved: SavedModel, predictions: Any, with_proba: bool) -> list[dict[str, Any]]:

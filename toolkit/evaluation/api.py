@@ -97,7 +97,7 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
              example_selector: Any = None, text: Any = "auto", protocol: str | Protocol = "random",
              runs: int = 10, test_fraction: float = 0.1, validation_fraction: float = 0.1, seed: int = 1,
              stratified: bool = False, inner_folds: int | None = None,
-             metrics: Sequence[str] = DEFAULT_METRICS, jobs: int = 1, out: str | os.PathLike[str] | None = None,
+             metrics: Sequence[str] | None = None, jobs: int = 1, out: str | os.PathLike[str] | None = None,
              resume: bool = False, store_proba: bool = False,
              test: DatasetArg | Sequence[DatasetArg] | None = None, class_attribute: str | int | None = -1,
              sparse: bool | str = "auto", tune: bool = True,
@@ -109,6 +109,8 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
     :param classifiers: names (``"nb-weka"``, ``"liblinear-lr:C=1"``) or classifier objects.
     :param protocol: "random" (algorithms.md 5.1.2), "thesis" (5.1.3), "fixed" (with ``test``),
         or a :class:`Protocol`.
+    :param metrics: evaluator names; by default error, accuracy and log-loss, without the
+        metrics that need probabilities when a classifier gives none (e.g. liblinear-svm).
     :param test: test datasets for fixed train/test splits (one per training dataset).
     :param out: JSON-lines file written as results finish; ``resume=True`` continues it.
     :param positive: evaluate binary tasks instead: this class (or each of these) against the rest,
@@ -140,8 +142,12 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
                             validation_fraction=validation_fraction, seed=seed, stratified=stratified,
                             inner_folds=inner_folds)
     registry = get_registry()
-    evaluators = [registry.get("evaluator", m) for m in metrics]
     chosen = _pipelines(classifiers, pipelines, feature_selector, example_selector, tune, text)
+    if metrics is None:
+        all_proba = all(p.classifier.capabilities.probabilities for p in chosen)
+        metrics = [m for m in DEFAULT_METRICS
+                   if all_proba or not getattr(registry.get("evaluator", m), "needs_proba", False)]
+    evaluators = [registry.get("evaluator", m) for m in metrics]
     return run(loaded, chosen, protocol, evaluators, out=None if out is None else str(out), resume=resume,
                jobs=jobs, store_proba=store_proba, progress=progress, test_datasets=test_sets)
 

@@ -36,7 +36,7 @@ def compare_command(
 ) -> None:
     """Compare classifiers across datasets: mean ± CI, significance marks, wins/ties/losses."""
     from toolkit.errors import ParameterError
-    from toolkit.evaluation.api import compare
+    from toolkit import compare
     from toolkit.evaluation.report import format_comparison
 
     if all(item.endswith(".jsonl") for item in items):

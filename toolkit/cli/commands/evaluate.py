@@ -41,10 +41,10 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                    save_proba: bool, quiet: bool, report_metric: Optional[str], alpha: float,
                    significance: str, text: Optional[str] = None, positive: Optional[list[str]] = None,
                    positive_below: Optional[float] = None) -> None:
-    from toolkit.evaluation.api import compare, evaluate
+    from toolkit import compare, evaluate
     from toolkit.evaluation.report import format_comparison
 
-    metrics = list(dict.fromkeys(metric or ["error", "accuracy", "log-loss"]))
+    metrics = list(dict.fromkeys(metric)) or None  # None: evaluate's defaults
     with progress_bar(not quiet) as update:
         results = evaluate(datasets, classifier, feature_selector=fs, example_selector=es, text=text or "auto",
                            protocol=protocol,
@@ -54,7 +54,7 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                            test=test or None, class_attribute=-1 if class_attribute is None else class_attribute,
                            sparse=False if dense else "auto", tune=not no_tune, progress=update,
                            positive=positive or None, positive_below=positive_below)
-    shown = report_metric or metrics[0]
+    shown = report_metric or (metrics[0] if metrics else "error")
     comparison = compare(results, baseline=baseline, metric=shown, alpha=alpha, test=significance)
     if as_json:
         doc = {"schema": "toolkit.evaluate/1", "comparison": comparison.as_dict(),

@@ -20,7 +20,7 @@ def explain_command(
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
 ) -> None:
     """Fit a classifier on a dataset and print its explanation (for BMA: P(feature used | data))."""
-    from toolkit.evaluation.api import explain
+    from toolkit import explain
 
     report = explain(dataset, classifier, class_attribute=-1 if class_attribute is None else class_attribute)
     if as_json:

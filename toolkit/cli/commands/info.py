@@ -19,9 +19,8 @@ def info(
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
 ) -> None:
     """Relation, instances, attributes by kind, missing values, class distribution, sparsity."""
+    from toolkit import describe, load_dataset
     from toolkit.config import LoadOptions
-    from toolkit.data.summary import describe
-    from toolkit.loading import load_dataset
 
     options = LoadOptions(class_attribute=-1 if class_attribute is None else class_attribute)
     ds = load_dataset(dataset, options)

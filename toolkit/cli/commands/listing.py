@@ -18,7 +18,7 @@ def list_components(
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
 ) -> None:
     """Registered classifiers, selectors and evaluators: name, plugin, description, grid, capabilities."""
-    from toolkit.components import get_registry
+    from toolkit import get_registry
     from toolkit.registry import KINDS
 
     plural_to_kind = {plural: k for k, (_h, _n, plural) in KINDS.items()}

@@ -25,7 +25,7 @@ def train_command(
     class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help="Class attribute (default: last)."),
 ) -> None:
     """Fit on a whole dataset (tuning the grid on a validation part) and save a model file."""
-    from toolkit.training import train
+    from toolkit import train
 
     fitted = train(dataset, classifier, feature_selector=fs, text=text or "auto", tune=not no_tune, seed=seed,
                    out=output, class_attribute=-1 if class_attribute is None else class_attribute)
@@ -42,11 +42,12 @@ def predict_command(
 ) -> None:
     """Predict a dataset with a saved model: labels (and probabilities) as a table, CSV, JSON or ARFF."""
     from toolkit.errors import ParameterError
-    from toolkit.training import predict_file, prediction_rows
+    from toolkit import predict
+    from toolkit.training import prediction_rows
 
     if fmt not in ("table", "csv", "json", "arff"):
         raise ParameterError(f"format must be table, csv, json or arff, not '{fmt}'")
-    saved, ds, predictions = predict_file(model, dataset)
+    saved, ds, predictions = predict(model, dataset)
     rows = prediction_rows(saved, predictions, proba)
     if fmt == "arff":
         text = _as_arff(saved, ds, predictions, proba)
