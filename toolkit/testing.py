@@ -325,6 +325,7 @@ def _fs_spec(name: str) -> Any:
 def _fs_data(name: str, **kw: Any) -> Dataset:
     caps = _fs_spec(name).capabilities
     kw.setdefault("nominal", caps.nominal)
+    kw.setdefault("n_classes", 3 if caps.multiclass else 2)
     return make_dataset(n=80, **kw)
 
 
