@@ -30,7 +30,7 @@ def compare_command(
     out_file: Optional[str] = typer.Option(None, "--out", "-o", help="JSON-lines results when running."),
     resume: bool = typer.Option(False, "--resume", help="Continue --out."),
     fmt: str = typer.Option("table", "--format", help="table, markdown, csv, latex or json."),
-    interval: str = typer.Option("ci", "--interval", help="ci (mean ± 95% CI) or lcl (one-sided 95% lower limit)."),
+    interval: str = typer.Option("ci", "--interval", help="With result files: ci (mean ± 95% CI) or lcl (one-sided 95% lower limit)."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
