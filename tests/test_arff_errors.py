@@ -145,10 +145,11 @@ def test_console_script_exits_2_without_traceback(tmp_path):
     """The real `toolkit` executable (catches packaging mistakes in the entry point)."""
     path = tmp_path / "bad.arff"
     path.write_text(GOOD_HEADER + "1,x,p\n2,z,n\n", encoding="utf-8")
-    import shutil
+    from pathlib import Path
 
-    exe = shutil.which("toolkit") or pytest.skip("toolkit console script not on PATH")
-    proc = subprocess.run([exe, "info", str(path)], capture_output=True, text=True, timeout=60)
+    exe = Path(sys.executable).parent / "toolkit"  # the script installed beside this interpreter
+    assert exe.exists(), f"the toolkit console script is not installed beside {sys.executable}"
+    proc = subprocess.run([str(exe), "info", str(path)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
