@@ -123,7 +123,7 @@ def _top(scores: np.ndarray, m: int) -> np.ndarray:
 def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, alpha: float = 1.0,
                          threshold: float = 1.0, step: float = 0.01, init: str = "wts", scorer: str = "sts",
                          patience: int | None = None, max_size: int | None = None,
-                         evaluate: str = "wts") -> OTSResult:
+                         evaluate: str = "sts") -> OTSResult:
     """Run the OTS search (algorithms.md 4.1) on the rows in ``positive`` and ``negative`` (boolean masks).
 
     ``evaluate`` says which documents the AP of a candidate STS ranks: "sts" (algorithms.md 4.1 step
@@ -301,7 +301,7 @@ class OTSSelector(_OTSParams):
 
     def __init__(self, *, alpha: float = 1.0, threshold: float = 1.0, step: float = 0.01, init: str = "wts",
                  scorer: str = "sts", patience: int | None = None, max_size: int | None = None,
-                 evaluate: str = "wts", positive: int = 1):
+                 evaluate: str = "sts", positive: int = 1):
         self.evaluate = evaluate
         self.alpha = alpha
         self.threshold = threshold
@@ -326,7 +326,7 @@ class RandomSTSSelector(_OTSParams):
 
     def __init__(self, *, n_negatives: int | None = None, random_state: int | None = None, alpha: float = 1.0,
                  threshold: float = 1.0, step: float = 0.01, init: str = "wts", scorer: str = "sts",
-                 patience: int | None = None, max_size: int | None = None, evaluate: str = "wts",
+                 patience: int | None = None, max_size: int | None = None, evaluate: str = "sts",
                  positive: int = 1):
         self.evaluate = evaluate
         self.n_negatives = n_negatives
