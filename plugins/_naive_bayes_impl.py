@@ -180,12 +180,18 @@ class NaiveBayes(ProbabilisticClassifier):
 
     def _gaussian_numeric_jll(self, values: np.ndarray) -> np.ndarray:
         """-1/2 sum_j [log(2 pi var) + (x - mu)^2 / var] over the observed j, class by class."""
-        present = ~np.isnan(values)
-        clean = np.where(present, values, 0.0)
         K = len(self.classes_)
         out = np.empty((values.shape[0], K))
         log_norm = np.log(2 * np.pi * self.var_)
-        for k in range(K):  # vectorised over rows and attributes; K is small
+        present = ~np.isnan(values)
+        if present.all():  # the common case: no masks, one pass per class
+            constant = log_norm.sum(axis=0)
+            for k in range(K):  # vectorised over rows and attributes; K is small
+                diff = values - self.mean_[:, k]
+                out[:, k] = -0.5 * (constant[k] + (diff * diff / self.var_[:, k]).sum(axis=1))
+            return out
+        clean = np.where(present, values, 0.0)
+        for k in range(K):
             diff = clean - self.mean_[:, k]
             terms = log_norm[:, k] + diff * diff / self.var_[:, k]
             out[:, k] = -0.5 * np.where(present, terms, 0.0).sum(axis=1)
