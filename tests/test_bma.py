@@ -161,3 +161,21 @@ def test_noise_feature_gets_low_model_weight_and_explain_lists_it():
     assert uniform[1] > weights[1]
     report = clf.explain()
     assert [row[0] for row in report["rows"]] == ["signal", "noise"]
+
+
+def test_explain_command_and_refusal():
+    import json
+
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["explain", "vote", "-c", "bma-nb:H=1.1", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    weights = [row[1] for row in report["rows"]]
+    assert len(weights) == 16 and weights == sorted(weights, reverse=True)
+    assert report["rows"][0][0] == "physician-fee-freeze" or weights[0] > 0.999
+    refused = runner.invoke(app, ["explain", "vote", "-c", "nb-weka"])
+    assert refused.exit_code == 2 and "has no explanation" in refused.stderr
