@@ -218,3 +218,25 @@ def test_cli_start_imports_no_numpy():
     assert "toolkit.cli.app" in imported
     assert not any(name == "numpy" or name.startswith("numpy.") for name in imported)
     assert not any(name == "scipy" or name.startswith("scipy.") for name in imported)
+
+
+def test_toolkit_configure_reaches_plugins_with_the_run_configuration(tmp_path):
+    import toolkit
+    from toolkit.manager import default_manager
+
+    seen = []
+
+    class Listener:
+        @hookimpl
+        def toolkit_configure(self, config):
+            seen.append(config)
+
+    manager = get_plugin_manager(autoload=False)
+    reset_default_manager(manager)
+    try:
+        toolkit.evaluate(ROOT / "tests" / "data" / "tiny.arff", ["nb-weka"], runs=2, seed=7,
+                         out=tmp_path / "r.jsonl")
+        default_manager().register(Listener(), "listener")  # historic: a late plugin still hears it
+    finally:
+        reset_default_manager(None)
+    assert len(seen) == 1 and seen[0].seed == 7 and seen[0].output_dir == tmp_path

@@ -197,6 +197,18 @@ def _execute(ds: Dataset, pipeline: Pipeline, task: Task, evaluators: Sequence[C
     return body
 
 
+def _configure_plugins(protocol: Protocol, jobs: int, out: str | None) -> None:
+    """Broadcast the run's configuration to plugins (the historic ``toolkit_configure`` hook)."""
+    from pathlib import Path
+
+    from toolkit.config import RunConfig
+    from toolkit.manager import default_manager
+
+    folder = Path(out).resolve().parent if out else Path.cwd()
+    config = RunConfig(seed=protocol.seed, n_jobs=jobs, output_dir=folder)
+    default_manager().hook.toolkit_configure.call_historic(kwargs={"config": config})
+
+
 def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Protocol,
         evaluators: Sequence[ComponentSpec], *, out: str | None = None, resume: bool = False, jobs: int = 1,
         store_proba: bool = False, progress: Callable[[int, int, str], None] | None = None,
@@ -220,6 +232,7 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
         else:
             n_trains.append(None)
             prepared.append(ds)
+    _configure_plugins(protocol, jobs, out)
     writer = ResultsWriter(out, resume=resume)
     records: list[dict[str, Any]] = list(writer.previous)
     tasks: list[Task] = []
