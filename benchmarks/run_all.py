@@ -1,4 +1,5 @@
-"""Run every benchmark script in this folder, one after the other: ``python benchmarks/run_all.py``."""
+"""Run every benchmark script in this folder, one after the other, with its default settings:
+``python benchmarks/run_all.py`` (or name some: ``python benchmarks/run_all.py nb_letter bma``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ def main() -> None:
         if only and script.stem not in only:
             continue
         print(f"===== {script.stem}")
+        sys.argv = [str(script)]  # each script's defaults, not run_all's arguments
         runpy.run_path(str(script), run_name="__main__")
         print()
 
