@@ -59,18 +59,105 @@ CASES = [dict(seed=0, tau=1.0, M=1, init="wts", scorer="sts", evaluate="wts"),
          dict(seed=5, tau=0.0, M=4, init="sts", scorer="wts_fixed", evaluate="sts")]
 
 
+@pytest.fixture
+def restricted_products(monkeypatch):
+    """Force the large-corpus paths of the OTS rounds on small data: the product restricted to the
+    features with weight, rebuilt whenever needed, and row blocks in threads. Counts the rebuilds."""
+    import toolkit.plugins._ots_impl as ots_impl
+
+    monkeypatch.setattr(ots_impl, "_SUBSET_MIN_NNZ", 0)
+    monkeypatch.setattr(ots_impl, "_SUBSET_MAX_SHARE", 1.0)
+    monkeypatch.setattr(ots_impl, "_PARALLEL_MIN_NNZ", 0)
+    calls = {"build": 0, "merge": 0, "filter": 0, "full": 0}
+    original = ots_impl._RoundScorer.__exit__
+
+    def counting(self, *exc):
+        for key, value in self.changes.items():
+            calls[key] += value
+        return original(self, *exc)
+
+    monkeypatch.setattr(ots_impl._RoundScorer, "__exit__", counting)
+    return calls
+
+
+@pytest.mark.parametrize("restricted", [False, True], ids=["plain", "restricted"])
+@pytest.mark.parametrize("n_threads", [1, 3])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(str(v) for v in c.values()))
-def test_search_equals_brute_force_refitting(case):
+def test_search_equals_brute_force_refitting(case, n_threads, restricted, request):
+    if restricted:
+        assert request.getfixturevalue("restricted_products") is not None
     X, y = _corpus(case["seed"])
     trace, rows = ref.ots(X, y, tau=case["tau"], M=case["M"], init=case["init"], scorer=case["scorer"],
                           evaluate=case["evaluate"])
     r = optimal_training_set(sp.csr_matrix(X), y == 1, y == 0, threshold=case["tau"], step=case["M"],
-                             init=case["init"], scorer=case["scorer"], evaluate=case["evaluate"])
+                             init=case["init"], scorer=case["scorer"], evaluate=case["evaluate"],
+                             n_threads=n_threads)
     assert r.sizes.tolist() == [size for size, _, _ in trace]
     expected_added = [i for _, added, _ in trace for i in added]
     assert r.added.tolist() == expected_added  # same documents, in the same rank order
     np.testing.assert_allclose(r.average_precision, [ap for _, _, ap in trace], rtol=0, atol=1e-12)
     assert r.rows().tolist() == rows
+
+
+def _zipf_corpus(seed, n=3000, F=3000):
+    """Binary documents with Zipf-like feature frequencies (many rare features, whose weights cross
+    the threshold as the STS grows); positives share a few features."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.05).astype(np.int64)
+    rate = 2.0 / (np.arange(F) + 5.0) ** 0.9
+    dense = rng.random((n, F)) < rate[rng.permutation(F)]
+    dense[np.flatnonzero(y)[:, None], np.arange(10)] |= rng.random((int(y.sum()), 10)) < 0.5
+    return sp.csr_matrix(dense.astype(float)), y
+
+
+def test_round_scorer_products_are_bit_identical_to_the_full_product(restricted_products):
+    # random weights in random supports: a sum taken in another order would differ in the last bits
+    from toolkit.plugins._ots_impl import _RoundScorer
+
+    rng = np.random.default_rng(8)
+    B, _ = _zipf_corpus(8, n=600, F=900)
+    n, F = B.shape
+    positives = rng.choice(n, 40, replace=False)
+    indices = B.indices.copy()
+    indices[np.isin(np.repeat(np.arange(n), np.diff(B.indptr)), positives)] += 2 * F
+    A = sp.csr_matrix((B.data.copy(), indices, B.indptr.copy()), shape=(n, 3 * F))
+    reference = A.copy()
+    pool = np.setdiff1d(np.arange(n), positives)
+    with _RoundScorer(A, B.indices, F, positives, n_threads=3) as scorer:
+        for _ in range(40):
+            vec = np.where(rng.random(3 * F) < rng.uniform(0.02, 0.6), rng.normal(0, 3, 3 * F), 0.0)
+            near = rng.random(F) < 0.05
+            assert np.array_equal(scorer(vec, near), reference @ vec)
+            moved = rng.choice(pool, min(10, len(pool)), replace=False)
+            pool = np.setdiff1d(pool, moved)
+            scorer.shift(moved)
+            rows = np.isin(np.repeat(np.arange(n), np.diff(reference.indptr)), moved)
+            reference.indices[rows] += F
+    assert restricted_products["merge"] >= 5 and restricted_products["filter"] >= 5
+
+
+@pytest.mark.parametrize("scorer", ["sts", "wts_fixed"])
+@pytest.mark.parametrize("evaluate", ["sts", "wts"])
+def test_restricted_and_threaded_rounds_give_the_same_search(evaluate, scorer, restricted_products):
+    # leaving out entries whose feature has weight 0 adds nothing to any row's sum, and row blocks are
+    # summed as one product sums them: same documents, same AP to the last bit
+    X, y = _zipf_corpus(5)
+    import toolkit.plugins._ots_impl as ots_impl
+
+    with pytest.MonkeyPatch.context() as plain:  # the plain path, for reference
+        plain.setattr(ots_impl, "_SUBSET_MIN_NNZ", 10**12)
+        plain.setattr(ots_impl, "_PARALLEL_MIN_NNZ", 10**12)
+        single = optimal_training_set(X, y == 1, y == 0, evaluate=evaluate, scorer=scorer, n_threads=1)
+    assert sum(restricted_products.values()) == 0
+    for threads in (1, 2, 7):
+        multi = optimal_training_set(X, y == 1, y == 0, evaluate=evaluate, scorer=scorer, n_threads=threads)
+        assert np.array_equal(multi.added, single.added)
+        assert np.array_equal(multi.average_precision, single.average_precision)
+        assert multi.best == single.best
+    assert len(single.average_precision) > 50
+    # the restricted copy was built, and features were merged into it and filtered out of it
+    assert restricted_products["build"] >= 3 and restricted_products["merge"] >= 9
+    assert restricted_products["filter"] >= 3
 
 
 def test_whole_training_set_evaluation_has_an_interior_peak_where_sts_only_peaks_first():
@@ -195,20 +282,27 @@ def test_ots_trace_and_pr_plot_commands(tmp_path):
     assert missing.exit_code == 2 and "no precision-recall curve for dataset 'nope'" in missing.stderr
 
 
-@pytest.mark.parametrize("kind", ["continuous", "ties", "heavy-tailed", "constant-block"])
+KINDS = ["continuous", "ties", "heavy-tailed", "constant-block", "few-above-zero"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_fast_ranking_paths_equal_a_full_sort(kind):
     from toolkit.plugins._bim_impl import ranked_average_precision
     from toolkit.plugins._ots_impl import _top
 
-    rng = np.random.default_rng(["continuous", "ties", "heavy-tailed", "constant-block"].index(kind))
+    rng = np.random.default_rng(KINDS.index(kind))
     n = 150_000
     scores = {"continuous": rng.normal(size=n), "ties": rng.integers(0, 40, n).astype(float),
-              "heavy-tailed": np.round(rng.standard_cauchy(n), 3), "constant-block": np.zeros(n)}[kind]
+              "heavy-tailed": np.round(rng.standard_cauchy(n), 3), "constant-block": np.zeros(n),
+              "few-above-zero": np.zeros(n)}[kind]
     if kind == "constant-block":
         scores[: n // 4] = rng.exponential(size=n // 4)
+    if kind == "few-above-zero":  # most documents contain no weighted feature: the top m end in a tie
+        scores[rng.choice(n, 200, replace=False)] = rng.exponential(size=200)
+        scores[rng.choice(n, 2000, replace=False)] = -rng.exponential(size=2000)
     relevant = np.zeros(n, dtype=bool)
     relevant[rng.choice(n, 300, replace=False)] = True
-    scores = scores + np.where(relevant, rng.normal(1.0, 1.0, n), 0.0) * (kind != "ties")
+    scores = scores + np.where(relevant, rng.normal(1.0, 1.0, n), 0.0) * (kind not in ("ties", "few-above-zero"))
     keys = np.round(scores, 9)
     order = np.lexsort((np.arange(n), -keys))  # descending score, ties by position
     rel = relevant[order]
