@@ -225,7 +225,8 @@ class _RoundScorer:
     def _filtered(self, M: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
         """The entries of M whose feature is in ``keep``, in M's order."""
         mask = np.tile(keep, 3)[M.indices]
-        kept_before = np.zeros(M.nnz + 1, dtype=np.int64)  # kept entries before each position
+        # kept entries before each position
+        kept_before = np.zeros(M.nnz + 1, dtype=np.int32 if M.nnz < np.iinfo(np.int32).max else np.int64)
         np.cumsum(mask, out=kept_before[1:])
         out = sp.csr_matrix(M.shape)
         # set after construction: the constructor may copy or change the index types
