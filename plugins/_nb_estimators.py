@@ -296,8 +296,10 @@ def gaussian_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, 
         mean_nonempty = np.add.reduceat(grouped, starts, axis=0) / counts[:, None]
         dev = grouped - np.repeat(mean_nonempty, counts, axis=0)
         var_nonempty = np.add.reduceat(dev * dev, starts, axis=0) / counts[:, None]
-        all_mean = grouped.mean(axis=0)
-        all_var = grouped.var(axis=0)
+        # all-class moments from the class moments (law of total variance): no further pass over rows
+        share = counts[:, None] / len(y)
+        all_mean = (share * mean_nonempty).sum(axis=0)
+        all_var = (share * (var_nonempty + (mean_nonempty - all_mean) ** 2)).sum(axis=0)
         mean = np.repeat(all_mean[:, None], n_classes, axis=1)
         var = np.repeat(all_var[:, None], n_classes, axis=1)
         mean[:, nonempty] = mean_nonempty.T
