@@ -179,3 +179,31 @@ def test_explain_command_and_refusal():
     assert report["rows"][0][0] == "physician-fee-freeze" or weights[0] > 0.999
     refused = runner.invoke(app, ["explain", "vote", "-c", "nb-weka"])
     assert refused.exit_code == 2 and "has no explanation" in refused.stderr
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_distinct_pairs_table_equals_sorting(seed):
+    # the direct table (small ranges) and the sort (any range) number the (column, value) pairs alike
+    from toolkit.plugins._bma_nb_impl import _distinct_pairs
+
+    rng = np.random.default_rng(seed)
+    m = 500
+    cols = rng.choice([0, 2, 3, 7], m)  # columns 1, 4, 5, 6 unused: zero-width table sections
+    per_column = np.array([0.1, 1.0, 0.25, 1e-3, 1.0, 1.0, 1.0, 3.0])
+    precision = per_column[cols]
+    steps = rng.integers(-20, 20, m).astype(float)
+    steps[cols == 3] *= 7  # a wider, sparse range
+    rounded = steps * precision
+    table = _distinct_pairs(cols, steps, rounded)
+    huge = steps.copy()
+    huge[0] = 2.0 ** 60  # forces the sorting path; compare on the other entries
+    order = np.lexsort((rounded, cols))
+    distinct = np.unique(np.column_stack([cols, steps]), axis=0)
+    assert len(table[1]) == len(distinct)
+    assert np.array_equal(table[1], distinct[:, 0])
+    assert np.array_equal(table[2], distinct[:, 1] * per_column[distinct[:, 0].astype(int)])
+    assert np.all(np.diff(table[0][order]) >= 0)  # numbered in (column, value) order
+    assert np.array_equal(table[1][table[0]], cols) and np.array_equal(table[2][table[0]], rounded)
+    sorted_path = _distinct_pairs(cols, huge, rounded)
+    assert np.array_equal(sorted_path[0], table[0])
+    assert np.array_equal(sorted_path[1], table[1]) and np.array_equal(sorted_path[2], table[2])
