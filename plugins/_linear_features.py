@@ -62,12 +62,12 @@ class Preprocessing:
     @classmethod
     def fit(cls, X: np.ndarray | sp.csr_matrix, schema: Schema, weights: np.ndarray,
             nominal_encoding: str = "onehot", scale: str = "none") -> Preprocessing:
-        kinds = [a.kind for a in schema.features]
-        bad = [a.name for a in schema.features if a.kind == "string"]
-        if bad:
-            raise CapabilityError(f"string attribute '{bad[0]}' must become word counts before a linear classifier")
+        bad = schema.columns_of_kind("string")
+        if len(bad):
+            name = schema.features.name(int(bad[0]))
+            raise CapabilityError(f"string attribute '{name}' must become word counts before a linear classifier")
         n_values = np.asarray(schema.n_values, dtype=np.int64)
-        nominal = np.array([k == "nominal" for k in kinds], dtype=bool)
+        nominal = schema.nominal_mask
         fill = _fill_values(X, nominal, n_values, weights)
         expand = nominal & (n_values > 2) if nominal_encoding == "onehot" else np.zeros_like(nominal)
         width = np.where(expand, n_values, 1)

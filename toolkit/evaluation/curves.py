@@ -315,7 +315,7 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = ("kl", "dkl", 
 
 
 def _prepare(train: Dataset, test: Dataset, text_step: Any, seed: int) -> tuple[Any, Schema, Any]:
-    if text_step is None and any(a.kind == "string" for a in train.features):
+    if text_step is None and train.features.mask("string").any():
         from toolkit.data.text import default_text_step
 
         text_step = default_text_step()
