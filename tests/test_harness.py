@@ -263,3 +263,52 @@ def test_protocol_validation():
     with pytest.raises(ParameterError, match="between 0 and 1"):
         random_splits(10, 1, 1, test_fraction=1.5)
     assert os.environ.get("TOOLKIT_DEBUG") is None
+
+
+def _class_first_folder(tmp_path):
+    """A folder of two datasets: one with the class last (WEKA's default), one with it first."""
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    rows = [(1.0, "a"), (1.2, "a"), (0.9, "a"), (3.1, "b"), (2.9, "b"), (3.3, "b")] * 4
+    last = "@relation last\n@attribute x numeric\n@attribute label {a,b}\n@data\n"
+    last += "".join(f"{x},{c}\n" for x, c in rows)
+    first = "@relation first\n@attribute kind {a,b}\n@attribute x numeric\n@attribute y numeric\n@data\n"
+    first += "".join(f"{c},{x},{x * 2}\n" for x, c in rows)
+    (folder / "last.arff").write_text(last)
+    (folder / "first.arff").write_text(first)
+    return folder
+
+
+def test_class_attribute_per_dataset(tmp_path):
+    folder = _class_first_folder(tmp_path)
+    # default: the last attribute; 'first' ends in a numeric attribute and is skipped with a warning
+    with pytest.warns(UserWarning, match="first: class attribute 'y' is numeric"):
+        plain = toolkit.evaluate(folder, ["nb-gaussian"], runs=2)
+    assert {r["dataset"]["name"] for r in plain.records} == {"last"}
+    both = toolkit.evaluate(folder, ["nb-gaussian"], runs=2, class_attribute={"first": "kind"})
+    by_name = {r["dataset"]["name"]: r for r in both.records}
+    assert set(by_name) == {"first", "last"}
+    assert by_name["first"]["dataset"]["n_classes"] == 2  # 'kind' is the only nominal attribute there
+    # "*" covers the datasets without their own entry
+    star = toolkit.evaluate(folder, ["nb-gaussian"], runs=1, class_attribute={"*": "kind", "last": "label"})
+    assert {r["dataset"]["name"] for r in star.records} == {"first", "last"}
+    with pytest.raises(ParameterError, match="'frist'"):
+        toolkit.evaluate(folder, ["nb-gaussian"], runs=1, class_attribute={"frist": "kind"})
+
+
+def test_class_option_on_the_command_line(tmp_path):
+    from toolkit.cli.commands.evaluate import parse_class_options
+
+    assert parse_class_options([]) == -1
+    assert parse_class_options(["label"]) == "label"
+    assert parse_class_options(["first=kind", "label"]) == {"first": "kind", "*": "label"}
+    for bad in (["a", "b"], ["first=kind", "first=x"], ["=kind"], ["first="]):
+        with pytest.raises(ParameterError):
+            parse_class_options(bad)
+    folder = _class_first_folder(tmp_path)
+    result = runner.invoke(app, ["compare", str(folder), "-c", "nb-gaussian", "--runs", "2", "--class", "first=kind",
+                                 "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert "first" in result.stdout and "last" in result.stdout
+    bad = runner.invoke(app, ["compare", str(folder), "-c", "nb-gaussian", "--class", "frist=kind"])
+    assert bad.exit_code == 2 and "frist" in bad.output and "Traceback" not in bad.output

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, Union
 
 from toolkit.config import LoadOptions
 from toolkit.data.dataset import Dataset
@@ -36,13 +38,54 @@ def expand_dataset_args(items: Sequence[DatasetArg]) -> tuple[list[DatasetArg], 
     return out, folder
 
 
-def load_datasets(items: Sequence[DatasetArg], options: LoadOptions, skip_unusable: bool) -> list[Dataset]:
+ClassAttribute = Union[str, int, None, Mapping[str, Union[str, int]]]
+
+
+def dataset_stem(item: str | os.PathLike[str]) -> str:
+    """A dataset file's name without .arff / .arff.gz: what per-dataset options are keyed by."""
+    name = Path(item).name
+    for suffix in (".gz", ".arff"):
+        name = name[: -len(suffix)] if name.endswith(suffix) else name
+    return name
+
+
+def _class_for(item: DatasetArg, class_attribute: ClassAttribute) -> str | int | None:
+    """The class attribute of one dataset: ``class_attribute`` itself, or from a mapping of dataset
+    names (file stems) to attributes, where "*" (default: the last attribute) covers the rest."""
+    if not isinstance(class_attribute, Mapping):
+        return class_attribute
+    if not isinstance(item, Dataset):
+        stem = dataset_stem(item)
+        if stem in class_attribute:
+            return class_attribute[stem]
+    return class_attribute.get("*", -1)
+
+
+def check_class_mapping(class_attribute: ClassAttribute, items: Sequence[DatasetArg]) -> None:
+    """A per-dataset class attribute must name datasets that are there (a typo would silently fall
+    back to the last attribute)."""
+    if not isinstance(class_attribute, Mapping):
+        return
+    stems = {dataset_stem(item) for item in items if not isinstance(item, Dataset)}
+    unknown = sorted(set(class_attribute) - stems - {"*"})
+    if unknown:
+        names = sorted(stems)
+        shown = ", ".join(names[:10]) + (f", ... ({len(names)} in all)" if len(names) > 10 else "")
+        raise ParameterError(f"class attribute given for dataset '{unknown[0]}', which is not among the "
+                             f"datasets ({shown or 'none given by file'})")
+
+
+def load_datasets(items: Sequence[DatasetArg], options: LoadOptions, skip_unusable: bool,
+                  class_attribute: ClassAttribute = -1) -> list[Dataset]:
     """Load every dataset; with ``skip_unusable`` (a folder was given), one without a nominal class
-    is skipped with a warning instead of stopping the run."""
+    is skipped with a warning instead of stopping the run. ``class_attribute`` (one for all, or per
+    dataset name) overrides ``options.class_attribute`` when it is a mapping."""
     from toolkit.loading import load_dataset
 
     loaded = []
     for item in items:
+        if isinstance(class_attribute, Mapping):
+            options = replace(options, class_attribute=_class_for(item, class_attribute))
         ds = item if isinstance(item, Dataset) else load_dataset(item, options)
         try:
             ds.require_nominal_class()
@@ -99,7 +142,7 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
              stratified: bool = False, inner_folds: int | None = None,
              metrics: Sequence[str] | None = None, jobs: int = 1, out: str | os.PathLike[str] | None = None,
              resume: bool = False, store_proba: bool = False,
-             test: DatasetArg | Sequence[DatasetArg] | None = None, class_attribute: str | int | None = -1,
+             test: DatasetArg | Sequence[DatasetArg] | None = None, class_attribute: ClassAttribute = -1,
              sparse: bool | str = "auto", tune: bool = True,
              progress: Callable[[int, int, str], None] | None = None,
              positive: str | Sequence[str] | None = None, positive_below: float | None = None) -> Results:
@@ -112,6 +155,8 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
     :param metrics: evaluator names; by default error, accuracy and log-loss, without the
         metrics that need probabilities when a classifier gives none (e.g. liblinear-svm).
     :param test: test datasets for fixed train/test splits (one per training dataset).
+    :param class_attribute: name or index of the class attribute (default: the last), or a mapping
+        from dataset names (file names without .arff / .arff.gz) to one, "*" for the others.
     :param out: JSON-lines file written as results finish; ``resume=True`` continues it.
     :param positive: evaluate binary tasks instead: this class (or each of these) against the rest,
         coded 1 (the positive class of average precision) against 0.
@@ -122,12 +167,14 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
 
     items = [datasets] if isinstance(datasets, (Dataset, str, os.PathLike)) else list(datasets)
     items, folder = expand_dataset_args(items)
-    options = LoadOptions(class_attribute=class_attribute, sparse=sparse)
-    loaded = load_datasets(items, options, skip_unusable=folder)
+    options = LoadOptions(class_attribute=-1 if isinstance(class_attribute, Mapping) else class_attribute,
+                          sparse=sparse)
+    test_items = [] if test is None else [test] if isinstance(test, (Dataset, str, os.PathLike)) else list(test)
+    check_class_mapping(class_attribute, [*items, *test_items])
+    loaded = load_datasets(items, options, skip_unusable=folder, class_attribute=class_attribute)
     test_sets = None
     if test is not None:
-        test_items = [test] if isinstance(test, (Dataset, str, os.PathLike)) else list(test)
-        test_sets = load_datasets(test_items, options, skip_unusable=False)
+        test_sets = load_datasets(test_items, options, skip_unusable=False, class_attribute=class_attribute)
         if isinstance(protocol, str):
             protocol = "fixed"
     if positive is not None or positive_below is not None:

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from toolkit.cli.app import out
+from toolkit.cli.commands.evaluate import CLASS_HELP
 
 __all__ = ["register"]
 
@@ -21,6 +22,7 @@ def compare_command(
     test_fraction: float = typer.Option(0.1, "--test-fraction", help="Share held out for testing."),
     seed: int = typer.Option(1, "--seed", help="Repetition r uses numpy default_rng(seed + r)."),
     stratified: bool = typer.Option(False, "--stratified", help="Keep class shares in every split."),
+    class_attribute: list[str] = typer.Option([], "--class", "-C", help=CLASS_HELP),
     inner_folds: Optional[int] = typer.Option(None, "--inner-folds", help="Tune by k-fold CV inside training."),
     metric: str = typer.Option("error", "--metric", "-m", help="Metric to tabulate."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Pipeline to test against (default: first)."),
@@ -51,7 +53,7 @@ def compare_command(
 
     run_and_report(items, classifier, fs, es, protocol, runs, test_fraction, 0.1, seed, stratified, inner_folds,
                    [], list(dict.fromkeys([metric, "error"])), jobs, out_file, resume, as_json, fmt, baseline,
-                   None, False, False, False, quiet, metric, alpha, significance)
+                   class_attribute, False, False, False, quiet, metric, alpha, significance)
 
 
 def register(app: typer.Typer) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import contextmanager
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
 import typer
 
@@ -33,11 +33,39 @@ def progress_bar(enabled: bool) -> Iterator[Any]:
         yield update
 
 
+CLASS_HELP = ("Class attribute (default: last): NAME or index for every dataset, or DATASET=NAME for one "
+              "(file name without .arff), repeatable.")
+
+
+def parse_class_options(values: Sequence[str]) -> Any:
+    """``--class`` values: one NAME for every dataset, or DATASET=NAME pairs (plus at most one plain NAME
+    for the others) -> what ``toolkit.evaluate`` takes as ``class_attribute``."""
+    from toolkit.errors import ParameterError
+
+    plain = [v for v in values if "=" not in v]
+    pairs = [v.split("=", 1) for v in values if "=" in v]
+    if len(plain) > 1:
+        raise ParameterError(f"--class names more than one attribute for every dataset: {', '.join(plain)}; "
+                             f"use DATASET=NAME for single datasets")
+    if not pairs:
+        return plain[0] if plain else -1
+    mapping: dict[str, str] = {}
+    for stem, name in pairs:
+        if not stem or not name:
+            raise ParameterError(f"--class {stem}={name}: expected DATASET=NAME")
+        if stem in mapping and mapping[stem] != name:
+            raise ParameterError(f"--class gives dataset '{stem}' two class attributes: {mapping[stem]}, {name}")
+        mapping[stem] = name
+    if plain:
+        mapping["*"] = plain[0]
+    return mapping
+
+
 def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str], es: Optional[str],
                    protocol: str, runs: int, test_fraction: float, validation_fraction: float, seed: int,
                    stratified: bool, inner_folds: Optional[int], test: list[str], metric: list[str],
                    jobs: int, out_file: Optional[str], resume: bool, as_json: bool, fmt: str,
-                   baseline: Optional[str], class_attribute: Optional[str], dense: bool, no_tune: bool,
+                   baseline: Optional[str], class_attribute: Sequence[str], dense: bool, no_tune: bool,
                    save_proba: bool, quiet: bool, report_metric: Optional[str], alpha: float,
                    significance: str, text: Optional[str] = None, positive: Optional[list[str]] = None,
                    positive_below: Optional[float] = None) -> None:
@@ -51,7 +79,7 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                            runs=runs, test_fraction=test_fraction, validation_fraction=validation_fraction,
                            seed=seed, stratified=stratified, inner_folds=inner_folds, metrics=metrics,
                            jobs=jobs, out=out_file, resume=resume, store_proba=save_proba,
-                           test=test or None, class_attribute=-1 if class_attribute is None else class_attribute,
+                           test=test or None, class_attribute=parse_class_options(class_attribute),
                            sparse=False if dense else "auto", tune=not no_tune, progress=update,
                            positive=positive or None, positive_below=positive_below)
     shown = report_metric or (metrics[0] if metrics else "error")
@@ -103,7 +131,7 @@ def evaluate_command(
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Pipeline to test against (default: first)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
     significance: str = typer.Option("corrected-t", "--significance", help="corrected-t or sign."),
-    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help="Class attribute (default: last)."),
+    class_attribute: list[str] = typer.Option([], "--class", "-C", help=CLASS_HELP),
     dense: bool = typer.Option(False, "--dense", help="Load sparse files as dense arrays."),
     no_tune: bool = typer.Option(False, "--no-tune", help="Use default parameters, skip tuning."),
     save_proba: bool = typer.Option(False, "--save-proba", help="Store test probabilities in --out."),
