@@ -276,7 +276,8 @@ class _RoundScorer:
             self._set_sub(self._merged(np.flatnonzero(later & ~self.kept)), self.kept | later)
             self.changes["merge"] += 1
         elif self._share(self.kept) > 2 * later_share + 0.005:
-            self._set_sub(self._filtered(self.sub, later), later)
+            keep = self.kept & later  # sub holds only the kept features' entries; soon (and active) are among them
+            self._set_sub(self._filtered(self.sub, keep), keep)
             self.changes["filter"] += 1
 
     def shift(self, rows: np.ndarray) -> np.ndarray:

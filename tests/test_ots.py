@@ -126,19 +126,30 @@ def test_round_scorer_products_are_bit_identical_to_the_full_product(restricted_
     with _RoundScorer(A, B.indices, F, positives, n_threads=3) as scorer:
         for _ in range(40):
             vec = np.where(rng.random(3 * F) < rng.uniform(0.02, 0.6), rng.normal(0, 3, 3 * F), 0.0)
-            near = rng.random(F) < 0.05
-            assert np.array_equal(scorer(vec, near), reference @ vec)
+            if scorer.kept is None or rng.random() < 0.5:  # many features about to gain weight: a merge
+                soon = rng.random(F) < 0.3
+                later = soon | (rng.random(F) < 0.1)
+            else:  # few, all in the copy, plus a few expected later that are not: a filter
+                soon = scorer.kept & (rng.random(F) < 0.03)
+                later = soon | (~scorer.kept & (rng.random(F) < 0.03))
+                vec[:F] *= soon
+                vec[F:2 * F] *= soon
+                vec[2 * F:] *= soon
+            assert np.array_equal(scorer(vec, soon, later), reference @ vec)
+            # the copy holds exactly the entries of the features it claims, in A's order
+            assert scorer.kept is not None
+            np.testing.assert_array_equal(scorer.sub.indices, A.indices[np.tile(scorer.kept, 3)[A.indices]])
             moved = rng.choice(pool, min(10, len(pool)), replace=False)
             pool = np.setdiff1d(pool, moved)
             scorer.shift(moved)
             rows = np.isin(np.repeat(np.arange(n), np.diff(reference.indptr)), moved)
             reference.indices[rows] += F
-    assert restricted_products["merge"] >= 5 and restricted_products["filter"] >= 5
+    assert restricted_products["merge"] >= 5 and restricted_products["filter"] >= 3
 
 
-@pytest.mark.parametrize("scorer", ["sts", "wts_fixed"])
-@pytest.mark.parametrize("evaluate", ["sts", "wts"])
-def test_restricted_and_threaded_rounds_give_the_same_search(evaluate, scorer, restricted_products):
+@pytest.mark.parametrize(("evaluate", "scorer", "tau"), [("sts", "sts", 1.0), ("wts", "sts", 1.0), ("sts", "wts_fixed", 1.0),
+                                                         ("wts", "wts_fixed", 1.0), ("wts", "sts", 2.0)])
+def test_restricted_and_threaded_rounds_give_the_same_search(evaluate, scorer, tau, restricted_products):
     # leaving out entries whose feature has weight 0 adds nothing to any row's sum, and row blocks are
     # summed as one product sums them: same documents, same AP to the last bit
     X, y = _zipf_corpus(5)
@@ -147,10 +158,12 @@ def test_restricted_and_threaded_rounds_give_the_same_search(evaluate, scorer, r
     with pytest.MonkeyPatch.context() as plain:  # the plain path, for reference
         plain.setattr(ots_impl, "_SUBSET_MIN_NNZ", 10**12)
         plain.setattr(ots_impl, "_PARALLEL_MIN_NNZ", 10**12)
-        single = optimal_training_set(X, y == 1, y == 0, evaluate=evaluate, scorer=scorer, n_threads=1)
+        single = optimal_training_set(X, y == 1, y == 0, evaluate=evaluate, scorer=scorer, threshold=tau,
+                                      n_threads=1)
     assert sum(restricted_products.values()) == 0
     for threads in (1, 2, 7):
-        multi = optimal_training_set(X, y == 1, y == 0, evaluate=evaluate, scorer=scorer, n_threads=threads)
+        multi = optimal_training_set(X, y == 1, y == 0, evaluate=evaluate, scorer=scorer, threshold=tau,
+                                     n_threads=threads)
         assert np.array_equal(multi.added, single.added)
         assert np.array_equal(multi.average_precision, single.average_precision)
         assert multi.best == single.best
