@@ -22,21 +22,13 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
 
 import numpy as np
 import scipy.sparse as sp
 
+from _common import best_of
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def best_of(repeat: int, func: Callable[[], Any]) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def synthetic(n: int = 20_000, V: int = 50_000, K: int = 20, words: int = 100, seed: int = 0):
@@ -86,11 +78,11 @@ def compare(label: str, X_tr, y_tr, X_te, repeat: int) -> list[str]:
         agree = float(np.mean(a == b))
         t_ours, t_sk = float("inf"), float("inf")
         for _ in range(repeat):          # interleaved, so that drifting machine load hits both alike
-            t_ours = min(t_ours, best_of(1, run_ours))
-            t_sk = min(t_sk, best_of(1, run_theirs))
+            t_ours = min(t_ours, best_of(run_ours, 1))
+            t_sk = min(t_sk, best_of(run_theirs, 1))
         lines.append(f"{label:<24} {name:<22} ours {t_ours:8.3f} s   sklearn {t_sk:8.3f} s   "
                      f"ratio ours/sklearn {t_ours / t_sk:5.2f}   same predictions {agree:.4f}")
-    t_tw = best_of(repeat, lambda: MultinomialNB(variant="C-TW-L-M", epsilon=0.01).fit(X_tr, y_tr).predict(X_te))
+    t_tw = best_of(lambda: MultinomialNB(variant="C-TW-L-M", epsilon=0.01).fit(X_tr, y_tr).predict(X_te), repeat)
     lines.append(f"{label:<24} {'C-TW-L-M eps=0.01':<22} ours {t_tw:8.3f} s   (no scikit-learn anchor)")
     return lines
 

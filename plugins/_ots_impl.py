@@ -215,6 +215,11 @@ class _RoundScorer:
         self.changes = {"build": 0, "merge": 0, "filter": 0, "full": 0}
         self._set_sub(A, None)
 
+    @property
+    def restricts(self) -> bool:
+        """Whether the product may run over a restricted copy (on a small corpus the full one is cheap)."""
+        return self.A.nnz >= _SUBSET_MIN_NNZ
+
     def _set_sub(self, sub: sp.csr_matrix, kept: np.ndarray | None) -> None:
         self.sub, self.kept = sub, kept
         self.blocks = _row_blocks(sub, self.n_threads if sub.nnz >= _PARALLEL_MIN_NNZ else 1)
@@ -295,7 +300,7 @@ class _RoundScorer:
         """``A @ vec``. ``soon`` and ``later`` mark features expected to gain weight within a few rounds
         and within twice as many: when a feature with weight or one of ``soon`` is missing from the
         copy, all of ``later`` are merged in, so that merges come in batches."""
-        if self.A.nnz >= _SUBSET_MIN_NNZ:
+        if self.restricts:
             self._update(vec, soon, later)
         if len(self.blocks) == 1:
             return self.blocks[0][2] @ vec
@@ -401,10 +406,13 @@ def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, 
             vec[:F] = v_sts if scorer == "sts" else v0
             vec[F:2 * F] = thresholded(w_loo_neg, tau)
             vec[2 * F:] = thresholded(w_loo_pos, tau)
-            highest = np.maximum(np.maximum(w_sts, w_loo_neg), w_loo_pos)
-            lowest = np.minimum(np.minimum(w_sts, w_loo_neg), w_loo_pos)
-            scores = product(vec, *_about_to_gain_weight(n_neg, N_neg, highest, lowest, tau, alpha, M * _LOOKAHEAD,
-                                                         len(pool)))
+            if product.restricts:
+                highest = np.maximum(np.maximum(w_sts, w_loo_neg), w_loo_pos)
+                lowest = np.minimum(np.minimum(w_sts, w_loo_neg), w_loo_pos)
+                scores = product(vec, *_about_to_gain_weight(n_neg, N_neg, highest, lowest, tau, alpha,
+                                                             M * _LOOKAHEAD, len(pool)))
+            else:
+                scores = product(vec)
             if evaluate == "sts":
                 rows = np.flatnonzero(in_sts)
                 ap = ranked_average_precision(scores[rows], is_pos[rows])
@@ -474,6 +482,21 @@ def _masks(y: Any, positive: int, who: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _OTSParams(ExampleSelectorBase):
+    """The OTS search's parameters, shared by the OTS and the random STS of its size."""
+
+    def __init__(self, *, alpha: float = 1.0, threshold: float = 1.0, step: float = 0.01, init: str = "wts",
+                 scorer: str = "sts", patience: int | None = None, max_size: int | None = None,
+                 evaluate: str = "sts", positive: int = 1):
+        self.evaluate = evaluate
+        self.alpha = alpha
+        self.threshold = threshold
+        self.step = step
+        self.init = init
+        self.scorer = scorer
+        self.patience = patience
+        self.max_size = max_size
+        self.positive = positive
+
     def _ots_params(self, who: str) -> dict[str, Any]:
         threshold = resolve_threshold(self.threshold, who)
         if threshold == "loo":
@@ -503,19 +526,6 @@ class OTSSelector(_OTSParams):
     Figure 3), ``ots_size_``, ``ots_negatives_``, ``added_`` (negatives in the order they were added).
     """
 
-    def __init__(self, *, alpha: float = 1.0, threshold: float = 1.0, step: float = 0.01, init: str = "wts",
-                 scorer: str = "sts", patience: int | None = None, max_size: int | None = None,
-                 evaluate: str = "sts", positive: int = 1):
-        self.evaluate = evaluate
-        self.alpha = alpha
-        self.threshold = threshold
-        self.step = step
-        self.init = init
-        self.scorer = scorer
-        self.patience = patience
-        self.max_size = max_size
-        self.positive = positive
-
     def select(self, X: Any, y: Any, random_state: int | None = None) -> np.ndarray:
         params = self._ots_params("ots")
         pos, neg = _masks(y, self.positive, "ots")
@@ -532,17 +542,10 @@ class RandomSTSSelector(_OTSParams):
                  threshold: float = 1.0, step: float = 0.01, init: str = "wts", scorer: str = "sts",
                  patience: int | None = None, max_size: int | None = None, evaluate: str = "sts",
                  positive: int = 1):
-        self.evaluate = evaluate
+        super().__init__(alpha=alpha, threshold=threshold, step=step, init=init, scorer=scorer, patience=patience,
+                         max_size=max_size, evaluate=evaluate, positive=positive)
         self.n_negatives = n_negatives
         self.random_state = random_state
-        self.alpha = alpha
-        self.threshold = threshold
-        self.step = step
-        self.init = init
-        self.scorer = scorer
-        self.patience = patience
-        self.max_size = max_size
-        self.positive = positive
 
     def select(self, X: Any, y: Any, random_state: int | None = None) -> np.ndarray:
         pos, neg = _masks(y, self.positive, "random-sts")

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from toolkit.atomic_write import replaced_atomically
 from toolkit.data.attributes import AttributeList
 from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import ModelFileError, ToolkitError
@@ -129,17 +130,10 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str]) -> None:
         "arrays_sha256": hashlib.sha256(blob).hexdigest(),
     }
     text = json.dumps(meta, indent=1, allow_nan=True)
-    tmp = str(path) + ".tmp"
-    try:
+    with replaced_atomically(path, ModelFileError) as tmp:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
             zf.writestr("meta.json", text)
             zf.writestr("arrays.npz", blob)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise ModelFileError(f"{path}: cannot write ({exc.strerror or exc})") from None
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def _jsonable(params: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
+from toolkit.atomic_write import replaced_atomically
 from toolkit.data.arff_data import DataBuilder
 from toolkit.data.arff_dates import DateCodec
 from toolkit.data.arff_header import Header, read_header
@@ -439,8 +440,7 @@ def write(ds: Dataset, path: str | os.PathLike[str], *, sparse: bool | None = No
     :param sparse: None keeps the dataset's form; True or False forces sparse or dense rows.
     """
     path = str(path)
-    tmp = path + ".tmp"
-    try:
+    with replaced_atomically(path, DatasetError) as tmp:
         if path.endswith(".gz"):
             import gzip
             with gzip.open(tmp, "wt", compresslevel=6, encoding="utf-8", newline="\n") as out:
@@ -448,12 +448,6 @@ def write(ds: Dataset, path: str | os.PathLike[str], *, sparse: bool | None = No
         else:
             with open(tmp, "w", encoding="utf-8", newline="\n") as out:
                 _write_lines(ds, out, sparse)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot write ({exc.strerror or exc})") from None
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def to_text(ds: Dataset, *, sparse: bool | None = None) -> str:
