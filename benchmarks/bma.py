@@ -12,8 +12,8 @@ from _common import best_of, shared
 from toolkit.api import Schema
 from toolkit.data import arff
 from toolkit.evaluation.harness import Protocol
-from toolkit.plugins._bma_nb_impl import BMANaiveBayes
-from toolkit.plugins._naive_bayes_impl import WekaNaiveBayes
+from toolkit.plugins.naive_bayes.bma import BMANaiveBayes
+from toolkit.plugins.naive_bayes.classifiers import WekaNaiveBayes
 
 
 def slope(sizes, times) -> float:

@@ -96,7 +96,7 @@ def cmls_20news(shared: Path, repeat: int) -> None:
     from sklearn.feature_extraction.text import CountVectorizer
     from liblinear.liblinearutil import train
 
-    from toolkit.plugins._cmls_impl import CMLS
+    from toolkit.plugins.linear.cmls import CMLS
 
     train_path = shared / "text" / "20news-bydate-train.arff.gz"
     test_path = shared / "text" / "20news-bydate-test.arff.gz"

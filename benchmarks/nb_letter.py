@@ -13,7 +13,7 @@ from _common import best_of, shared
 from toolkit.api import Schema
 from toolkit.data import arff
 from toolkit.evaluation.harness import Protocol
-from toolkit.plugins._naive_bayes_impl import GaussianNaiveBayes, WekaNaiveBayes
+from toolkit.plugins.naive_bayes.classifiers import GaussianNaiveBayes, WekaNaiveBayes
 
 
 def main() -> None:

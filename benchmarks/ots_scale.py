@@ -30,8 +30,8 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import best_of  # noqa: E402
 
-from toolkit.plugins._bim_impl import BIMNaiveBayes  # noqa: E402
-from toolkit.plugins._ots_impl import OTSSelector  # noqa: E402
+from toolkit.plugins.ots.nb_bim import BIMNaiveBayes
+from toolkit.plugins.ots.selectors import OTSSelector
 
 SEED = 20080701
 

@@ -57,7 +57,7 @@ def synthetic(n: int = 20_000, V: int = 50_000, K: int = 20, words: int = 100, s
 def compare(label: str, X_tr, y_tr, X_te, repeat: int) -> list[str]:
     from sklearn.naive_bayes import ComplementNB, MultinomialNB as SkMNB
 
-    from toolkit.plugins._multinomial_nb_impl import MultinomialNB
+    from toolkit.plugins.text.multinomial import MultinomialNB
 
     lines = []
     pairs = [
@@ -88,7 +88,7 @@ def compare(label: str, X_tr, y_tr, X_te, repeat: int) -> list[str]:
 
 
 def dcm_times(label: str, X_tr, y_tr, X_te, y_te=None) -> list[str]:
-    from toolkit.plugins._dcm_impl import DCM, ComplementDCM
+    from toolkit.plugins.text.dcm import DCM, ComplementDCM
 
     lines = []
     for cls in (DCM, ComplementDCM):
@@ -112,7 +112,7 @@ def main() -> int:
     args = parser.parse_args()
 
     import toolkit
-    from toolkit.data.text import WordCounts
+    from toolkit.models.text_step import WordCounts
 
     lines = []
     text = Path(args.datasets) / "text"

@@ -19,7 +19,6 @@ import argparse
 import time
 from pathlib import Path
 
-import numpy as np
 
 import toolkit
 from toolkit.evaluation.report import compare_results, format_comparison
@@ -126,7 +125,7 @@ def main() -> None:
               "instances and overfits them (see the inner 5-fold table).", ""]
 
     curves_grid = [round(0.5 + 0.1 * i, 10) for i in range(11)]
-    from toolkit.plugins._bma_curve import error_by_h, markdown_table, plot_curves
+    from toolkit.plugins.naive_bayes.bma_curve import error_by_h, markdown_table, plot_curves
 
     curves = error_by_h([uci / f"{n}.arff" for n in CURVE_DATASETS], curves_grid, jobs=args.jobs)
     lines += ["## Test error against a fixed H (no tuning), default protocol (the thesis's Figures 9-10)", "",

@@ -26,7 +26,6 @@ repository root, or ``--datasets DIR`` / ``$TOOLKIT_SHARED_DATASETS``.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import platform
 import sys
@@ -43,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 import toolkit as tk  # noqa: E402
 from toolkit.evaluation import stats  # noqa: E402
 from toolkit.evaluation.harness import Protocol  # noqa: E402
-from toolkit.pipeline import Pipeline  # noqa: E402
+from toolkit.models.pipeline import Pipeline  # noqa: E402
 
 # thesis Table 3 (algorithms.md 6.1): file stem -> (thesis name, n, n_test, LR errors, SVM errors)
 TABLE3: list[tuple[str, str, int, int, int | None, int | None]] = [

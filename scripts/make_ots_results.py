@@ -200,7 +200,7 @@ def threshold_crossings(results: Results, tasks: list[toolkit.Dataset], runs: in
 
 def trace_figure(shared: Path, corpora: list[str], path: Path) -> list[str]:
     """The OTS search on the first split's training part of a few tasks (the paper's Figure 3)."""
-    from toolkit.plugins._curve_plots import plot_traces
+    from toolkit.plugins.ots.trace_plot import plot_traces
 
     traces, lines = {}, []
     for corpus in corpora:
@@ -330,7 +330,7 @@ def main() -> None:
         lines.append(f"(no figure: {exc})")
     lines.append("")
     try:
-        from toolkit.plugins._curve_plots import plot_pr_curves, pr_curves_from_records
+        from toolkit.plugins.metrics.pr_plot import plot_pr_curves, pr_curves_from_records
 
         curves = pr_curves_from_records(records, PR_TASK, 0)
         plot_pr_curves(curves, str(ROOT / "docs" / "results" / "ots-pr.png"), f"{PR_TASK}, first split")

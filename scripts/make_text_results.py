@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import os
 import platform
 import sys
@@ -152,7 +151,7 @@ def _component_of(rec: dict[str, Any]) -> str:
     """The METHODS entry whose classifier step the record describes."""
     import json
 
-    from toolkit.pipeline import Pipeline
+    from toolkit.models.pipeline import Pipeline
 
     global _DESCRIPTIONS
     if not _DESCRIPTIONS:

@@ -14,11 +14,11 @@ import toolkit
 from toolkit.api import Predictions, Schema
 from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import CapabilityError, ParameterError
-from toolkit.plugins._bim_impl import (
-    BIMNaiveBayes, BIMThresholdSelector, OPTCUT_GRID, bim_counts, bim_weights, loo_average_precision, loo_scores,
-    presence, ranked_average_precision, thresholded,
-)
-from toolkit.plugins._metrics_impl import average_precision
+from toolkit.plugins.ots.nb_bim import BIMNaiveBayes
+from toolkit.plugins.ots.bim_threshold import BIMThresholdSelector
+from toolkit.plugins.ots.leave_one_out import OPTCUT_GRID, loo_average_precision, loo_scores, ranked_average_precision
+from toolkit.plugins.ots.bim import bim_counts, bim_weights, presence, thresholded
+from toolkit.plugins.metrics.ranking import average_precision
 
 # algorithms.md 7.7: d0..d2 are C1, d3..d8 are C-1
 X77 = np.array([[1, 1, 0, 0, 1], [1, 0, 1, 0, 0], [1, 1, 1, 0, 0], [0, 1, 0, 1, 0], [1, 0, 0, 1, 0],

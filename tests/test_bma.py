@@ -12,8 +12,8 @@ from scipy.special import logsumexp
 
 from toolkit.api import Schema
 from toolkit.data.dataset import Attribute
-from toolkit.plugins._bma_nb_impl import BMANaiveBayes, zh_bases
-from toolkit.plugins._naive_bayes_impl import WekaNaiveBayes
+from toolkit.plugins.naive_bayes.bma import BMANaiveBayes, zh_bases
+from toolkit.plugins.naive_bayes.classifiers import WekaNaiveBayes
 
 
 def toy():
@@ -184,7 +184,7 @@ def test_explain_command_and_refusal():
 @pytest.mark.parametrize("seed", range(4))
 def test_distinct_pairs_table_equals_sorting(seed):
     # the direct table (small ranges) and the sort (any range) number the (column, value) pairs alike
-    from toolkit.plugins._bma_nb_impl import _distinct_pairs
+    from toolkit.plugins.naive_bayes.bma import _distinct_pairs
 
     rng = np.random.default_rng(seed)
     m = 500

@@ -12,7 +12,7 @@ from scipy.optimize import minimize
 import toolkit as tk
 from toolkit.api import Schema
 from toolkit.errors import CapabilityError, ParameterError
-from toolkit.plugins._cmls_impl import CMLS
+from toolkit.plugins.linear.cmls import CMLS
 
 from tests.conftest import shared_path
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolkit.manager import get_plugin_manager
+from toolkit.plugin_host.manager import get_plugin_manager
 from toolkit.testing import EXAMPLE_SELECTOR_CHECKS, SELECTOR_CHECKS, parametrize_with_checks
 
 _REGISTRY = get_plugin_manager(autoload=False).registry

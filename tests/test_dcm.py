@@ -15,8 +15,8 @@ from scipy.special import digamma, gammaln
 import toolkit
 from toolkit.api import Schema
 from toolkit.errors import CapabilityError, ParameterError
-from toolkit.plugins._dcm_impl import DCM, ComplementDCM, dcm_log_likelihood, fit_polya, moment_match
-from toolkit.plugins._multinomial_nb_impl import MultinomialNB
+from toolkit.plugins.text.dcm import DCM, ComplementDCM, dcm_log_likelihood, fit_polya, moment_match
+from toolkit.plugins.text.multinomial import MultinomialNB
 
 DATA = np.array([[5, 0, 0], [0, 4, 1], [6, 1, 0], [0, 0, 3]], dtype=float)
 

@@ -13,9 +13,9 @@ import sys
 import pytest
 
 from conftest import ROOT
-from toolkit import hookspecs
-from toolkit.manager import get_plugin_manager
-from toolkit.registry import KINDS
+from toolkit.plugin_host import hookspecs
+from toolkit.plugin_host.manager import get_plugin_manager
+from toolkit.plugin_host.registry import KINDS
 
 
 def _python_blocks(text: str) -> list[str]:

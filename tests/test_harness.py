@@ -116,7 +116,7 @@ def _threshold_dataset(n=200, cut=0.3):
 
 def test_tuning_keeps_the_first_best_grid_point():
     ds = _threshold_dataset()
-    from toolkit.pipeline import Pipeline, Step
+    from toolkit.models.pipeline import Pipeline, Step
 
     step = Step("classifier", "thr", grid={"t": [0.9, 0.3, 0.31, 0.1, 0.3]}, obj=Threshold())
     pipeline = Pipeline(step, name="thr")

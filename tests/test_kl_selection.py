@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 import toolkit
 from toolkit.errors import ParameterError
-from toolkit.plugins._kl_selection_impl import (
+from toolkit.plugins.text.selection import (
     DKLSelector, KLSelector, MISelector, TextStatistics, dkl_scores, exact_kl, kl_scores, mutual_information,
 )
 

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import toolkit as tk
 from toolkit.api import Schema
 from toolkit.errors import CapabilityError, ParameterError
-from toolkit.plugins._liblinear_impl import LiblinearLR, LiblinearSVM
+from toolkit.plugins.linear.liblinear import LiblinearLR, LiblinearSVM
 
 from tests.conftest import shared_path
 
@@ -237,7 +237,7 @@ def test_state_round_trip_keeps_predictions() -> None:
 
 
 def test_registration_grid_and_capabilities() -> None:
-    from toolkit.registry import expand_grid
+    from toolkit.plugin_host.registry import expand_grid
 
     for name, probs in (("liblinear-lr", True), ("liblinear-svm", False)):
         spec = tk.get_registry().get("classifier", name)

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from toolkit.api import Schema
 from toolkit.data.dataset import Attribute
 from toolkit.errors import CapabilityError, ParameterError
-from toolkit.plugins._linear_features import Preprocessing
+from toolkit.plugins.linear.features import Preprocessing
 
 NAN = float("nan")
 

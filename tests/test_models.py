@@ -16,9 +16,9 @@ import toolkit
 from conftest import ROOT
 from toolkit.cli import app
 from toolkit.errors import ModelFileError
-from toolkit.manager import get_plugin_manager
-from toolkit.modelio import load_model, save_model
-from toolkit.pipeline import Pipeline
+from toolkit.plugin_host.manager import get_plugin_manager
+from toolkit.models.model_file import load_model, save_model
+from toolkit.models.pipeline import Pipeline
 
 runner = CliRunner()
 BUILTIN = [s.name for s in get_plugin_manager(autoload=False).registry.specs("classifier")]

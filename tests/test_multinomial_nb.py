@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import toolkit
 from toolkit.api import Schema
 from toolkit.errors import CapabilityError, ParameterError
-from toolkit.plugins._multinomial_nb_impl import MultinomialNB
+from toolkit.plugins.text.multinomial import MultinomialNB
 
 # algorithms.md 7.5
 X75 = np.array([[5, 0, 1, 0, 1], [1, 1, 0, 0, 0], [2, 0, 0, 1, 0], [0, 3, 0, 1, 0], [0, 1, 2, 0, 0],

@@ -12,7 +12,7 @@ from toolkit.api import Schema
 from toolkit.data import arff
 from toolkit.data.dataset import Attribute
 from toolkit.errors import CapabilityError, ParameterError
-from toolkit.plugins._naive_bayes_impl import GaussianNaiveBayes, NaiveBayes, WekaNaiveBayes
+from toolkit.plugins.naive_bayes.classifiers import GaussianNaiveBayes, NaiveBayes, WekaNaiveBayes
 
 
 def weather():
@@ -83,7 +83,7 @@ def test_weka_numeric_posteriors(query, expected):
 
 def test_weka_numeric_factor_values():
     clf = WekaNaiveBayes().fit(NUM_X, NUM_Y, schema=NUM_SCHEMA)
-    from toolkit.plugins._nb_estimators import normal_prob
+    from toolkit.plugins.naive_bayes.estimators import normal_prob
 
     p = normal_prob(np.array([[2.5, 5.0]]), clf.precision_, clf.mean_, clf.sigma_)[0]
     np.testing.assert_allclose(p[0], [0.599613, 0.00597704], rtol=1e-5)

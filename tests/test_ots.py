@@ -11,7 +11,8 @@ import bim_reference as ref
 import toolkit
 from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import CapabilityError, ParameterError
-from toolkit.plugins._ots_impl import OTSSelector, RandomSTSSelector, optimal_training_set, step_size
+from toolkit.plugins.ots.selectors import OTSSelector, RandomSTSSelector
+from toolkit.plugins.ots.search import optimal_training_set, step_size
 
 # algorithms.md 7.8: positives d0-d3, negatives d4-d15
 POS78 = [(1, 0, 0, 0, 0, 0), (1, 0, 0, 1, 0, 0), (1, 0, 1, 1, 0, 0), (0, 1, 0, 0, 0, 0)]
@@ -63,7 +64,7 @@ CASES = [dict(seed=0, tau=1.0, M=1, init="wts", scorer="sts", evaluate="wts"),
 def restricted_products(monkeypatch):
     """Force the large-corpus paths of the OTS rounds on small data: the product restricted to the
     features with weight, rebuilt whenever needed, and row blocks in threads. Counts the rebuilds."""
-    import toolkit.plugins._ots_impl as ots_impl
+    import toolkit.plugins.ots.search as ots_impl
 
     monkeypatch.setattr(ots_impl, "_SUBSET_MIN_NNZ", 0)
     monkeypatch.setattr(ots_impl, "_SUBSET_MAX_SHARE", 1.0)
@@ -112,7 +113,7 @@ def _zipf_corpus(seed, n=3000, F=3000):
 
 def test_round_scorer_products_are_bit_identical_to_the_full_product(restricted_products):
     # random weights in random supports: a sum taken in another order would differ in the last bits
-    from toolkit.plugins._ots_impl import _RoundScorer
+    from toolkit.plugins.ots.search import _RoundScorer
 
     rng = np.random.default_rng(8)
     B, _ = _zipf_corpus(8, n=600, F=900)
@@ -153,7 +154,7 @@ def test_restricted_and_threaded_rounds_give_the_same_search(evaluate, scorer, t
     # leaving out entries whose feature has weight 0 adds nothing to any row's sum, and row blocks are
     # summed as one product sums them: same documents, same AP to the last bit
     X, y = _zipf_corpus(5)
-    import toolkit.plugins._ots_impl as ots_impl
+    import toolkit.plugins.ots.search as ots_impl
 
     with pytest.MonkeyPatch.context() as plain:  # the plain path, for reference
         plain.setattr(ots_impl, "_SUBSET_MIN_NNZ", 10**12)
@@ -300,8 +301,8 @@ KINDS = ["continuous", "ties", "heavy-tailed", "constant-block", "few-above-zero
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_fast_ranking_paths_equal_a_full_sort(kind):
-    from toolkit.plugins._bim_impl import ranked_average_precision
-    from toolkit.plugins._ots_impl import _top
+    from toolkit.plugins.ots.leave_one_out import ranked_average_precision
+    from toolkit.plugins.ots.search import _top
 
     rng = np.random.default_rng(KINDS.index(kind))
     n = 150_000

@@ -10,9 +10,9 @@ import scipy.sparse as sp
 
 import toolkit
 from toolkit.api import Predictions
-from toolkit.plugins._dcm_impl import DCM, ComplementDCM, dcm_log_likelihood
-from toolkit.plugins._multinomial_nb_impl import MultinomialNB, multinomial_log_likelihood
-from toolkit.plugins._text_metrics_impl import perplexity, perplexity_from_loglik
+from toolkit.plugins.text.dcm import DCM, ComplementDCM, dcm_log_likelihood
+from toolkit.plugins.text.multinomial import MultinomialNB, multinomial_log_likelihood
+from toolkit.plugins.text.perplexity import perplexity, perplexity_from_loglik
 
 DOCS = sp.csr_matrix(np.array([[2, 1, 0], [0, 1, 3]], dtype=float))
 

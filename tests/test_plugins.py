@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from toolkit import Capabilities, hookimpl
 from toolkit.errors import ParameterError, PluginError, PluginLoadError, UnknownComponentError
-from toolkit.manager import BUILTIN_PLUGINS, get_plugin_manager, reset_default_manager
-from toolkit.registry import Registry, parse_component
+from toolkit.plugin_host.manager import BUILTIN_PLUGINS, get_plugin_manager, reset_default_manager
+from toolkit.plugin_host.registry import Registry, parse_component
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -135,7 +135,7 @@ class _Plugin:
 
     @hookimpl
     def register_classifiers(self, register):
-        from toolkit.plugins._naive_bayes_impl import WekaNaiveBayes
+        from toolkit.plugins.naive_bayes.classifiers import WekaNaiveBayes
 
         register(self.name, self.factory or WekaNaiveBayes, **{"description": "x", **self.kw})
 
@@ -211,18 +211,19 @@ def test_builtins_pass_check_pending_and_register_valid_components():
 
 
 def test_cli_start_imports_no_numpy():
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", "import toolkit.cli"], capture_output=True,
-                          text=True, timeout=120)
+    code = ("import json, sys; from toolkit.cli import app; "
+            "print(json.dumps(sorted(sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
-    assert "toolkit.cli.app" in imported
+    imported = set(json.loads(proc.stdout))
+    assert "toolkit.cli.application" in imported and "toolkit.plugins.naive_bayes" in imported
     assert not any(name == "numpy" or name.startswith("numpy.") for name in imported)
     assert not any(name == "scipy" or name.startswith("scipy.") for name in imported)
 
 
 def test_toolkit_configure_reaches_plugins_with_the_run_configuration(tmp_path):
     import toolkit
-    from toolkit.manager import default_manager
+    from toolkit.plugin_host.manager import default_manager
 
     seen = []
 

@@ -13,8 +13,8 @@ pytest.importorskip("sklearn")
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
 
-from toolkit.manager import get_plugin_manager  # noqa: E402
-from toolkit.sklearn_adapter import estimator  # noqa: E402
+from toolkit.plugin_host.manager import get_plugin_manager  # noqa: E402
+from toolkit.models.sklearn_adapter import estimator  # noqa: E402
 
 BUILTIN = [s.name for s in get_plugin_manager(autoload=False).registry.specs("classifier")]
 

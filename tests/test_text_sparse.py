@@ -9,10 +9,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from toolkit.api import Predictions
-from toolkit.plugins._dcm_impl import DCM, ComplementDCM
-from toolkit.plugins._kl_selection_impl import DKLSelector, KLSelector, MISelector
-from toolkit.plugins._multinomial_nb_impl import MultinomialNB
-from toolkit.plugins._text_metrics_impl import perplexity
+from toolkit.plugins.text.dcm import DCM, ComplementDCM
+from toolkit.plugins.text.selection import DKLSelector, KLSelector, MISelector
+from toolkit.plugins.text.multinomial import MultinomialNB
+from toolkit.plugins.text.perplexity import perplexity
 
 
 def huge_sparse(seed=0, n=50_000, V=300_000, nnz=150_000):

@@ -1,4 +1,4 @@
-"""The word-count text step (toolkit.data.text): vocabulary from the training part only, filters,
+"""The word-count text step (toolkit.models.text_step, tokenising in toolkit.data.text): vocabulary from the training part only, filters,
 sparse output, schema, and its use by the pipeline, the harness and ``toolkit evaluate --text``.
 
 Expected counts are written out by hand for tiny documents.
@@ -14,9 +14,11 @@ import scipy.sparse as sp
 from typer.testing import CliRunner
 
 import toolkit
-from toolkit.data.text import ENGLISH_STOP_WORDS, WordCounts, default_text_step, text_step_spec, tokenize
+from toolkit.data.text import ENGLISH_STOP_WORDS, tokenize
+from toolkit.models.pipeline import default_text_step
+from toolkit.models.text_step import WordCounts, text_step_spec
 from toolkit.errors import DatasetError, ParameterError, UnknownComponentError
-from toolkit.pipeline import Step
+from toolkit.models.pipeline import Step
 
 ARFF = """@relation mini
 @attribute text string

@@ -48,7 +48,7 @@ def test_bma_column_at_least_18_of_20_and_the_rest_are_validation_ties(bma_thesi
     every H in the validation-tie set is optimal and the published count is reachable within it."""
     from toolkit.data import arff
     from toolkit.evaluation.resampling import thesis_split
-    from toolkit.pipeline import Pipeline
+    from toolkit.models.pipeline import Pipeline
 
     exact, misses = 0, []
     for name, (_n, _n_test, bma, _nb) in TABLE3.items():

@@ -22,7 +22,7 @@ import pytest
 from conftest import shared_path
 from toolkit.data import arff
 from toolkit.evaluation.harness import Protocol
-from toolkit.pipeline import Pipeline
+from toolkit.models.pipeline import Pipeline
 
 GOLDEN = Path(__file__).parent / "golden" / "weka_nb"
 FILES = sorted(GOLDEN.glob("*.json.gz"))

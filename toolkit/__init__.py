@@ -14,7 +14,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from toolkit.capabilities import Capabilities
+from toolkit._moved import install_moved_module_aliases
 from toolkit.errors import (
     ArffFormatError,
     CapabilityError,
@@ -27,39 +27,44 @@ from toolkit.errors import (
     ToolkitWarning,
     UnknownComponentError,
 )
-from toolkit.hookspecs import hookimpl
+from toolkit.plugin_host.capabilities import Capabilities
+from toolkit.plugin_host.hookspecs import hookimpl
 
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
     "Dataset": "toolkit.data.dataset",
     "Attribute": "toolkit.data.dataset",
+    "LoadOptions": "toolkit.config",
     "load_arff": "toolkit.loading",
     "load_dataset": "toolkit.loading",
     "resolve_dataset": "toolkit.loading",
     "save_arff": "toolkit.loading",
-    "get_classifier": "toolkit.components",
-    "get_feature_selector": "toolkit.components",
-    "get_example_selector": "toolkit.components",
-    "get_evaluator": "toolkit.components",
-    "get_registry": "toolkit.components",
+    "get_classifier": "toolkit.plugin_host.components",
+    "get_feature_selector": "toolkit.plugin_host.components",
+    "get_example_selector": "toolkit.plugin_host.components",
+    "get_evaluator": "toolkit.plugin_host.components",
+    "get_registry": "toolkit.plugin_host.components",
     "Schema": "toolkit.api",
     "Predictions": "toolkit.api",
     "ClassifierBase": "toolkit.api",
     "ProbabilisticClassifier": "toolkit.api",
     "FeatureSelectorBase": "toolkit.api",
     "ExampleSelectorBase": "toolkit.api",
-    "Pipeline": "toolkit.pipeline",
+    "Pipeline": "toolkit.models.pipeline",
     "evaluate": "toolkit.evaluation.api",
     "compare": "toolkit.evaluation.api",
+    "binary_tasks": "toolkit.evaluation.api",
     "Results": "toolkit.evaluation.results",
-    "save_model": "toolkit.modelio",
-    "load_model": "toolkit.modelio",
-    "train": "toolkit.training",
-    "predict": "toolkit.training",
+    "save_model": "toolkit.models.model_file",
+    "load_model": "toolkit.models.model_file",
+    "train": "toolkit.models.training",
+    "predict": "toolkit.models.training",
     "explain": "toolkit.evaluation.api",
     "describe": "toolkit.data.summary",
 }
+
+install_moved_module_aliases()
 
 __all__ = [
     "__version__", "hookimpl", "Capabilities",

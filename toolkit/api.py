@@ -216,7 +216,7 @@ class _ParamsMixin:
 class _StateMixin:
     """Model-file state: learned attributes (ending in ``_``) as JSON values and numpy arrays.
 
-    Used by :mod:`toolkit.modelio`; a component whose state is not arrays or JSON values overrides
+    Used by :mod:`toolkit.models.model_file`; a component whose state is not arrays or JSON values overrides
     ``get_state`` / ``_set_state``.
     """
 

@@ -76,7 +76,7 @@ def load_arff(path: str | os.PathLike[str], *, class_attribute: str | int | None
 
 def load_dataset(path: str | os.PathLike[str], options: LoadOptions | None = None) -> Dataset:
     """Load through the ``load_dataset`` hook, so plugins can add formats; ARFF is the fallback."""
-    from toolkit.manager import default_manager
+    from toolkit.plugin_host.manager import default_manager
 
     options = options or LoadOptions()
     resolved = resolve_dataset(path)

@@ -33,7 +33,7 @@ __all__ = ["CHECKS", "SELECTOR_CHECKS", "EXAMPLE_SELECTOR_CHECKS", "check_classi
 
 
 def _spec(name: str) -> Any:
-    from toolkit.components import get_spec
+    from toolkit.plugin_host.components import get_spec
 
     return get_spec("classifier", name)
 
@@ -73,7 +73,7 @@ def _data_for(name: str, **kw: Any) -> Dataset:
 
 
 def _fit(name: str, ds: Dataset, **params: Any) -> Any:
-    from toolkit.pipeline import Pipeline
+    from toolkit.models.pipeline import Pipeline
 
     spec_params = ",".join(f"{k}={v}" for k, v in params.items())
     return Pipeline(name + (":" + spec_params if spec_params else ""), tune=False).fit(ds, seed=0)
@@ -238,7 +238,7 @@ def check_params_roundtrip(name: str) -> None:
 
 
 def check_model_file_roundtrip(name: str) -> None:
-    from toolkit.modelio import load_model, save_model
+    from toolkit.models.model_file import load_model, save_model
 
     ds = _data_for(name)
     fitted = _fit(name, ds)
@@ -317,7 +317,7 @@ CHECKS: tuple[Callable[[str], None], ...] = (
 # ----------------------------------------------------------------------------- feature selectors
 
 def _fs_spec(name: str) -> Any:
-    from toolkit.components import get_spec
+    from toolkit.plugin_host.components import get_spec
 
     return get_spec("feature-selector", name)
 
@@ -383,7 +383,7 @@ SELECTOR_CHECKS: tuple[Callable[[str], None], ...] = (
 # ----------------------------------------------------------------------------- example selectors
 
 def _es_spec(name: str) -> Any:
-    from toolkit.components import get_spec
+    from toolkit.plugin_host.components import get_spec
 
     return get_spec("example-selector", name)
 

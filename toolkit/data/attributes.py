@@ -4,26 +4,56 @@ Word-count ARFF files declare over a hundred thousand numeric attributes; as Pyt
 would take several times the memory of the data matrix itself. ``AttributeList`` keeps all names in
 one string with an offset array and the kinds in a byte array; only nominal and date attributes
 (which carry values or a format) are kept as objects. Items are built on access, so it behaves
-like a tuple of :class:`~toolkit.data.dataset.Attribute`.
+like a tuple of :class:`Attribute`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, overload
+from dataclasses import dataclass
+from typing import Any, Literal, overload
 
 import numpy as np
 
-__all__ = ["AttributeList", "AttributeListBuilder", "KIND_CODES", "KIND_NAMES"]
+from toolkit.errors import DatasetError
+
+__all__ = ["Attribute", "AttributeKind", "AttributeList", "AttributeListBuilder", "KIND_CODES", "KIND_NAMES"]
 
 KIND_NAMES = ("numeric", "nominal", "string", "date")
 KIND_CODES = {name: code for code, name in enumerate(KIND_NAMES)}
 
 
-def _attribute_cls() -> Any:
-    from toolkit.data.dataset import Attribute
+AttributeKind = Literal["numeric", "nominal", "string", "date"]
 
-    return Attribute
+
+@dataclass(frozen=True)
+class Attribute:
+    """One ARFF attribute: its name, kind, declared nominal values and date format."""
+
+    name: str
+    kind: AttributeKind
+    values: tuple[str, ...] = ()
+    date_format: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KIND_NAMES:
+            raise DatasetError(f"attribute '{self.name}': unknown kind '{self.kind}'; expected one of {KIND_NAMES}")
+        if self.kind != "nominal" and self.values:
+            raise DatasetError(f"attribute '{self.name}': only nominal attributes have values")
+
+    @property
+    def is_nominal(self) -> bool:
+        return self.kind == "nominal"
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.kind == "numeric"
+
+    def describe(self) -> str:
+        """Short human-readable type, e.g. ``nominal(3)``."""
+        if self.kind == "nominal":
+            return f"nominal({len(self.values)})"
+        return self.kind
 
 
 class AttributeListBuilder:
@@ -120,7 +150,7 @@ class AttributeList(Sequence):  # type: ignore[type-arg]
             special = self._special.get(int(i))
             if special is not None:
                 return special
-            return _attribute_cls()(self.name(int(i)), KIND_NAMES[self._kinds[i]])
+            return Attribute(self.name(int(i)), KIND_NAMES[self._kinds[i]])
         if isinstance(i, slice):
             i = np.arange(len(self))[i]
         return self.take(np.asarray(i, dtype=np.int64))

@@ -13,49 +13,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
 
-from toolkit.data.attributes import AttributeList
+from toolkit.data.attributes import Attribute, AttributeKind, AttributeList
 from toolkit.errors import DatasetError
 
 __all__ = ["Attribute", "Dataset", "AttributeKind"]
-
-AttributeKind = Literal["numeric", "nominal", "string", "date"]
-_KINDS = ("numeric", "nominal", "string", "date")
-
-
-@dataclass(frozen=True)
-class Attribute:
-    """One ARFF attribute: its name, kind, declared nominal values and date format."""
-
-    name: str
-    kind: AttributeKind
-    values: tuple[str, ...] = ()
-    date_format: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in _KINDS:
-            raise DatasetError(f"attribute '{self.name}': unknown kind '{self.kind}'; expected one of {_KINDS}")
-        if self.kind != "nominal" and self.values:
-            raise DatasetError(f"attribute '{self.name}': only nominal attributes have values")
-
-    @property
-    def is_nominal(self) -> bool:
-        return self.kind == "nominal"
-
-    @property
-    def is_numeric(self) -> bool:
-        return self.kind == "numeric"
-
-    def describe(self) -> str:
-        """Short human-readable type, e.g. ``nominal(3)``."""
-        if self.kind == "nominal":
-            return f"nominal({len(self.values)})"
-        return self.kind
-
 
 @dataclass(eq=False)
 class Dataset:

@@ -15,7 +15,7 @@ from toolkit.errors import DatasetError, ParameterError, ResultsFileError, warn
 from toolkit.evaluation.harness import DEFAULT_METRICS, Protocol, run
 from toolkit.evaluation.report import Comparison, compare_results
 from toolkit.evaluation.results import Results
-from toolkit.pipeline import Pipeline
+from toolkit.models.pipeline import Pipeline
 
 __all__ = ["evaluate", "compare", "explain", "expand_dataset_args", "load_datasets", "binary_tasks"]
 
@@ -163,7 +163,7 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
     :param positive_below: also one task per class whose share of the instances is below this
         (e.g. 0.1); use ``stratified=True`` to keep each class's share in every split.
     """
-    from toolkit.components import get_registry
+    from toolkit.plugin_host.components import get_registry
 
     items = [datasets] if isinstance(datasets, (Dataset, str, os.PathLike)) else list(datasets)
     items, folder = expand_dataset_args(items)

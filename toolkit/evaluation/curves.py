@@ -22,7 +22,7 @@ from toolkit.api import FeatureSelectorBase, Predictions, Schema, accepts_argume
 from toolkit.config import LoadOptions
 from toolkit.data.dataset import Dataset
 from toolkit.errors import ParameterError
-from toolkit.registry import ComponentSpec, parse_component
+from toolkit.plugin_host.registry import ComponentSpec, parse_component
 
 __all__ = ["CurveResult", "vocabulary_curve", "parse_sizes", "DEFAULT_SIZES", "DEFAULT_CURVE_CLASSIFIER"]
 
@@ -208,7 +208,7 @@ class CurveResult:
 def _component(kind: str, text: str, registry: Any) -> tuple[str, ComponentSpec, dict[str, Any]]:
     name, grid = parse_component(text)
     spec = registry.get(kind, name)
-    from toolkit.registry import check_params
+    from toolkit.plugin_host.registry import check_params
 
     check_params(spec, grid)
     multi = [k for k, v in grid.items() if len(v) != 1]
@@ -239,7 +239,7 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = ("kl", "dkl", 
     :param test: fixed test datasets, one per dataset (e.g. 20 Newsgroups bydate); otherwise
         ``runs`` random splits with ``test_fraction`` held out (seeds ``seed .. seed+runs-1``).
     """
-    from toolkit.components import get_registry
+    from toolkit.plugin_host.components import get_registry
     from toolkit.evaluation.api import expand_dataset_args, load_datasets
     from toolkit.evaluation.resampling import random_splits
 
@@ -263,7 +263,7 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = ("kl", "dkl", 
             raise ParameterError(f"give one test set per dataset ({len(loaded)} datasets, {len(tests)} test sets)")
     text_step = None
     if text not in (None, "auto"):
-        from toolkit.pipeline import _make_step
+        from toolkit.models.pipeline import _make_step
 
         text_step = _make_step("text", text, registry)
     records: list[dict[str, Any]] = []
@@ -316,7 +316,7 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = ("kl", "dkl", 
 
 def _prepare(train: Dataset, test: Dataset, text_step: Any, seed: int) -> tuple[Any, Schema, Any]:
     if text_step is None and train.features.mask("string").any():
-        from toolkit.data.text import default_text_step
+        from toolkit.models.pipeline import default_text_step
 
         text_step = default_text_step()
     if text_step is not None:

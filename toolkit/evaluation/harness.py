@@ -24,8 +24,8 @@ from toolkit.data.dataset import Dataset
 from toolkit.errors import ParameterError, ToolkitError
 from toolkit.evaluation.resampling import Split, random_splits, thesis_split
 from toolkit.evaluation.results import RECORD_SCHEMA, Results, ResultsWriter, record_key
-from toolkit.pipeline import Pipeline
-from toolkit.registry import ComponentSpec
+from toolkit.models.pipeline import Pipeline
+from toolkit.plugin_host.registry import ComponentSpec
 
 __all__ = ["Protocol", "Task", "run", "DEFAULT_METRICS"]
 
@@ -202,7 +202,7 @@ def _configure_plugins(protocol: Protocol, jobs: int, out: str | None) -> None:
     from pathlib import Path
 
     from toolkit.config import RunConfig
-    from toolkit.manager import default_manager
+    from toolkit.plugin_host.manager import default_manager
 
     folder = Path(out).resolve().parent if out else Path.cwd()
     config = RunConfig(seed=protocol.seed, n_jobs=jobs, output_dir=folder)

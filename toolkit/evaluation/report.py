@@ -84,7 +84,7 @@ def _greater_is_better(metric: str) -> bool:
     if metric in ("error", "log-loss", "errors", "perplexity"):
         return False
     try:
-        from toolkit.components import get_spec
+        from toolkit.plugin_host.components import get_spec
 
         return bool(getattr(get_spec("evaluator", metric), "greater_is_better", True))
     except Exception:

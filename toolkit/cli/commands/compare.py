@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.app import out
+from toolkit.cli.output import out
 from toolkit.cli.commands.evaluate import CLASS_HELP
 
 __all__ = ["register"]

@@ -3,34 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
-from contextlib import contextmanager
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import typer
 
-from toolkit.cli.app import err, out
+from toolkit.cli.output import err, out, progress_bar
 
-__all__ = ["register", "evaluate_command", "run_and_report", "progress_bar"]
-
-
-@contextmanager
-def progress_bar(enabled: bool) -> Iterator[Any]:
-    """A rich progress bar on stderr (transient); a no-op when stderr is not a terminal."""
-    if not enabled or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("evaluating", total=None)
-
-        def update(done: int, total: int, what: str) -> None:
-            progress.update(task, completed=done, total=total, description=what[:50])
-
-        yield update
+__all__ = ["register", "evaluate_command", "run_and_report"]
 
 
 CLASS_HELP = ("Class attribute (default: last): NAME or index for every dataset, or DATASET=NAME for one "

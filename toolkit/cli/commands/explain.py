@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.app import out
+from toolkit.cli.output import out
 
 __all__ = ["register"]
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.app import out
+from toolkit.cli.output import out
 from toolkit.errors import ParameterError
 
 __all__ = ["register"]
@@ -19,7 +19,7 @@ def list_components(
 ) -> None:
     """Registered classifiers, selectors and evaluators: name, plugin, description, grid, capabilities."""
     from toolkit import get_registry
-    from toolkit.registry import KINDS
+    from toolkit.plugin_host.registry import KINDS
 
     plural_to_kind = {plural: k for k, (_h, _n, plural) in KINDS.items()}
     plural_to_kind.update({k: k for k in KINDS})

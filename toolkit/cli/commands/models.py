@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.app import err, out
+from toolkit.cli.output import err, out
 
 __all__ = ["register"]
 
@@ -43,7 +43,7 @@ def predict_command(
     """Predict a dataset with a saved model: labels (and probabilities) as a table, CSV, JSON or ARFF."""
     from toolkit.errors import ParameterError
     from toolkit import predict
-    from toolkit.training import prediction_rows
+    from toolkit.models.training import prediction_rows
 
     if fmt not in ("table", "csv", "json", "arff"):
         raise ParameterError(f"format must be table, csv, json or arff, not '{fmt}'")

@@ -7,14 +7,14 @@ from typing import Any
 
 import typer
 
-from toolkit.cli.app import out
+from toolkit.cli.output import out
 
 __all__ = ["register", "plugins_data"]
 
 
 def plugins_data(show_all: bool = False, hooks: list[str] | None = None) -> dict[str, Any]:
     """The plugin listing as data (the CLI formats it)."""
-    from toolkit.manager import default_manager
+    from toolkit.plugin_host.manager import default_manager
 
     manager = default_manager()
     registry = manager.registry

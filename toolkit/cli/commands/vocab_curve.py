@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.app import err, out
+from toolkit.cli.output import err, out
 
 __all__ = ["register", "vocab_curve_command"]
 
@@ -34,7 +34,7 @@ def vocab_curve_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress notes on stderr."),
 ) -> None:
     """Accuracy against vocabulary size for KL, dKL, MI (Schneider 2004's experiment)."""
-    from toolkit.cli.commands.evaluate import progress_bar
+    from toolkit.cli.output import progress_bar
     from toolkit.errors import ParameterError
     from toolkit.evaluation.curves import vocabulary_curve
 

@@ -1,0 +1,261 @@
+"""Bayesian model averaging over all 2^F feature subsets of naive Bayes (thesis eq. 25, algorithms.md 2.6).
+
+Each feature is a mixture of "used" (class-conditional) and "ignored" (class-independent) over the
+N training instances plus the test instance; the sum over subsets factorises into a product over
+features, so training is O(N F) and prediction O(F K) per instance, never a loop over subsets:
+
+    s_k = log P(k) + sum_{j observed} LSE( SAC_j + lp(E_j*, x_j),  SC_j + lp(E_jk, x_j) - (N_j + 1) log H )
+
+SC_j / SAC_j are the resubstitution log-likelihoods of the training data with the class-conditional
+and the unconditional estimators (WEKA's DiscreteEstimator and NormalEstimator, exactly as the
+thesis author's code, with the CDF mass over the precision step, clamped at 1e-75). C = H^(N_j+1)
+is the feature-inclusion penalty: H < 1 favours features, H > 1 penalises them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import ndtr
+
+from toolkit.api import ProbabilisticClassifier, Schema
+from toolkit.errors import CapabilityError, ParameterError
+from toolkit.plugins.naive_bayes.classifiers import log_prior
+from toolkit.plugins.naive_bayes.estimators import (
+    MIN_PROB, class_weights, nominal_counts, normal_stats, weka_precision,
+)
+
+__all__ = ["BMANaiveBayes", "zh_bases"]
+
+
+def zh_bases() -> list[float]:
+    """The (Z, H) scheme's distinct bases b = Z +- 2^-H, ascending (algorithms.md 2.6, 7.3)."""
+    values = set()
+    for z in (0.8, 0.9, 1.0, 1.1, 1.2):
+        values.add(round(z, 10))
+        for h in (1, 2, 3, 4, 5):
+            values.add(round(z + 2.0 ** -h, 10))
+            values.add(round(z - 2.0 ** -h, 10))
+    return sorted(values)
+
+
+def _distinct_pairs(cols: np.ndarray, steps: np.ndarray, rounded: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Number the distinct (column, rounded value) pairs in (column, value) order.
+
+    ``steps`` are the whole numbers rint(value / precision), ``rounded`` = steps * precision. Returns
+    each entry's pair number and the pairs' columns and values. When the steps span a small range
+    per column (the usual case: WEKA's precision is the mean gap between distinct values), a direct
+    table numbers the pairs in O(entries + range) without sorting; otherwise the pairs are sorted.
+    """
+    F = int(cols.max()) + 1
+    lowest = np.full(F, np.inf)
+    highest = np.full(F, -np.inf)
+    np.minimum.at(lowest, cols, steps)
+    np.maximum.at(highest, cols, steps)
+    used = np.isfinite(lowest)
+    span = np.where(used, highest - lowest + 1.0, 0.0)
+    if np.all(np.abs(steps) < 2.0 ** 52) and span.sum() <= 4 * len(cols) + 100_000:  # exact integers
+        start = np.concatenate([[0], np.cumsum(span)[:-1]]).astype(np.int64)
+        slot = start[cols] + (steps - lowest[cols]).astype(np.int64)
+        occupied = np.zeros(int(span.sum()), dtype=bool)
+        occupied[slot] = True
+        number = np.cumsum(occupied) - 1
+        slots = np.flatnonzero(occupied)
+        u_cols = np.searchsorted(start, slots, side="right") - 1
+        # the value of an occupied slot, computed as the entries' own: one entry that fills it
+        first_entry = np.empty(len(occupied), dtype=np.int64)
+        first_entry[slot] = np.arange(len(slot))
+        return number[slot], u_cols.astype(np.int64), rounded[first_entry[slots]]
+    order = np.lexsort((rounded, cols))
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (cols[order][1:] != cols[order][:-1]) | (rounded[order][1:] != rounded[order][:-1])
+    local = np.empty(len(order), dtype=np.int64)
+    local[order] = np.cumsum(new) - 1
+    first = order[new]
+    return local, cols[first], rounded[first]
+
+
+class BMANaiveBayes(ProbabilisticClassifier):
+    """Naive Bayes averaged over every feature subset, in linear time (Wu's thesis, eq. 25).
+
+    :param H: base of the inclusion penalty C = H^(N+1); 1 is the uniform prior over subsets.
+    """
+
+    def __init__(self, *, H: float = 1.0):
+        self.H = H
+
+    # ------------------------------------------------------------------ per-value log-probabilities
+    def _pairs(self, cols: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Map observed entries (column, value) to distinct pairs, and give each pair's log-probabilities.
+
+        Returns ``pair`` (m,) into tables of U pairs: ``pair_col`` (U,), ``cond`` (U, K) = log P(value | k)
+        and ``uncond`` (U,) = log P(value). Nominal pairs are the rows of the count tables; numeric
+        values are rounded to the attribute's precision first, so few distinct pairs remain.
+        """
+        K = len(self.classes_)
+        n_nom = len(self.nominal_log_all_)
+        pair = np.empty(len(cols), dtype=np.int64)
+        nom = self.is_nominal_[cols]
+        pair[nom] = values[nom].astype(np.int64) + self.nominal_offsets_[self.position_[cols[nom]]]
+        num = np.flatnonzero(~nom)
+        c_all = cols[num]
+        prec = self.precision_[self.position_[c_all]]
+        steps = np.rint(values[num] / prec)
+        rounded = steps * prec
+        if len(num):
+            local, u_cols, u_vals = _distinct_pairs(c_all, steps, rounded)
+            pair[num] = n_nom + local
+        else:
+            u_cols, u_vals = np.zeros(0, np.int64), np.zeros(0)
+        pos = self.position_[u_cols]
+        half = (self.precision_[pos] / 2.0)[:, None]
+        mean, sigma = self.mean_[pos], self.sigma_[pos]
+        cond_num = ndtr((u_vals[:, None] - mean + half) / sigma) - ndtr((u_vals[:, None] - mean - half) / sigma)
+        allm, alls = self.mean_all_[pos][:, None], self.sigma_all_[pos][:, None]
+        uncond_num = (ndtr((u_vals[:, None] - allm + half) / alls) - ndtr((u_vals[:, None] - allm - half) / alls))[:, 0]
+        cond = np.vstack([self.nominal_log_cond_.reshape(n_nom, K), np.log(np.maximum(MIN_PROB, cond_num))])
+        uncond = np.concatenate([self.nominal_log_all_, np.log(np.maximum(MIN_PROB, uncond_num))])
+        pair_col = np.concatenate([self.nominal_columns_[self.nominal_row_column_], u_cols]).astype(np.int64)
+        return pair, pair_col, cond, uncond
+
+    @staticmethod
+    def _entries(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(row, column, value) of every observed cell of a dense matrix, or stored entry of a CSR one."""
+        if sp.issparse(X):
+            rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+            keep = ~np.isnan(X.data)
+            return rows[keep], X.indices[keep].astype(np.int64), X.data[keep]
+        present = ~np.isnan(X)
+        rows, cols = np.nonzero(present)
+        return rows, cols, X[rows, cols]
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> BMANaiveBayes:
+        if not (isinstance(self.H, (int, float)) and self.H > 0):
+            raise ParameterError(f"H must be a number > 0, not {self.H!r}")
+        X, y, w = self._validate_fit(X, y, sample_weight, schema)
+        schema = self.schema_
+        strings = schema.columns_of_kind("string")
+        if len(strings):
+            raise CapabilityError(f"BMA naive Bayes cannot use string attribute "
+                                  f"'{schema.features.name(int(strings[0]))}'; turn text into word counts first")
+        K = len(self.classes_)
+        F = X.shape[1]
+        self.nominal_columns_ = schema.columns_of_kind("nominal")
+        self.numeric_columns_ = schema.columns_of_kind("numeric", "date")
+        self.is_nominal_ = np.zeros(F, dtype=bool)
+        self.is_nominal_[self.nominal_columns_] = True
+        self.position_ = np.zeros(F, dtype=np.int64)
+        self.position_[self.nominal_columns_] = np.arange(len(self.nominal_columns_))
+        self.position_[self.numeric_columns_] = np.arange(len(self.numeric_columns_))
+        self.class_count_ = class_weights(y, w, K)
+        self.class_log_prior_ = log_prior(self.class_count_, "laplace")
+        # nominal: Laplace per class and unconditionally
+        n_values = schema.n_values[self.nominal_columns_]
+        counts = nominal_counts(X, y, w, self.nominal_columns_, n_values, K)
+        self.nominal_offsets_ = counts.offsets
+        with np.errstate(divide="ignore"):
+            self.nominal_log_cond_ = np.log(counts.smoothed(1.0))
+            column_of_row = np.repeat(np.arange(len(n_values)), n_values)
+            self.nominal_row_column_ = column_of_row
+            all_counts = counts.counts.sum(axis=1)
+            all_observed = counts.observed.sum(axis=1)
+            self.nominal_log_all_ = np.log((all_counts + 1.0) / (all_observed[column_of_row] + n_values[column_of_row]))
+        # numeric: NormalEstimator per class and unconditionally, with one precision per attribute
+        precision = weka_precision(X, self.numeric_columns_)
+        stats = normal_stats(X, y, w, self.numeric_columns_, K, precision)
+        pooled = stats.pooled()
+        self.precision_ = precision
+        self.mean_, self.sigma_ = stats.mean, stats.sigma
+        self.mean_all_, self.sigma_all_ = pooled.mean[:, 0], pooled.sigma[:, 0]
+        # resubstitution log-likelihoods SC_j (feature used) and SAC_j (feature ignored), and N_j
+        rows, cols, values = self._entries(X)
+        pair, _pair_col, cond, uncond = self._pairs(cols, values)
+        weight = w[rows]
+        self.sc_ = np.bincount(cols, weights=weight * cond[pair, y[rows]], minlength=F)
+        self.sac_ = np.bincount(cols, weights=weight * uncond[pair], minlength=F)
+        self.n_observed_ = np.bincount(cols, weights=weight, minlength=F)
+        if sp.issparse(X):
+            # implicit zeros are observed values 0: add their terms once per (column, class)
+            zero_pair, _, zc, zu = self._pairs(np.arange(F), np.zeros(F))
+            zero_cond, zero_uncond = zc[zero_pair], zu[zero_pair]
+            stored = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=X.shape)
+            Y = sp.csr_matrix((w, (np.arange(len(y)), y)), shape=(len(y), K))
+            nan_rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[np.isnan(X.data)]
+            nan_cols = X.indices[np.isnan(X.data)]
+            not_stored = sp.csr_matrix((np.ones(len(nan_rows)), (nan_rows, nan_cols)), shape=X.shape) + stored
+            implicit = np.asarray(Y.sum(axis=0)).ravel()[None, :] - np.asarray((Y.T @ not_stored).T.todense())
+            self.sc_ += (implicit * zero_cond).sum(axis=1)
+            self.sac_ += implicit.sum(axis=1) * zero_uncond
+            self.n_observed_ += implicit.sum(axis=1)
+        return self
+
+    # ------------------------------------------------------------------ prediction
+    def _log_penalty(self) -> np.ndarray:
+        return (self.n_observed_ + 1.0) * np.log(self.H)
+
+    def _terms(self, cols: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """For entries: ``pair`` (m,) and, per distinct pair, A (U,), B (U, K) and LSE(A, B) (U, K)."""
+        pair, pair_col, cond, uncond = self._pairs(cols, values)
+        a = self.sac_[pair_col] + uncond
+        b = self.sc_[pair_col][:, None] + cond - self._log_penalty()[pair_col][:, None]
+        return pair, a, b, np.logaddexp(a[:, None], b)
+
+    def _joint_log_likelihood(self, X: Any) -> np.ndarray:
+        n, F = X.shape
+        jll = np.tile(self.class_log_prior_, (n, 1))
+        zero_terms = None
+        if sp.issparse(X):
+            zero_pair, _, _, zero_lse = self._terms(np.arange(F), np.zeros(F))
+            zero_terms = zero_lse[zero_pair]          # (F, K): every attribute at value 0
+            jll += zero_terms.sum(axis=0)
+        rows, cols, values = self._entries(X)
+        pair, _, _, lse = self._terms(cols, values)
+        # an indicator matrix sums each row's pair terms (rows x distinct pairs)
+        S = sp.csr_matrix((np.ones(len(rows)), (rows, pair)), shape=(n, len(lse)))
+        jll += S @ lse
+        if zero_terms is not None:
+            # stored values replace the value-0 term; a stored NaN (missing) removes it
+            jll -= sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, F)) @ zero_terms
+            nan_rows = np.repeat(np.arange(n), np.diff(X.indptr))[np.isnan(X.data)]
+            nan_cols = X.indices[np.isnan(X.data)]
+            jll -= sp.csr_matrix((np.ones(len(nan_rows)), (nan_rows, nan_cols)), shape=(n, F)) @ zero_terms
+        return jll
+
+    # ------------------------------------------------------------------ the automatic feature selection
+    def feature_weights(self, X: Any, k: int | None = None) -> np.ndarray:
+        """Posterior weight of "feature used", pi_jk(x) = exp(B - LSE(A, B)), per instance.
+
+        Returns (n, F, K), or (n, F) for class ``k``; NaN where a value is missing.
+        """
+        X = self._validate_predict(X)
+        if sp.issparse(X):
+            X = X.toarray()
+        n, F = X.shape
+        rows, cols, values = self._entries(X)
+        pair, _, b, lse = self._terms(cols, values)
+        out = np.full((n, F, len(self.classes_)), np.nan)
+        out[rows, cols] = np.exp(b - lse)[pair]
+        return out if k is None else out[:, :, k]
+
+    def model_feature_weights(self) -> np.ndarray:
+        """Posterior weight of "used" for each feature given the training data alone:
+        sigmoid(SC_j - (N_j + 1) log H - SAC_j). Near 1: informative; near 0: noise."""
+        logit = self.sc_ - self._log_penalty() - self.sac_
+        return 1.0 / (1.0 + np.exp(-np.clip(logit, -700, 700)))
+
+    def explain(self) -> dict[str, Any]:
+        """Per-feature weights of the fitted model, for ``toolkit explain``."""
+        weights = self.model_feature_weights()
+        names = self.schema_.features.names()
+        return {
+            "model": "bma-nb",
+            "H": self.H,
+            "columns": ["feature", "weight_used", "SC", "SAC", "N"],
+            "rows": [[names[j], float(weights[j]), float(self.sc_[j]), float(self.sac_[j]), float(self.n_observed_[j])]
+                     for j in np.argsort(-weights, kind="stable")],
+            "note": "weight_used = P(feature used | training data) = sigmoid(SC - (N+1) log H - SAC)",
+        }

@@ -1,0 +1,108 @@
+"""The OTS family: the binary independence model (BIM) of Sohn, Kim, Comeau & Wilbur (2008) and the
+example selection built on it (algorithms.md 2.5, 3.3, 4.1-4.3).
+
+Registrations only; the math is imported on first use:
+
+* ``bim.py``: presence, document counts and BIM weights;
+* ``leave_one_out.py``: exact leave-one-out scores from counts (the paper's Appendix B) and the
+  OptCut threshold;
+* ``nb_bim.py``: the ``nb-bim`` classifier; ``bim_threshold.py``: the ``bim-threshold`` selector;
+* ``search.py``: the optimal-training-set search; ``selectors.py``: the ``ots`` and ``random-sts``
+  example selectors;
+* ``trace_plot.py``: the figure of the ``ots-trace`` command.
+"""
+
+from __future__ import annotations
+
+from toolkit import Capabilities, hookimpl
+
+_REFS = ("Sohn, Kim, Comeau & Wilbur (2008), Optimal training sets for Bayesian prediction of MeSH assignment, "
+         "JAMIA 15(4), eq. A.5",
+         "Robertson & Sparck Jones (1976), Relevance weighting of search terms, JASIS 27(3)")
+_OTS_CAPS = Capabilities(numeric=True, sparse=True, multiclass=False)
+
+
+@hookimpl
+def register_classifiers(register):  # type: ignore[no-untyped-def]
+    from toolkit.plugins.ots.nb_bim import BIMNaiveBayes
+
+    register("nb-bim", BIMNaiveBayes,
+             description="Binary independence model naive Bayes on feature presence (two classes; rank by the "
+                         "sum of weights |w| > threshold)",
+             capabilities=Capabilities(numeric=True, nominal=False, sparse=True, missing=False, sample_weight=True,
+                                       multiclass=False),
+             references=_REFS)
+
+
+@hookimpl
+def register_feature_selectors(register):  # type: ignore[no-untyped-def]
+    from toolkit.plugins.ots.bim_threshold import BIMThresholdSelector
+
+    register("bim-threshold", BIMThresholdSelector,
+             description="Keep features whose BIM weight |w| exceeds a threshold (default 1; 'loo' = best "
+                         "leave-one-out AP)",
+             capabilities=Capabilities(numeric=True, sparse=True, multiclass=False),
+             references=_REFS[:1])
+
+
+@hookimpl
+def register_example_selectors(register):  # type: ignore[no-untyped-def]
+    from toolkit.plugins.ots.selectors import OTSSelector, RandomSTSSelector
+
+    register("ots", OTSSelector,
+             description="Optimal training set: all positives plus the closest negatives, size chosen by "
+                         "leave-one-out AP of BIM",
+             capabilities=_OTS_CAPS, references=_REFS[:1])
+    register("random-sts", RandomSTSSelector,
+             description="All positives plus random negatives, as many as the OTS holds (the paper's baseline)",
+             capabilities=_OTS_CAPS, references=_REFS[:1])
+
+
+@hookimpl
+def register_commands(app):  # type: ignore[no-untyped-def]
+    import typer
+
+    @app.command("ots-trace")
+    def ots_trace(
+        dataset: str = typer.Argument(..., help="ARFF file or bundled name; the search runs on all of it."),
+        positive: list[str] = typer.Option([], "--positive", "-p", help="Positive class (repeatable)."),
+        positive_below: float = typer.Option(None, "--positive-below", help="Every class with a share below this."),
+        selector: str = typer.Option("ots", "--es", help="ots[:k=v,...] (step, threshold, evaluate, ...)."),
+        out: str = typer.Option("", "--out", "-o", help="Also write the curves as a PNG (needs the plot extra)."),
+        class_attribute: str = typer.Option(None, "--class", "-C", help="Class attribute (default: last)."),
+        as_json: bool = typer.Option(False, "--json", help="The traces as one JSON document."),
+    ) -> None:
+        """The OTS search's leave-one-out AP against training-set size (the paper's Figure 3), per task."""
+        import json
+
+        from toolkit import LoadOptions, Pipeline, binary_tasks, load_dataset
+        from toolkit.cli import err
+        from toolkit.cli import out as echo
+
+        if out:
+            from toolkit.plotting import check_figure_path
+
+            check_figure_path(out)
+        ds = load_dataset(dataset, LoadOptions(class_attribute=-1 if class_attribute is None else class_attribute))
+        ds.require_nominal_class()
+        tasks = binary_tasks([ds], positive or None, positive_below) if (positive or positive_below) else [ds]
+        traces = {}
+        for task in tasks:
+            fitted = Pipeline("nb-bim", example_selector=selector, tune=False).fit(task)
+            traces[task.name] = fitted.example_selector.trace_
+        if as_json:
+            echo(json.dumps({"schema": "toolkit.ots-trace/1", "traces": traces}))
+        else:
+            rows = [["task", "positives", "M", "rounds", "OTS size", "OTS negatives", "best LOO AP"]]
+            for name, t in traces.items():
+                n_pos = t["size"][0] - t["n_negatives"][0] if t["size"] else t["best_size"]
+                best = t["best_average_precision"]
+                rows.append([name, str(n_pos), str(t["step"]), str(len(t["size"])), str(t["best_size"]),
+                             str(t["best_size"] - n_pos), "n/a" if best is None else f"{best:.4f}"])
+            widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+            for r in rows:
+                echo("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        if out:
+            from toolkit.plugins.ots.trace_plot import plot_traces
+
+            err(f"figure written to {plot_traces(traces, out, f'OTS search on {ds.name}')}")

@@ -1,0 +1,48 @@
+"""``bim-threshold``: keep the features whose BIM weight exceeds a threshold (algorithms.md 3.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from toolkit.api import FeatureSelectorBase, Schema, as_matrix
+
+from toolkit.plugins.ots.bim import bim_counts, bim_weights, binary_codes, check_alpha, presence, resolve_threshold
+from toolkit.plugins.ots.leave_one_out import optimal_threshold
+
+__all__ = ["BIMThresholdSelector"]
+
+
+class BIMThresholdSelector(FeatureSelectorBase):
+    """Keep the features whose BIM weight satisfies |w_t| > threshold (algorithms.md 3.3); with
+    ``threshold="loo"`` the threshold maximises the leave-one-out AP on the training part."""
+
+    def __init__(self, *, threshold: float | str = 1.0, alpha: float = 1.0):
+        self.threshold = threshold
+        self.alpha = alpha
+
+    def fit(self, X: Any, y: Any, schema: Schema | None = None) -> BIMThresholdSelector:
+        alpha = check_alpha(self.alpha)
+        threshold = resolve_threshold(self.threshold, "bim-threshold")
+        X = as_matrix(X)
+        y = np.asarray(y)
+        if schema is not None:
+            codes = np.where(np.isnan(y.astype(np.float64)), -1, y).astype(np.int64)
+            n_classes = len(schema.classes)
+        else:
+            labels = np.unique(y)
+            codes = np.searchsorted(labels, y)
+            n_classes = len(labels)
+        positive, negative = binary_codes(codes, n_classes, "bim-threshold")
+        B = presence(X)
+        if threshold == "loo":
+            tau, self.loo_ap_ = optimal_threshold(B, positive, negative, alpha)
+        else:
+            tau = float(threshold)
+        weights = bim_weights(bim_counts(B, positive, negative), alpha)
+        self.threshold_ = tau
+        self.weights_ = weights
+        self.scores_ = np.abs(weights)
+        self.support_ = np.flatnonzero(self.scores_ > tau)
+        return self

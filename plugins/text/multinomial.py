@@ -1,0 +1,200 @@
+"""Multinomial naive Bayes and Rennie et al.'s heuristics as composable options (algorithms.md 2.4).
+
+One class covers the DCM chapter's whole family: a transform of the counts (none, L = log(1+x),
+TW-L = log(1+x)·idf then L2 length normalisation), complement training (C: each class estimated
+from the documents *not* in it), and weight normalisation (W: log-parameters divided by the sum
+of their absolute values). ``variant`` names a row of the chapter's tables (M, L-M, TW-L-M, C-M,
+C-L-M, C-TW-L-M); the three switches may also be set one by one and override the variant.
+
+Everything stays sparse: class sums are one sparse product ``Y.T @ X`` and prediction is
+``X @ W.T``; the only dense arrays are the K x |V| parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from toolkit.api import ProbabilisticClassifier, Schema
+from toolkit.errors import CapabilityError, ParameterError
+
+from toolkit.plugins.text.counts import as_counts, row_of_entry
+
+__all__ = ["MultinomialNB", "VARIANTS", "transform_counts", "multinomial_log_likelihood"]
+
+#: variant name -> (transform, complement, weight_normalize)
+VARIANTS: dict[str, tuple[str, bool, bool]] = {
+    "M": ("none", False, False),
+    "L-M": ("L", False, False),
+    "TW-L-M": ("TW-L", False, False),
+    "C-M": ("none", True, True),
+    "C-L-M": ("L", True, True),
+    "C-TW-L-M": ("TW-L", True, True),
+}
+_TRANSFORMS = {"none": "none", "l": "L", "log": "L", "tw-l": "TW-L", "twl": "TW-L", "tfidf": "TW-L"}
+_PRIORS = ("uniform", "mle")
+
+
+def transform_counts(X: sp.csr_matrix, transform: str, idf: np.ndarray | None = None) -> sp.csr_matrix:
+    """L: log(1+x); TW-L: log(1+x)·idf, then each row divided by its L2 norm (a zero row stays zero)."""
+    if transform == "none":
+        return X
+    out = X.copy()
+    out.data = np.log1p(out.data)
+    if transform == "TW-L":
+        assert idf is not None
+        out.data *= idf[out.indices]
+        rows = row_of_entry(out)
+        norms = np.sqrt(np.bincount(rows, weights=out.data * out.data, minlength=out.shape[0]))
+        scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+        out.data *= scale[rows]
+    return out
+
+
+def multinomial_log_likelihood(X: sp.csr_matrix, log_theta: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``sum_w x_dw log theta_{y_d,w}`` per document (no multinomial coefficient), in O(nnz)."""
+    rows = row_of_entry(X)
+    with np.errstate(invalid="ignore"):
+        terms = X.data * log_theta[y[rows], X.indices]
+    return np.bincount(rows, weights=terms, minlength=X.shape[0])
+
+
+class MultinomialNB(ProbabilisticClassifier):
+    """Multinomial NB with Lidstone smoothing ``epsilon`` and Rennie's heuristics.
+
+    Scores: standard ``log P(c) + sum_w x_w log theta_cw``; complement ``-sum_w x_w W_cw`` (plus
+    ``log P(c)`` when the prior is not uniform and weights are not normalised), where ``W`` is the
+    log of the complement estimate, normalised when ``weight_normalize``. A class without training
+    documents is never predicted.
+
+    :param variant: M, L-M, TW-L-M, C-M, C-L-M or C-TW-L-M (algorithms.md 2.4 table).
+    :param epsilon: smoothing constant (> 0); the chapter uses 1 and 0.01.
+    :param weighting: count transform none, L or TW-L (None: the variant's).
+    :param complement: complement training (None: the variant's).
+    :param weight_normalize: divide log-parameters by the sum of their absolute values (None: the variant's).
+    :param prior: uniform (the chapter) or mle (|c|/|S|, Schneider).
+    :param weight_test: transform test documents as the training ones (Rennie's pseudo-code: no).
+    """
+
+    def __init__(self, *, variant: str = "M", epsilon: float = 1.0, weighting: str | None = None,
+                 complement: bool | None = None, weight_normalize: bool | None = None,
+                 prior: str = "uniform", weight_test: bool = True):
+        self.variant = variant
+        self.epsilon = epsilon
+        self.weighting = weighting
+        self.complement = complement
+        self.weight_normalize = weight_normalize
+        self.prior = prior
+        self.weight_test = weight_test
+
+    # ------------------------------------------------------------------ settings
+    def _settings(self) -> tuple[str, bool, bool]:
+        key = str(self.variant).upper()
+        if key not in VARIANTS:
+            raise ParameterError(f"nb-multinomial: variant must be one of {', '.join(VARIANTS)}, not '{self.variant}'")
+        transform, complement, normalize = VARIANTS[key]
+        if self.weighting is not None:
+            t = _TRANSFORMS.get(str(self.weighting).lower())
+            if t is None:
+                raise ParameterError(f"nb-multinomial: weighting must be none, L or TW-L, not '{self.weighting}'")
+            transform = t
+        if self.complement is not None:
+            complement = bool(self.complement)
+        if self.weight_normalize is not None:
+            normalize = bool(self.weight_normalize)
+        eps = self.epsilon
+        if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)) or not eps > 0:
+            raise ParameterError(f"nb-multinomial: epsilon must be a number > 0, not {eps!r}")
+        if self.prior not in _PRIORS:
+            raise ParameterError(f"nb-multinomial: prior must be uniform or mle, not '{self.prior}'")
+        return transform, complement, normalize
+
+    @property
+    def variant_name(self) -> str:
+        """The chapter's name of the effective settings (``C-TW-L-M``; ``W`` marks normalisation
+        without complement, ``C(noW)`` complement without it)."""
+        transform, complement, normalize = self._settings()
+        prefix = ""
+        if complement:
+            prefix = "C-" if normalize else "C(noW)-"
+        elif normalize:
+            prefix = "W-"
+        middle = {"none": "", "L": "L-", "TW-L": "TW-L-"}[transform]
+        return f"{prefix}{middle}M"
+
+    # ------------------------------------------------------------------ fit / predict
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> MultinomialNB:
+        transform, complement, normalize = self._settings()
+        X, y, w = self._validate_fit(X, y, sample_weight, schema)
+        X = as_counts(X, "nb-multinomial")
+        n, V = X.shape
+        K = len(self.classes_)
+        self.transform_ = transform
+        self.complement_ = complement
+        self.weight_normalize_ = normalize
+        if transform == "TW-L":
+            df = np.bincount(X.indices[X.data > 0], minlength=V).astype(np.float64)
+            with np.errstate(divide="ignore"):
+                self.idf_ = np.where(df > 0, np.log(n / np.maximum(df, 1.0)), 0.0)
+        else:
+            self.idf_ = np.zeros(0)
+        Xt = transform_counts(X, transform, self.idf_)
+        Y = np.zeros((n, K))                      # (n, K) weighted one-hot: dense, it is small
+        Y[np.arange(n), y] = w
+        # N_{c,w} by dense @ sparse; the result is Fortran-ordered, which keeps coef_.T contiguous for
+        # the sparse @ dense product at prediction time (no copy there)
+        counts = np.asarray(Y.T @ Xt, dtype=np.float64)
+        self.class_count_ = np.bincount(y, weights=w, minlength=K).astype(np.float64)
+        self.feature_count_ = counts
+        eps = float(self.epsilon)
+        if complement:   # a new array: transform it in place
+            work = counts.sum(axis=0, keepdims=True) - counts
+            np.maximum(work, 0.0, out=work)     # cancellation must not give tiny negatives
+            totals = work.sum(axis=1, keepdims=True)
+            work += eps
+            log_theta = np.log(work, out=work)
+        else:            # keep feature_count_ intact
+            totals = counts.sum(axis=1, keepdims=True)
+            log_theta = np.log(counts + eps)
+        log_theta -= np.log(totals + eps * V)
+        self.feature_log_prob_ = log_theta
+        if normalize:
+            # every log theta is <= 0, so sum |W| = -sum W, and -W / sum|W| = W / sum W
+            norm = log_theta.sum(axis=1, keepdims=True)
+            norm[norm == 0] = -np.inf           # a single-word vocabulary: all weights 0
+            self.coef_ = log_theta / (norm if complement else -norm)
+        else:
+            self.coef_ = -log_theta if complement else log_theta
+        present = self.class_count_ > 0
+        intercept = np.zeros(K)
+        if not normalize and self.prior == "mle":  # a uniform prior adds the same constant to every class
+            with np.errstate(divide="ignore"):
+                intercept = np.log(self.class_count_) - np.log(self.class_count_.sum())
+        intercept[~present] = -np.inf
+        self.intercept_ = intercept
+        return self
+
+    def _test_counts(self, X: Any) -> sp.csr_matrix:
+        X = as_counts(X, "nb-multinomial")
+        if self.weight_test:
+            return transform_counts(X, self.transform_, self.idf_)
+        return X
+
+    def _joint_log_likelihood(self, X: Any) -> np.ndarray:
+        Xt = self._test_counts(X)
+        return np.asarray(Xt @ self.coef_.T) + self.intercept_
+
+    def document_log_likelihood(self, X: Any, y: Any) -> np.ndarray:
+        """log p(x_d | theta_{y_d}) without the multinomial coefficient (for perplexity).
+
+        Only the plain multinomial is a normalised model; the heuristic variants raise
+        :class:`CapabilityError` (the chapter gives no perplexity for them).
+        """
+        X = self._validate_predict(X)
+        if self.transform_ != "none" or self.complement_ or self.weight_normalize_:
+            raise CapabilityError(f"nb-multinomial variant {self.variant_name} is not a normalised model; "
+                                  f"perplexity is defined for variant M only")
+        y = np.asarray(y, dtype=np.int64)
+        return multinomial_log_likelihood(as_counts(X, "nb-multinomial"), self.feature_log_prob_, y)

@@ -1,0 +1,123 @@
+"""Construction of the Typer application, its global options and the error edge."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Optional
+
+
+import typer
+from typer.core import TyperGroup
+
+from toolkit import __version__
+from toolkit.cli.output import err, out
+from toolkit.errors import ToolkitError, ToolkitWarning
+
+__all__ = ["app", "build_app", "main"]
+
+_shown_warnings: set[str] = set()
+
+
+def _show_warning(message: Any, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    text = str(message)
+    if text in _shown_warnings:
+        return
+    _shown_warnings.add(text)
+    if issubclass(category, ToolkitWarning):
+        err(text, prefix="Warning: ", color="yellow")
+    else:
+        err(f"{category.__name__}: {text}", prefix="Warning: ", color="yellow")
+
+
+_debug_flag = False  # set by --debug for the current invocation
+
+
+def debug_enabled() -> bool:
+    env = os.environ.get("TOOLKIT_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+    return _debug_flag or env
+
+
+class ToolkitGroup(TyperGroup):
+    """Catches the toolkit's errors below every command, including plugin commands."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ToolkitError as exc:
+            if debug_enabled():
+                raise
+            err(str(exc), prefix="Error: ", color="red")
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            err("interrupted; finished results were saved (re-run with --resume to continue)",
+                prefix="Error: ", color="red")
+            raise typer.Exit(130) from None
+
+
+def _version_callback(value: bool) -> None:
+    if not value:
+        return
+    from toolkit.plugin_host.manager import default_manager
+
+    out(f"toolkit {__version__}")
+    seen = set()
+    for info in default_manager().plugins.values():
+        if info.distribution and not info.builtin and info.distribution not in seen:
+            seen.add(info.distribution)
+            out(f"  plugin {info.distribution} {info.version or ''}".rstrip())
+    raise typer.Exit(0)
+
+
+def _main_callback(
+    version: Optional[bool] = typer.Option(None, "--version", callback=_version_callback, is_eager=True,
+                                           help="Print the toolkit's and plugins' versions and exit."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks instead of one-line errors."),
+    plugins_dir: Optional[Path] = typer.Option(None, "--plugins-dir", help="Also load *.py plugins from DIR.",
+                                               exists=True, file_okay=False, dir_okay=True),
+    block: list[str] = typer.Option([], "--block", help="Do not load the plugin NAME (repeatable)."),
+) -> None:
+    """Naive-Bayes-family and linear classifiers on ARFF data, evaluated the WEKA way."""
+    global _debug_flag
+    _debug_flag = debug
+    if plugins_dir is not None or block:
+        from toolkit.plugin_host.manager import get_plugin_manager, reset_default_manager
+
+        reset_default_manager(get_plugin_manager(plugins_dir=plugins_dir, block=block))
+
+
+def build_app(load_plugin_commands: bool = True) -> typer.Typer:
+    """A fresh application with the built-in commands and every plugin's ``register_commands``."""
+    application = typer.Typer(
+        cls=ToolkitGroup,
+        no_args_is_help=True,
+        rich_markup_mode="rich",
+        context_settings={"help_option_names": ["-h", "--help"]},
+        pretty_exceptions_show_locals=False,
+        add_completion=True,
+    )
+    application.callback()(_main_callback)
+    from toolkit.cli.commands import register_builtin_commands
+
+    register_builtin_commands(application)
+    if load_plugin_commands:
+        from toolkit.plugin_host.manager import default_manager
+
+        default_manager().hook.register_commands(app=application)
+    return application
+
+
+def _install_warning_display() -> None:
+    warnings.showwarning = _show_warning  # type: ignore[assignment]
+    warnings.simplefilter("default", ToolkitWarning)
+
+
+_install_warning_display()
+app = build_app()
+
+
+def main() -> Any:
+    """Console-script entry point."""
+    return app()

@@ -1,0 +1,347 @@
+"""The one path from a training part to predictions: text -> examples -> features -> classifier.
+
+A :class:`Pipeline` names its components (by registry name or as objects), their fixed
+parameters and the grids the harness tunes. ``fit`` runs every selector on the training data it
+is given, and only on that, so nothing is learned from a test part. Capabilities are checked
+before the classifier sees the data; a mismatch is a :class:`toolkit.errors.CapabilityError` with
+a remedy, never a crash halfway through.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from toolkit.api import Predictions, Schema, accepts_argument
+from toolkit.plugin_host.capabilities import Capabilities
+from toolkit.data.dataset import Dataset
+from toolkit.errors import CapabilityError, ParameterError
+from toolkit.models.text_step import TEXT_STEP_NAME, text_step_spec
+from toolkit.plugin_host.registry import ComponentSpec, JSONScalar, check_params, expand_grid, parse_component
+
+__all__ = ["Step", "Pipeline", "FittedPipeline", "default_text_step"]
+
+_ROLES = ("text", "example_selector", "feature_selector", "classifier")
+_KIND_OF_ROLE = {"example_selector": "example-selector", "feature_selector": "feature-selector",
+                 "classifier": "classifier"}
+_SHORT = {"text": "text", "example_selector": "es", "feature_selector": "fs", "classifier": "clf"}
+
+
+@dataclass
+class Step:
+    """One component of a pipeline: a registered name with fixed parameters and a grid, or an object."""
+
+    role: str
+    name: str
+    params: dict[str, JSONScalar] = field(default_factory=dict)
+    grid: dict[str, list[JSONScalar]] = field(default_factory=dict)
+    obj: Any = None
+    spec: ComponentSpec | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "params": dict(sorted(self.params.items())),
+                "grid": {k: list(v) for k, v in sorted(self.grid.items())}}
+
+    @property
+    def capabilities(self) -> Capabilities:
+        if self.spec is not None:
+            return self.spec.capabilities
+        return getattr(self.obj, "capabilities", Capabilities(nominal=True, sparse=True, missing=True,
+                                                              sample_weight=True))
+
+    def build(self, tuned: Mapping[str, JSONScalar], seed: int | None = None) -> Any:
+        """The component with its fixed and tuned parameters; a ``random_state`` parameter that the
+        user did not fix receives the split's seed, so the same seed gives the same result."""
+        params = {**self.params, **tuned}
+        if seed is not None and "random_state" not in params:
+            names = self.spec.parameters() if self.spec is not None else (
+                self.obj.get_params() if hasattr(self.obj, "get_params") else {})
+            if "random_state" in names:
+                params["random_state"] = int(seed)
+        if self.obj is not None:
+            obj = copy.deepcopy(self.obj)
+            if params and hasattr(obj, "set_params"):
+                obj.set_params(**params)
+            return obj
+        assert self.spec is not None
+        return self.spec.create(**params)
+
+
+def default_text_step() -> Step:
+    """The text step used when a dataset has string attributes and no text option is given."""
+    return Step(role="text", name=TEXT_STEP_NAME, spec=text_step_spec())
+
+
+def _make_step(role: str, value: Any, registry: Any) -> Step | None:
+    if value is None:
+        return None
+    if isinstance(value, Step):
+        return value
+    kind = _KIND_OF_ROLE.get(role)
+    if isinstance(value, str):
+        name, grid = parse_component(value)
+    elif isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
+        name = value[0]
+        grid = {k: (list(v) if isinstance(v, (list, tuple)) else [v]) for k, v in dict(value[1]).items()}
+    else:
+        name = getattr(value, "name", None) or type(value).__name__
+        return Step(role, str(name), obj=value)
+    if role == "text":
+        spec = text_step_spec(name)
+    else:
+        spec = registry.get(kind, name)
+    check_params(spec, grid)
+    params = {k: v[0] for k, v in grid.items() if len(v) == 1}
+    explicit_grid = {k: v for k, v in grid.items() if len(v) > 1}
+    tuned_grid = {k: list(v) for k, v in spec.param_grid.items() if k not in grid}
+    tuned_grid.update(explicit_grid)
+    return Step(role, name, params=params, grid=tuned_grid, spec=spec)
+
+
+class Pipeline:
+    """Text vectoriser (for string attributes) -> example selector -> feature selector -> classifier.
+
+    Each component is given as ``"name"``, ``"name:k=v,k2=v2"`` (a value ``a|b`` or ``[a,b]`` is a
+    grid to tune), ``(name, {k: v})``, or an object with ``fit``. Registered grids are tuned unless
+    a parameter is fixed; ``tune=False`` uses the defaults without tuning.
+    """
+
+    def __init__(self, classifier: Any, *, feature_selector: Any = None, example_selector: Any = None,
+                 text: Any = "auto", tune: bool = True, name: str | None = None, registry: Any = None):
+        if registry is None:
+            from toolkit.plugin_host.components import get_registry
+
+            registry = get_registry()
+        self.classifier = _make_step("classifier", classifier, registry)
+        self.feature_selector = _make_step("feature_selector", feature_selector, registry)
+        self.example_selector = _make_step("example_selector", example_selector, registry)
+        self._text_setting = text
+        self.text = None if text in (None, "auto") else _make_step("text", text, registry)
+        self.tune = tune
+        self._name = name
+
+    @property
+    def steps(self) -> list[Step]:
+        return [s for s in (self.text, self.example_selector, self.feature_selector, self.classifier) if s]
+
+    @property
+    def name(self) -> str:
+        if self._name:
+            return self._name
+        parts = []
+        for step in self.steps:
+            label = step.name
+            if step.params:
+                label += ":" + ",".join(f"{k}={json.dumps(v)}" for k, v in sorted(step.params.items()))
+            parts.append(label)
+        return " + ".join(parts)
+
+    def describe(self) -> dict[str, Any]:
+        """Canonical description (stored in result files and used for resume keys)."""
+        out: dict[str, Any] = {"name": self.name, "tune": self.tune}
+        for step in self.steps:
+            out[step.role] = step.describe()
+        return out
+
+    def grid(self) -> dict[str, list[JSONScalar]]:
+        """The tuning grid, keys namespaced by role (``clf.C``), classifier keys first."""
+        if not self.tune:
+            return {}
+        out: dict[str, list[JSONScalar]] = {}
+        for step in (self.classifier, self.feature_selector, self.example_selector, self.text):
+            if step is None:
+                continue
+            for key, values in step.grid.items():
+                out[f"{_SHORT[step.role]}.{key}"] = list(values)
+        return out
+
+    def grid_points(self) -> list[dict[str, JSONScalar]]:
+        return expand_grid(self.grid())
+
+    def check_evaluators(self, evaluators: list[ComponentSpec]) -> None:
+        caps = self.classifier.capabilities
+        for ev in evaluators:
+            if getattr(ev, "needs_proba", False) and not caps.probabilities:
+                raise CapabilityError(f"{self.classifier.name} cannot give probabilities for --metric {ev.name}; "
+                                      f"choose a probabilistic classifier or another metric")
+
+    def _needs_text(self, ds: Dataset) -> bool:
+        return bool(ds.features.mask("string").any())
+
+    def fit(self, ds: Dataset, params: Mapping[str, JSONScalar] | None = None, seed: int = 0) -> FittedPipeline:
+        """Fit every step on ``ds`` (a training part) with the tuned ``params`` (namespaced)."""
+        params = dict(params or {})
+        by_role: dict[str, dict[str, JSONScalar]] = {role: {} for role in _ROLES}
+        short_to_role = {v: k for k, v in _SHORT.items()}
+        for key, value in params.items():
+            prefix, _, name = key.partition(".")
+            if prefix not in short_to_role or not name:
+                raise ParameterError(f"tuned parameter '{key}' must look like clf.NAME, fs.NAME, es.NAME or text.NAME")
+            by_role[short_to_role[prefix]][name] = value
+        fitted = FittedPipeline(self, params)
+        X: Any = ds.X
+        ds.require_nominal_class()
+        y = np.asarray(ds.y)
+        schema = Schema.from_dataset(ds)
+        weights = np.asarray(ds.weights, dtype=np.float64)
+        # text: string attributes -> word counts, learned on this training part only
+        text_step = self.text
+        if text_step is None and self._text_setting == "auto" and self._needs_text(ds):
+            text_step = default_text_step()
+        fitted.text_step = text_step
+        if text_step is not None:
+            vectorizer = text_step.build(by_role["text"], seed)
+            X, schema = vectorizer.fit_transform_dataset(ds)
+            fitted.vectorizer = vectorizer
+        # example selection
+        if self.example_selector is not None:
+            selector = self.example_selector.build(by_role["example_selector"], seed)
+            chosen = selector.select(X, y, random_state=seed)
+            if isinstance(chosen, tuple):
+                rows, sel_weights = chosen
+                rows = np.asarray(rows, dtype=np.int64)
+                weights = weights[rows] * np.asarray(sel_weights, dtype=np.float64)
+            else:
+                rows = np.asarray(chosen, dtype=np.int64)
+                weights = weights[rows]
+            X, y = X[rows], y[rows]
+            fitted.example_selector = selector
+            fitted.selected_rows = rows
+        # feature selection
+        if self.feature_selector is not None:
+            selector = self.feature_selector.build(by_role["feature_selector"], seed)
+            if accepts_argument(selector.fit, "schema"):
+                selector.fit(X, y, schema=schema)
+            else:
+                selector.fit(X, y)
+            support = np.asarray(selector.support_)
+            if support.dtype == bool:
+                support = np.flatnonzero(support)
+            X = X[:, support]
+            if sp.issparse(X):
+                X = sp.csr_matrix(X)
+            schema = schema.select(support)
+            fitted.feature_selector = selector
+            fitted.support = support
+        # classifier
+        step = self.classifier
+        _check_capabilities(step, X, y, weights, schema)
+        clf = step.build(by_role["classifier"], seed)
+        kwargs: dict[str, Any] = {}
+        if accepts_argument(clf.fit, "schema"):
+            kwargs["schema"] = schema
+        if np.any(weights != 1.0):
+            kwargs["sample_weight"] = weights
+        clf.fit(X, y, **kwargs)
+        fitted.classifier = clf
+        fitted.schema = schema
+        return fitted
+
+
+def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, schema: Schema) -> None:
+    caps = step.capabilities
+    name = step.name
+    strings = schema.columns_of_kind("string")
+    if len(strings) and not caps.string:
+        attr = schema.features.name(int(strings[0]))
+        raise CapabilityError(f"{name} cannot use string attribute '{attr}'; it must become word counts first")
+    if sp.issparse(X) and not caps.sparse:
+        raise CapabilityError(f"{name} does not accept sparse data; load the dataset dense (--dense) "
+                              f"or choose a classifier that accepts sparse input")
+    nominal = schema.columns_of_kind("nominal")
+    if len(nominal) and not caps.nominal:
+        names = [schema.features.name(int(i)) for i in nominal[:3]]
+        raise CapabilityError(f"{name} does not handle nominal attributes ({', '.join(names)}, ...); "
+                              f"choose a classifier that does")
+    if not caps.missing:
+        data = X.data if sp.issparse(X) else X
+        if np.isnan(data).any():
+            if sp.issparse(X):
+                cols = np.unique(X.indices[np.isnan(X.data)])
+            else:
+                cols = np.flatnonzero(np.isnan(X).any(axis=0))
+            names = ", ".join(schema.features.name(int(c)) for c in cols[:3])
+            raise CapabilityError(f"{name} does not handle missing values, found in {names}"
+                                  f"{', ...' if len(cols) > 3 else ''}; choose a classifier that does")
+    if caps.nonnegative:
+        data = X.data if sp.issparse(X) else np.asarray(X)
+        if data.size and np.nanmin(data) < 0:
+            col = int(X.indices[np.nanargmin(data)]) if sp.issparse(X) else int(np.nanargmin(data) % X.shape[1])
+            raise CapabilityError(f"{name} needs non-negative values such as word counts; attribute "
+                                  f"'{schema.features.name(col)}' has negative ones")
+    if np.any(weights != 1.0) and not caps.sample_weight:
+        raise CapabilityError(f"{name} does not accept instance weights; use an example selector that returns "
+                              f"indices only, or a classifier that accepts weights")
+    n_classes = len(schema.classes)
+    if n_classes > 2 and not caps.multiclass:
+        raise CapabilityError(f"{name} handles two classes only; this dataset has {n_classes} (make binary tasks, "
+                              f"one class against the rest, with --positive CLASS or --positive-below SHARE)")
+    if len(np.unique(y[y >= 0])) < caps.min_classes:
+        raise CapabilityError(f"{name} needs at least {caps.min_classes} classes in the training data")
+
+
+class FittedPipeline:
+    """A pipeline after ``fit``: transforms a test part and predicts it."""
+
+    def __init__(self, pipeline: Pipeline, params: Mapping[str, JSONScalar]):
+        self.pipeline = pipeline
+        self.params = dict(params)
+        self.vectorizer: Any = None
+        self.text_step: Step | None = None
+        self.example_selector: Any = None
+        self.selected_rows: np.ndarray | None = None
+        self.feature_selector: Any = None
+        self.support: np.ndarray | None = None
+        self.classifier: Any = None
+        self.schema: Schema | None = None
+
+    def transform(self, ds: Dataset) -> Any:
+        X: Any = ds.X
+        if self.vectorizer is not None:
+            X = self.vectorizer.transform_dataset(ds)
+        if self.support is not None:
+            X = X[:, self.support]
+            if sp.issparse(X):
+                X = sp.csr_matrix(X)
+        return X
+
+    def predict(self, ds: Dataset, *, keep_model: bool = True) -> Predictions:
+        X = self.transform(ds)
+        clf = self.classifier
+        proba = None
+        caps = self.pipeline.classifier.capabilities
+        if caps.probabilities and hasattr(clf, "predict_proba"):
+            proba = np.asarray(clf.predict_proba(X), dtype=np.float64)
+        scores = np.asarray(clf.decision_function(X), dtype=np.float64) if hasattr(clf, "decision_function") else None
+        if scores is not None and scores.ndim == 1:  # binary margin -> two columns
+            scores = np.column_stack([-scores, scores])
+        basis = scores if scores is not None else proba
+        if basis is None:
+            y_pred = np.asarray(clf.predict(X), dtype=np.int64)
+        else:
+            y_pred = np.asarray(clf.classes_, dtype=np.int64)[np.argmax(basis, axis=1)]
+        K = len(self.schema.classes) if self.schema is not None else len(clf.classes_)
+        proba = _expand(proba, clf, K)
+        scores = _expand(scores, clf, K, fill=-np.inf)
+        y_true = np.asarray(ds.y, dtype=np.int64)
+        return Predictions(y_true=y_true, y_pred=y_pred, proba=proba, scores=scores,
+                           classes=tuple(self.schema.classes) if self.schema else tuple(map(str, clf.classes_)),
+                           weights=np.asarray(ds.weights), model=clf if keep_model else None, X=X)
+
+
+def _expand(values: np.ndarray | None, clf: Any, K: int, fill: float = 0.0) -> np.ndarray | None:
+    """Columns follow ``clf.classes_`` (codes); place them at their code positions among K classes."""
+    if values is None:
+        return None
+    classes = np.asarray(clf.classes_, dtype=np.int64)
+    if len(classes) == K and np.array_equal(classes, np.arange(K)):
+        return values
+    out = np.full((values.shape[0], K), fill)
+    out[:, classes] = values
+    return out

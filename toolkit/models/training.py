@@ -1,0 +1,66 @@
+"""``toolkit.train`` and ``toolkit.predict``: fit once on a whole dataset, save, predict later."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from toolkit.config import LoadOptions
+from toolkit.data.dataset import Dataset
+from toolkit.evaluation.api import load_datasets
+from toolkit.evaluation.harness import _tune
+from toolkit.evaluation.resampling import Split, _split_head, ceil_share
+from toolkit.models.model_file import SavedModel, load_model, save_model
+from toolkit.models.pipeline import FittedPipeline, Pipeline
+
+__all__ = ["train", "predict", "predict_file", "prediction_rows"]
+
+
+def train(dataset: Dataset | str | os.PathLike[str], classifier: Any, *, feature_selector: Any = None,
+          text: Any = "auto", tune: bool = True, seed: int = 1, validation_fraction: float = 0.1,
+          out: str | os.PathLike[str] | None = None, class_attribute: str | int | None = -1) -> FittedPipeline:
+    """Fit a pipeline on the whole dataset; with a grid, tune it first on a validation part
+    (the first ceil(10 %) of ``default_rng(seed).permutation(n)``, as the harness does). Saves to
+    ``out`` when given."""
+    (ds,) = load_datasets([dataset], LoadOptions(class_attribute=class_attribute), skip_unusable=False)
+    pipeline = Pipeline(classifier, feature_selector=feature_selector, text=text, tune=tune)
+    chosen: dict[str, Any] = {}
+    if tune and len(pipeline.grid_points()) > 1:
+        perm = np.random.default_rng(seed).permutation(ds.n_instances)
+        validation, fit = _split_head(perm, ceil_share(ds.n_instances, validation_fraction), None)
+        chosen, _trace = _tune(pipeline, ds, Split(0, seed, perm, np.zeros(0, np.int64), fit, validation), seed)
+    fitted = pipeline.fit(ds, chosen, seed=seed)
+    if out is not None:
+        save_model(fitted, ds, out)
+    return fitted
+
+
+def predict_file(model: str | os.PathLike[str] | SavedModel, dataset: Dataset | str | os.PathLike[str]) -> tuple[
+        SavedModel, Dataset, Any]:
+    """Load a model file (unless given) and a dataset with its training header; return predictions."""
+    saved = model if isinstance(model, SavedModel) else load_model(model)
+    class_index = saved.meta["header"]["class_index"]
+    from toolkit.loading import load_dataset
+
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, LoadOptions(class_attribute=None))
+    saved.check_header(ds.with_class(None))  # names the first differing attribute, whatever the class
+    ds = ds.with_class(class_index)
+    return saved, ds, saved.predict(ds)
+
+
+predict = predict_file
+
+
+def prediction_rows(saved: SavedModel, predictions: Any, with_proba: bool) -> list[dict[str, Any]]:
+    """One dict per instance: index, actual label (or None), predicted label, probabilities."""
+    classes = saved.classes
+    rows = []
+    for i, (actual, predicted) in enumerate(zip(predictions.y_true.tolist(), predictions.y_pred.tolist())):
+        row: dict[str, Any] = {"instance": i + 1, "actual": classes[actual] if actual >= 0 else None,
+                               "predicted": classes[predicted]}
+        if with_proba and predictions.proba is not None:
+            row["probabilities"] = {c: float(p) for c, p in zip(classes, predictions.proba[i])}
+        rows.append(row)
+    return rows

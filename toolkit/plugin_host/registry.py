@@ -1,0 +1,325 @@
+"""The registry of components that plugins register, and its validation.
+
+The host owns the registry and hands each plugin a ``register`` callable bound to that plugin,
+so every entry is credited to the plugin (and distribution) that made it. Each call is validated
+at once; a problem raises :class:`toolkit.errors.PluginError` naming the plugin.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import itertools
+import math
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from toolkit.plugin_host.capabilities import Capabilities
+from toolkit.errors import ParameterError, PluginError, UnknownComponentError
+
+__all__ = [
+    "ComponentSpec", "ClassifierSpec", "FeatureSelectorSpec", "ExampleSelectorSpec", "EvaluatorSpec",
+    "Registry", "Register", "KINDS", "JSONScalar", "expand_grid", "parse_component",
+]
+
+JSONScalar = str | int | float | bool | None
+_NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
+
+#: kind -> (hook name, human name, plural used on the CLI)
+KINDS: dict[str, tuple[str, str, str]] = {
+    "classifier": ("register_classifiers", "classifier", "classifiers"),
+    "feature-selector": ("register_feature_selectors", "feature selector", "feature-selectors"),
+    "example-selector": ("register_example_selectors", "example selector", "example-selectors"),
+    "evaluator": ("register_evaluators", "evaluator", "evaluators"),
+}
+
+
+@dataclass(frozen=True)
+class ComponentSpec:
+    """One registered component."""
+
+    kind: str
+    name: str
+    factory: Callable[..., Any]
+    description: str
+    param_grid: Mapping[str, tuple[JSONScalar, ...]] = field(default_factory=dict)
+    capabilities: Capabilities = Capabilities()
+    references: tuple[str, ...] = ()
+    plugin: str = ""
+    distribution: str | None = None
+
+    def create(self, **params: Any) -> Any:
+        """Build the component with ``params`` checked against its parameters."""
+        check_params(self, params)
+        return self.factory(**params)
+
+    def parameters(self) -> dict[str, Any]:
+        """Keyword parameters of the factory and their defaults."""
+        return factory_parameters(self.factory)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {
+            "kind": self.kind,
+            "name": self.name,
+            "description": self.description,
+            "param_grid": {k: list(v) for k, v in self.param_grid.items()},
+            "parameters": {k: (v if _is_json_scalar(v) else repr(v)) for k, v in self.parameters().items()},
+            "capabilities": self.capabilities.as_dict(),
+            "references": list(self.references),
+            "plugin": self.plugin,
+            "distribution": self.distribution,
+        }
+        return out
+
+
+@dataclass(frozen=True)
+class ClassifierSpec(ComponentSpec):
+    pass
+
+
+@dataclass(frozen=True)
+class FeatureSelectorSpec(ComponentSpec):
+    pass
+
+
+@dataclass(frozen=True)
+class ExampleSelectorSpec(ComponentSpec):
+    pass
+
+
+@dataclass(frozen=True)
+class EvaluatorSpec(ComponentSpec):
+    greater_is_better: bool = True
+    needs_proba: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        out = super().as_dict()
+        out["greater_is_better"] = self.greater_is_better
+        out["needs_proba"] = self.needs_proba
+        return out
+
+    def create(self, **params: Any) -> Any:
+        if inspect.isclass(self.factory):
+            return super().create(**params)
+        if params:
+            raise ParameterError(f"evaluator '{self.name}' takes no parameters")
+        return self.factory
+
+
+_SPEC_CLASSES = {
+    "classifier": ClassifierSpec,
+    "feature-selector": FeatureSelectorSpec,
+    "example-selector": ExampleSelectorSpec,
+    "evaluator": EvaluatorSpec,
+}
+
+
+def _is_json_scalar(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, (str, int, bool))
+
+
+def factory_parameters(factory: Callable[..., Any]) -> dict[str, Any]:
+    """Keyword parameters a factory accepts, with their defaults (``inspect.Parameter.empty`` if none)."""
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return {}
+    return {
+        name: p.default for name, p in sig.parameters.items()
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and name != "self"
+    }
+
+
+def check_params(spec: ComponentSpec, params: Mapping[str, Any]) -> None:
+    """Refuse parameter names the component does not have, suggesting a close match."""
+    valid = spec.parameters()
+    for key in params:
+        if key not in valid:
+            close = difflib.get_close_matches(key, list(valid), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            listing = ", ".join(valid) if valid else "none"
+            raise ParameterError(f"{spec.kind} '{spec.name}' has no parameter '{key}'{hint} "
+                                 f"(its parameters: {listing})")
+
+
+class Register(Protocol):
+    def __call__(self, name: str, factory: Callable[..., Any], *, description: str,
+                 param_grid: Mapping[str, Sequence[JSONScalar]] | None = None,
+                 capabilities: Capabilities | None = None, references: Sequence[str] = (),
+                 **extra: Any) -> None: ...
+
+
+class Registry:
+    """Registered components of every kind, by name."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, dict[str, ComponentSpec]] = {kind: {} for kind in KINDS}
+
+    # ------------------------------------------------------------------ registration
+    def register_callable(self, kind: str, plugin: str, distribution: str | None) -> Register:
+        """A ``register`` function bound to one plugin, for one kind."""
+
+        def register(name: str, factory: Callable[..., Any], *, description: str = "",
+                     param_grid: Mapping[str, Sequence[JSONScalar]] | None = None,
+                     capabilities: Capabilities | None = None, references: Sequence[str] = (),
+                     **extra: Any) -> None:
+            self.add(kind, name, factory, description=description, param_grid=param_grid,
+                     capabilities=capabilities, references=references, plugin=plugin,
+                     distribution=distribution, **extra)
+
+        return register
+
+    def add(self, kind: str, name: str, factory: Callable[..., Any], *, description: str,
+            param_grid: Mapping[str, Sequence[JSONScalar]] | None = None,
+            capabilities: Capabilities | None = None, references: Sequence[str] = (),
+            plugin: str = "", distribution: str | None = None, **extra: Any) -> ComponentSpec:
+        who = f"plugin '{plugin}'" + (f" ({distribution})" if distribution else "")
+        human = KINDS[kind][1]
+
+        def fail(problem: str) -> PluginError:
+            return PluginError(f"{who} registers {human} '{name}': {problem}")
+
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise fail("the name must be kebab-case (lower-case letters, digits and single hyphens, "
+                       "starting with a letter)")
+        if not callable(factory):
+            raise fail("the factory is not callable")
+        if not isinstance(description, str) or not description.strip() or "\n" in description.strip():
+            raise fail("the description must be one non-empty line")
+        if capabilities is not None and not isinstance(capabilities, Capabilities):
+            raise fail("capabilities must be a toolkit.Capabilities")
+        allowed_extra = {"greater_is_better", "needs_proba"} if kind == "evaluator" else set()
+        unknown = set(extra) - allowed_extra
+        if unknown:
+            raise fail(f"unknown registration field(s): {', '.join(sorted(unknown))}")
+        grid: dict[str, tuple[JSONScalar, ...]] = {}
+        params = factory_parameters(factory)
+        for key, values in (param_grid or {}).items():
+            if key not in params:
+                raise fail(f"grid key '{key}' is not a keyword parameter of the factory "
+                           f"(it takes: {', '.join(params) or 'nothing'})")
+            if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+                raise fail(f"grid values for '{key}' must be a non-empty list")
+            for value in values:
+                if not _is_json_scalar(value):
+                    raise fail(f"grid value {value!r} for '{key}' is not a JSON scalar")
+            grid[key] = tuple(values)
+        needs_instance = kind != "evaluator" or inspect.isclass(factory)
+        if needs_instance:
+            try:
+                factory()
+            except Exception as exc:  # the plugin's own bug, reported as its problem
+                raise fail(f"calling the factory with its defaults failed ({type(exc).__name__}: {exc})") from None
+        existing = self._specs[kind].get(name)
+        if existing is not None:
+            other = f"plugin '{existing.plugin}'" + (f" ({existing.distribution})" if existing.distribution else "")
+            raise PluginError(f"{human} name '{name}' is registered twice: by {other} and by {who}; "
+                              f"uninstall one or block it with TOOLKIT_BLOCK_PLUGINS")
+        spec_cls = _SPEC_CLASSES[kind]
+        spec = spec_cls(kind=kind, name=name, factory=factory, description=description.strip(),
+                        param_grid=grid, capabilities=capabilities or Capabilities(),
+                        references=tuple(references), plugin=plugin, distribution=distribution,
+                        **extra)
+        self._specs[kind][name] = spec
+        return spec
+
+    # ------------------------------------------------------------------ lookup
+    def names(self, kind: str) -> list[str]:
+        return sorted(self._specs[kind])
+
+    def specs(self, kind: str) -> list[ComponentSpec]:
+        return [self._specs[kind][n] for n in self.names(kind)]
+
+    def __iter__(self) -> Iterator[ComponentSpec]:
+        for kind in KINDS:
+            yield from self.specs(kind)
+
+    def get(self, kind: str, name: str) -> ComponentSpec:
+        try:
+            return self._specs[kind][name]
+        except KeyError:
+            pass
+        names = self.names(kind)
+        close = difflib.get_close_matches(name, names, n=2, cutoff=0.6)
+        raise UnknownComponentError(KINDS[kind][1], name, close, total=len(names))
+
+    def by_plugin(self, plugin: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for kind in KINDS:
+            names = [s.name for s in self.specs(kind) if s.plugin == plugin]
+            if names:
+                out[KINDS[kind][2]] = names
+        return out
+
+
+def expand_grid(grid: Mapping[str, Sequence[JSONScalar]]) -> list[dict[str, JSONScalar]]:
+    """Every grid point, first key outermost, values in the order given (algorithms.md 0.2)."""
+    if not grid:
+        return [{}]
+    keys = list(grid)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
+
+
+def _parse_scalar(text: str) -> JSONScalar:
+    import json
+
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text  # bare words are strings: variant=weka
+    if not _is_json_scalar(value):
+        raise ParameterError(f"parameter value '{text}' is not a JSON scalar")
+    return value
+
+
+def parse_component(text: str) -> tuple[str, dict[str, list[JSONScalar]]]:
+    """Parse ``name:k=v,k2=v2`` (the CLI form). A value list ``k=[1,2]`` or ``k=1|2`` gives a grid."""
+    name, _, rest = text.partition(":")
+    name = name.strip()
+    params: dict[str, list[JSONScalar]] = {}
+    if not name:
+        raise ParameterError(f"'{text}': expected NAME or NAME:key=value,...")
+    if rest.strip():
+        for part in _split_params(rest):
+            key, eq, value = part.partition("=")
+            key = key.strip()
+            if not eq or not key:
+                raise ParameterError(f"'{text}': expected key=value, found '{part}'")
+            value = value.strip()
+            if value.startswith("[") and value.endswith("]"):
+                import json
+
+                try:
+                    values = json.loads(value)
+                except ValueError:
+                    raise ParameterError(f"'{text}': {value} is not a JSON list") from None
+                if not values or not all(_is_json_scalar(v) for v in values):
+                    raise ParameterError(f"'{text}': {value} must be a non-empty list of JSON scalars")
+                params[key] = list(values)
+            elif "|" in value:
+                params[key] = [_parse_scalar(v.strip()) for v in value.split("|")]
+            else:
+                params[key] = [_parse_scalar(value)]
+    return name, params
+
+
+def _split_params(text: str) -> list[str]:
+    """Split on commas that are not inside [...]."""
+    parts, depth, current = [], 0, []
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    if current:
+        parts.append("".join(current))
+    return [p for p in parts if p.strip()]
