@@ -30,7 +30,10 @@ from toolkit.errors import (
 from toolkit.plugin_host.capabilities import Capabilities
 from toolkit.plugin_host.hookspecs import hookimpl
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+#: The distribution name on the package index ("toolkit" there is an unrelated project); the import
+#: name and the command stay ``toolkit``.
+DISTRIBUTION = "arff-toolkit"
 
 _LAZY: dict[str, str] = {
     "Dataset": "toolkit.data.dataset",
@@ -67,7 +70,7 @@ _LAZY: dict[str, str] = {
 install_moved_module_aliases()
 
 __all__ = [
-    "__version__", "hookimpl", "Capabilities",
+    "__version__", "DISTRIBUTION", "hookimpl", "Capabilities",
     "ToolkitError", "DatasetError", "ArffFormatError", "UnknownComponentError", "ParameterError",
     "CapabilityError", "PluginError", "ModelFileError", "ResultsFileError", "ToolkitWarning",
     *_LAZY,

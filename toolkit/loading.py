@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+from contextlib import ExitStack
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -18,14 +20,37 @@ __all__ = ["load_arff", "load_dataset", "resolve_dataset", "dataset_folders", "s
 _SUFFIXES = (".arff", ".arff.gz")
 
 
+def _bundled_files(package: str = "toolkit.datasets") -> dict[str, Path]:
+    """The bundled datasets as real paths, from any install: a wheel or sdist (where
+    ``toolkit.datasets`` is a namespace package and ``files()`` a MultiplexedPath, whose ``str()`` is
+    not a path), an editable install, or a zip (each file extracted by ``as_file``)."""
+    try:
+        root = resources.files(package)
+    except (ModuleNotFoundError, TypeError):
+        return {}
+    found: dict[str, Path] = {}
+    try:
+        entries = sorted(root.iterdir(), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError, OSError):
+        return {}
+    for entry in entries:
+        if entry.name.endswith(_SUFFIXES) and entry.is_file():
+            if isinstance(entry, Path):
+                found.setdefault(entry.name, entry)
+            else:  # a zip member: extracted to a temporary file kept for the process
+                found.setdefault(entry.name, _STACK.enter_context(resources.as_file(entry)))
+    return found
+
+
+_STACK = ExitStack()
+atexit.register(_STACK.close)
+
+
 def dataset_folders() -> list[Path]:
     """Folders searched for bare dataset names: the bundled ``datasets/``, then ``TOOLKIT_DATASETS``."""
     folders: list[Path] = []
-    try:
-        bundled = resources.files("toolkit.datasets")
-        folders.append(Path(str(bundled)))
-    except (ModuleNotFoundError, TypeError):
-        pass
+    parents = {path.parent for path in _bundled_files().values()}
+    folders.extend(sorted(parents))
     source_tree = Path(__file__).resolve().parent.parent / "datasets"
     if source_tree.is_dir() and source_tree not in folders:
         folders.append(source_tree)

@@ -17,7 +17,7 @@ __all__ = ["FIGURE_FORMATS", "PLOT_EXTRA_HINT", "pyplot", "check_figure_path", "
 
 #: Extensions matplotlib's Agg backend writes without extra software.
 FIGURE_FORMATS = (".png", ".svg", ".pdf")
-PLOT_EXTRA_HINT = "plotting needs matplotlib: pip install 'toolkit[plot]'"
+PLOT_EXTRA_HINT = "plotting needs matplotlib: pip install 'arff-toolkit[plot]'"
 
 
 def _require_matplotlib() -> None:

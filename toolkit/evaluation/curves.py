@@ -177,7 +177,7 @@ class CurveResult:
             matplotlib.use("Agg")
             import matplotlib.pyplot as plt
         except ImportError:
-            raise ParameterError("plotting needs matplotlib: pip install 'toolkit[plot]'") from None
+            raise ParameterError("plotting needs matplotlib: pip install 'arff-toolkit[plot]'") from None
         names = self.datasets
         cols = min(3, len(names))
         rows = math.ceil(len(names) / cols)

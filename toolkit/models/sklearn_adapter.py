@@ -25,7 +25,7 @@ try:
     from sklearn.utils.multiclass import check_classification_targets, type_of_target
     from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("toolkit.models.sklearn_adapter needs scikit-learn: pip install 'toolkit[sklearn]'") from exc
+    raise ImportError("toolkit.models.sklearn_adapter needs scikit-learn: pip install 'arff-toolkit[sklearn]'") from exc
 
 __all__ = ["ToolkitClassifier", "estimator", "class_name"]
 

@@ -34,7 +34,7 @@ __all__ = ["BUILTIN_PLUGINS", "ENTRY_POINT_GROUP", "PluginInfo", "FailedPlugin",
            "get_plugin_manager", "default_manager", "reset_default_manager"]
 
 ENTRY_POINT_GROUP = "toolkit.plugins"
-OWN_DISTRIBUTION = "toolkit"
+OWN_DISTRIBUTION = "arff-toolkit"
 
 #: Built-in plugins: entry-point name -> module. The same list is declared in pyproject.toml
 #: (a test keeps them equal). Used when no distribution metadata is installed (a bare source
