@@ -11,6 +11,8 @@ import warnings
 from pathlib import Path
 
 import pytest
+
+import toolkit
 from typer.testing import CliRunner
 
 from toolkit import Capabilities, hookimpl
@@ -80,7 +82,7 @@ def test_switches_disable_or_block_third_party_plugins(installed_fake):
     only_none = json.loads(_toolkit(["plugins", "--all", "--json"], installed_fake, TOOLKIT_LOAD_PLUGINS="").stdout)
     assert {p["name"] for p in only_none["plugins"]} == set(BUILTIN_PLUGINS)
     version = _toolkit(["--version"], installed_fake)
-    assert "toolkit 0.1.0" in version.stdout and "toolkit-fake-plugin 0.3.1" in version.stdout
+    assert f"toolkit {toolkit.__version__}" in version.stdout and "toolkit-fake-plugin 0.3.1" in version.stdout
 
 
 # ----------------------------------------------------------------------------- broken plugin, in process
