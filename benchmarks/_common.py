@@ -1,12 +1,21 @@
-"""Helpers shared by the benchmark scripts: where the shared datasets are, and a best-of timer."""
+"""Helpers shared by the benchmark scripts: where the shared datasets are, and fair timing.
+
+Timing rule (benchmarks/README.md): the toolkit and its anchor run in interleaved pairs, the same
+number of times each, and a script reports the median of the per-pair ratios with their min-max and
+the load average, so that load that comes and goes hits both sides alike.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("TOOLKIT_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
@@ -20,11 +29,92 @@ def shared(*parts: str) -> Path:
     return path
 
 
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
-    """Smallest wall time of ``repeat`` calls (the least disturbed by other load)."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    """Smallest wall time of ``repeat`` calls (kept for scripts that time one thing alone)."""
+    return min(timed(fn) for _ in range(repeat))
+
+
+def load_average() -> float:
+    try:
+        return os.getloadavg()[0]
+    except OSError:  # not on every platform
+        return float("nan")
+
+
+@dataclass
+class Pairs:
+    """Interleaved timings of an anchor and the toolkit: ``anchor[i]`` and ``ours[i]`` ran back to back."""
+
+    what: str
+    anchor_name: str
+    ours_name: str
+    anchor: list[float] = field(default_factory=list)
+    ours: list[float] = field(default_factory=list)
+    load: list[float] = field(default_factory=list)
+
+    @property
+    def ratios(self) -> list[float]:
+        return [o / a for o, a in zip(self.ours, self.anchor)]
+
+    @property
+    def median_ratio(self) -> float:
+        return statistics.median(self.ratios)
+
+    def line(self, goal: str = "") -> str:
+        r = self.ratios
+        text = (f"{self.what}: {self.ours_name} / {self.anchor_name} = {statistics.median(r):.2f} "
+                f"(min {min(r):.2f}, max {max(r):.2f}, {len(r)} pairs; median {statistics.median(self.ours):.3f} s "
+                f"vs {statistics.median(self.anchor):.3f} s; load {statistics.median(self.load):.2f})")
+        return text + (f"  goal {goal}" if goal else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.update(median_ratio=self.median_ratio, min_ratio=min(self.ratios), max_ratio=max(self.ratios))
+        return d
+
+
+def interleaved(what: str, anchor_name: str, anchor: Callable[[], object], ours_name: str,
+                ours: Callable[[], object], pairs: int = 7, warmup: bool = True) -> Pairs:
+    """Time ``anchor`` and ``ours`` in ``pairs`` interleaved pairs (which one goes first alternates)."""
+    if warmup:
+        anchor()
+        ours()
+    result = Pairs(what, anchor_name, ours_name)
+    for i in range(pairs):
+        result.load.append(load_average())
+        if i % 2 == 0:
+            a = timed(anchor)
+            o = timed(ours)
+        else:
+            o = timed(ours)
+            a = timed(anchor)
+        result.anchor.append(a)
+        result.ours.append(o)
+    return result
+
+
+_RECORDED: list[dict[str, Any]] = []
+
+
+def record(pairs: Pairs, goal: str = "") -> Pairs:
+    """Print a pair's line and keep it for ``write_json`` (run_all.py --json)."""
+    print("  " + pairs.line(goal))
+    entry = pairs.as_dict()
+    entry["goal"] = goal
+    _RECORDED.append(entry)
+    return pairs
+
+
+def recorded() -> list[dict[str, Any]]:
+    return list(_RECORDED)
+
+
+def write_json(path: str | os.PathLike[str]) -> None:
+    Path(path).write_text(json.dumps({"load_average_end": load_average(), "pairs": _RECORDED}, indent=1) + "\n",
+                          encoding="utf-8")
