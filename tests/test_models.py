@@ -83,67 +83,234 @@ def test_header_mismatch_names_the_first_differing_attribute(tmp_path):
 
 
 def _rewrite(path, member, data):
+    """Replace one member and leave the rest as it is (a naive edit: the checksum no longer matches)."""
     with zipfile.ZipFile(path) as zf:
         members = {n: zf.read(n) for n in zf.namelist()}
     members[member] = data
-    with zipfile.ZipFile(path, "w") as zf:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name, blob in members.items():
             zf.writestr(name, blob)
 
 
-def test_damaged_and_tampered_files_are_refused(tmp_path):
-    model = tmp_path / "m.tkm"
-    runner.invoke(app, ["train", "vote", "-c", "nb-weka", "-o", str(model)])
-    blob = model.read_bytes()
-    truncated = tmp_path / "truncated.tkm"
-    truncated.write_bytes(blob[: len(blob) // 2])
-    result = runner.invoke(app, ["predict", str(truncated), "vote"])
-    assert result.exit_code == 2 and "damaged or not a model file" in result.stderr and "Traceback" not in result.stderr
+def _resign(path, member, data):
+    """Replace one member and rewrite the header's sizes and checksum, as an editor who knows the format
+    would: the checksum passes, so only the deeper checks can refuse what was changed."""
+    from toolkit.models.model_file import _checksum
 
-    # an arrays.npz member that carries a pickle (with a matching checksum, as an attacker would write)
-    pickled = tmp_path / "pickled.tkm"
-    pickled.write_bytes(blob)
+    with zipfile.ZipFile(path) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    members[member] = data
+    head = json.loads(members["toolkit-model.json"])
+    body = {n: members[n] for n in ("meta.json", "arrays.npz")}
+    head["members"] = {n: len(b) for n, b in body.items()}
+    head["sha256"] = _checksum(body)
+    members["toolkit-model.json"] = json.dumps(head).encode()
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, blob in members.items():
+            zf.writestr(name, blob)
+
+
+def _refused(path, *needles):
+    result = runner.invoke(app, ["predict", str(path), "vote"])
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "Traceback" not in result.output, result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def vote_model(tmp_path):
+    model = tmp_path / "m.tkm"
+    result = runner.invoke(app, ["train", "vote", "-c", "nb-weka", "-o", str(model)])
+    assert result.exit_code == 0, result.output
+    return model
+
+
+def _copy(src, tmp_path, name):
+    dst = tmp_path / name
+    dst.write_bytes(src.read_bytes())
+    return dst
+
+
+def _meta(path):
+    with zipfile.ZipFile(path) as zf:
+        return json.loads(zf.read("meta.json"))
+
+
+def test_reversed_class_list_is_refused(vote_model, tmp_path):
+    """Format 1 accepted this and relabelled every prediction."""
+    meta = _meta(vote_model)
+    meta["classes"] = meta["classes"][::-1]
+    naive = _copy(vote_model, tmp_path, "naive.tkm")
+    _rewrite(naive, "meta.json", json.dumps(meta).encode())
+    _refused(naive, "checksum")
+    signed = _copy(vote_model, tmp_path, "signed.tkm")
+    _resign(signed, "meta.json", json.dumps(meta).encode())
+    _refused(signed, "class list")
+
+
+def test_flipped_byte_in_deflated_data_is_refused(vote_model, tmp_path):
+    """A flip inside compressed data used to end in an uncaught zlib.error."""
+    with zipfile.ZipFile(vote_model) as zf:
+        info = zf.getinfo("arrays.npz")
+        offset = info.header_offset + 30 + len(info.filename) + len(info.extra) + info.compress_size // 2
+    data = bytearray(vote_model.read_bytes())
+    data[offset] ^= 0xFF
+    flipped = tmp_path / "flipped.tkm"
+    flipped.write_bytes(bytes(data))
+    _refused(flipped)
+
+
+def test_zip_bomb_meta_is_refused_without_inflating_it(vote_model, tmp_path):
+    """A file of a few hundred KB whose meta.json inflates to 400 MB (it used to load, at 891 MB)."""
+    import resource
+
+    bomb = tmp_path / "bomb.tkm"
+    with zipfile.ZipFile(vote_model) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        zf.writestr("toolkit-model.json", members["toolkit-model.json"])
+        with zf.open("meta.json", "w", force_zip64=True) as fh:
+            fh.write(b'{"pad": "')
+            chunk = b" " * (1 << 20)
+            for _ in range(400):
+                fh.write(chunk)
+            fh.write(b'"}')
+        zf.writestr("arrays.npz", members["arrays.npz"])
+    assert bomb.stat().st_size < 2_000_000
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ModelFileError, match="limit"):
+        load_model(bomb)
+    grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kb < 100_000  # peak resident memory grew by less than 100 MB
+    _refused(bomb, "zip bomb")
+
+
+def test_deep_nesting_and_cut_header_are_refused(vote_model, tmp_path):
+    deep = _copy(vote_model, tmp_path, "deep.tkm")
+    _resign(deep, "meta.json", b"[" * 100_000 + b"]" * 100_000)
+    _refused(deep, "nests deeper")
+    cut = _copy(vote_model, tmp_path, "cut.tkm")
+    with zipfile.ZipFile(cut) as zf:
+        head = zf.read("toolkit-model.json")
+    _rewrite(cut, "toolkit-model.json", head[: len(head) // 2])
+    _refused(cut, "not valid JSON")
+    truncated = tmp_path / "truncated.tkm"
+    truncated.write_bytes(vote_model.read_bytes()[: vote_model.stat().st_size // 2])
+    _refused(truncated, "damaged or not a model file")
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda st: st.update(class_count_="many"), "class_count_"),                  # wrong type
+    (lambda st: st.update(predict="x_"), "learned attribute"),                     # not a learned attribute
+    (lambda st: st.update(__class___="x"), "learned attribute"),                   # dunder
+    (lambda st: st.update(unexpected_=1), "no learned attribute"),                 # key the class never has
+    (lambda st: st.pop("schema_"), "lacks schema_"),                               # a required key missing
+])
+def test_edited_state_is_refused(vote_model, tmp_path, edit, needle):
+    meta = _meta(vote_model)
+    edit(meta["state"]["classifier"])
+    edited = _copy(vote_model, tmp_path, "edited.tkm")
+    _resign(edited, "meta.json", json.dumps(meta).encode())
+    _refused(edited, needle)
+
+
+def test_inconsistent_arrays_are_refused(vote_model, tmp_path):
+    """Arrays of the right types but shapes that do not fit together: the load-time probe refuses them."""
+    with zipfile.ZipFile(vote_model) as zf:
+        blob = zf.read("arrays.npz")
+    with np.load(io.BytesIO(blob)) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    assert arrays["classifier/nominal_log_prob_"].shape[0] > 3  # one row per (attribute, value)
+    arrays["classifier/nominal_log_prob_"] = arrays["classifier/nominal_log_prob_"][:3]
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    edited = _copy(vote_model, tmp_path, "shapes.tkm")
+    _resign(edited, "arrays.npz", buf.getvalue())
+    _refused(edited, "does not make a working model")
+
+
+def test_other_damage_is_refused(vote_model, tmp_path):
+    # an arrays.npz member that carries a pickle (checksum rewritten, as an attacker would)
     buf = io.BytesIO()
     np.savez(buf, evil=np.array([object()], dtype=object), allow_pickle=True)
-    import hashlib
-
-    with zipfile.ZipFile(pickled) as zf:
-        meta = json.loads(zf.read("meta.json"))
-    meta["arrays_sha256"] = hashlib.sha256(buf.getvalue()).hexdigest()
-    _rewrite(pickled, "arrays.npz", buf.getvalue())
-    _rewrite(pickled, "meta.json", json.dumps(meta).encode())
-    result = runner.invoke(app, ["predict", str(pickled), "vote"])
-    assert result.exit_code == 2 and "pickled objects" in result.stderr
-
+    pickled = _copy(vote_model, tmp_path, "pickled.tkm")
+    _resign(pickled, "arrays.npz", buf.getvalue())
+    _refused(pickled, "object array")
     # a whole pickle instead of the archive
     raw = tmp_path / "raw.tkm"
     raw.write_bytes(pickle.dumps({"model": 1}))
-    result = runner.invoke(app, ["predict", str(raw), "vote"])
-    assert result.exit_code == 2 and "not a model file" in result.stderr
-
-    # arrays altered after saving: the checksum in meta.json no longer matches
-    altered = tmp_path / "altered.tkm"
-    altered.write_bytes(blob)
+    _refused(raw, "not a model file")
+    # arrays altered after saving
+    altered = _copy(vote_model, tmp_path, "altered.tkm")
     with zipfile.ZipFile(altered) as zf:
         arrays = zf.read("arrays.npz")
     _rewrite(altered, "arrays.npz", arrays[:-10] + b"0123456789")
-    with pytest.raises(ModelFileError, match="checksum"):
-        load_model(altered)
-
+    _refused(altered, "checksum")
     # an extra member, and an unknown format version
-    extra = tmp_path / "extra.tkm"
-    extra.write_bytes(blob)
+    extra = _copy(vote_model, tmp_path, "extra.tkm")
     _rewrite(extra, "payload.pkl", b"x")
-    with pytest.raises(ModelFileError, match="members"):
-        load_model(extra)
-    future = tmp_path / "future.tkm"
-    future.write_bytes(blob)
+    _refused(extra, "members")
+    future = _copy(vote_model, tmp_path, "future.tkm")
     with zipfile.ZipFile(future) as zf:
-        meta = json.loads(zf.read("meta.json"))
-    meta["format_version"] = 99
-    _rewrite(future, "meta.json", json.dumps(meta).encode())
-    with pytest.raises(ModelFileError, match="format version 99"):
-        load_model(future)
+        head = json.loads(zf.read("toolkit-model.json"))
+    head["format_version"] = 99
+    _rewrite(future, "toolkit-model.json", json.dumps(head).encode())
+    _refused(future, "model format 99")
+    # a folder, and a missing file
+    _refused(tmp_path, "folder")
+    _refused(tmp_path / "absent.tkm", "no such model file")
+
+
+def test_format_1_files_are_refused_unless_asked_for(tmp_path):
+    """The golden files written by toolkit 0.1 (tests/golden/models_v1): their meta is not covered by a
+    checksum, so they are refused with one line naming the version; --allow-format-1 reads them."""
+    golden = ROOT / "tests" / "golden" / "models_v1" / "iris-nb-weka.tkm"
+    result = runner.invoke(app, ["predict", str(golden), "iris"])
+    assert result.exit_code == 2
+    assert "model format 1 (written by toolkit 0.1.0)" in result.stderr and "retrain" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    result = runner.invoke(app, ["predict", str(golden), "iris", "--allow-format-1", "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("\n") == 151
+
+
+def test_concurrent_and_interrupted_saves_leave_no_temporary(tmp_path, monkeypatch):
+    """Every save writes its own temporary beside the target; a failing save removes it, and one left by
+    a killed process is cleaned at the next save."""
+    import os
+
+    from toolkit.atomic_write import temporary_name_pattern
+
+    fitted = Pipeline("nb-weka", tune=False).fit(toolkit.load_arff("vote"))
+    target = tmp_path / "m.tkm"
+    stale = tmp_path / ".m.tkm.999999999.abc.tmp"  # no such process
+    stale.write_bytes(b"half a model")
+    seen = []
+    real = zipfile.ZipFile
+
+    def spy(file, *args, **kwargs):
+        seen.append(os.path.basename(str(file)))
+        return real(file, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile, "ZipFile", spy)
+    save_model(fitted, toolkit.load_arff("vote"), target)
+    save_model(fitted, toolkit.load_arff("vote"), target)
+    seen = [n for n in seen if not n.startswith("<")]  # numpy's in-memory archives
+    assert len(seen) == 2 and seen[0] != seen[1] and all(temporary_name_pattern(target).match(n) for n in seen)
+    assert not stale.exists()
+
+    def broken(file, *args, **kwargs):
+        if isinstance(file, io.BytesIO):  # numpy's in-memory archive of the arrays
+            return real(file, *args, **kwargs)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(zipfile, "ZipFile", broken)
+    with pytest.raises(ModelFileError, match="No space left"):
+        save_model(fitted, toolkit.load_arff("vote"), target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.tkm"]
 
 
 def test_missing_plugin_names_the_distribution(tmp_path):
@@ -153,6 +320,6 @@ def test_missing_plugin_names_the_distribution(tmp_path):
         meta = json.loads(zf.read("meta.json"))
     meta["components"]["classifier"]["name"] = "knn"
     meta["components"]["classifier"]["distribution"] = "toolkit-knn 0.3"
-    _rewrite(model, "meta.json", json.dumps(meta).encode())
+    _resign(model, "meta.json", json.dumps(meta).encode())
     with pytest.raises(ModelFileError, match="install the plugin distribution toolkit-knn 0.3"):
         load_model(model)

@@ -18,6 +18,9 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import math
+import types
+import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -33,7 +36,7 @@ from toolkit.errors import CapabilityError, ParameterError, ToolkitError
 __all__ = [
     "Schema", "Predictions", "Classifier", "FeatureSelector", "ExampleSelector",
     "ClassifierBase", "ProbabilisticClassifier", "FeatureSelectorBase", "ExampleSelectorBase",
-    "as_matrix", "accepts_argument",
+    "as_matrix", "accepts_argument", "validate_component", "check_state", "STATE_TYPES", "CLASSIFIER_STATE",
 ]
 
 
@@ -187,8 +190,77 @@ def as_matrix(X: Any) -> np.ndarray | sp.csr_matrix:
     return arr
 
 
+def _describe_type(tp: Any) -> str:
+    if tp is type(None):
+        return "none"
+    if typing.get_origin(tp) is typing.Literal:
+        return " or ".join(repr(a) for a in typing.get_args(tp))
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        return " or ".join(_describe_type(a) for a in typing.get_args(tp))
+    return {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}.get(tp, str(tp))
+
+
+def _matches(value: Any, tp: Any) -> bool | None:
+    """Whether ``value`` fits the annotation ``tp``; None when the annotation says nothing checkable."""
+    if tp is Any:
+        return None
+    if tp is type(None):
+        return value is None
+    origin = typing.get_origin(tp)
+    if origin is typing.Literal:
+        return value in typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        answers = [_matches(value, a) for a in typing.get_args(tp)]
+        if any(a is True for a in answers):
+            return True
+        return None if any(a is None for a in answers) else False
+    if tp is bool:
+        return isinstance(value, (bool, np.bool_))
+    if tp is int:
+        return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if tp is float:
+        return (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+                and not (isinstance(value, (float, np.floating)) and math.isnan(value)))
+    if tp is str:
+        return isinstance(value, str)
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _init_hints(cls: type) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(cls.__init__)
+    except Exception:  # an annotation that does not evaluate: nothing to check by type
+        return {}
+
+
+def validate_component(obj: Any, who: str | None = None) -> None:
+    """Check a constructed component's hyperparameters once, before any data is seen: each value against
+    its ``__init__`` annotation (``laplace: float`` refuses ``"abc"``), then the component's own
+    ``_check_params()`` (ranges and choices) when it has one. Raises :class:`ParameterError` naming the
+    component and the parameter."""
+    name = who or type(obj).__name__
+    hints = _init_hints(type(obj))
+    params = obj.get_params() if hasattr(obj, "get_params") else {}
+    for key, value in params.items():
+        tp = hints.get(key)
+        if tp is None:
+            continue
+        if _matches(value, tp) is False:
+            raise ParameterError(f"{name}: parameter {key} must be {_describe_type(tp)}, not {value!r}")
+    check = getattr(obj, "_check_params", None)
+    if callable(check):
+        try:
+            check()
+        except ParameterError as exc:
+            text = str(exc)
+            raise ParameterError(text if text.startswith(name) else f"{name}: {text}") from None
+
+
 class _ParamsMixin:
-    """get_params / set_params from the keyword parameters of ``__init__``."""
+    """get_params / set_params from the keyword parameters of ``__init__``; ``_check_params`` is the
+    hook where a component checks ranges and choices of its hyperparameters (called before any fit
+    by :func:`validate_component`; raise :class:`ParameterError`)."""
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -208,9 +280,90 @@ class _ParamsMixin:
             setattr(self, key, value)
         return self
 
+    def _check_params(self) -> None:
+        """Ranges and choices of the hyperparameters; nothing to check by default."""
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+
+#: Type codes of a declared model-file state (``_state_schema``): a learned attribute's kind. A code may
+#: list alternatives (``"array:i1|objects"``) and start with ``?`` (the attribute may be absent).
+STATE_TYPES = ("int", "float", "bool", "str", "list", "dict", "json", "schema", "csr", "objects", "array")
+
+
+def _state_type(value: Any) -> str:
+    """The type code of a restored attribute value (arrays as ``array:<kind><ndim>``)."""
+    if isinstance(value, np.ndarray):
+        return "objects" if value.dtype == object else f"array:{value.dtype.kind}{value.ndim}"
+    if sp.issparse(value):
+        return "csr"
+    if isinstance(value, Schema):
+        return "schema"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "dict"
+    if value is None:
+        return "none"
+    return type(value).__name__
+
+
+def _type_allowed(actual: str, declared: str) -> bool:
+    for option in declared.lstrip("?").split("|"):
+        if option == actual or option == "json" and actual in ("int", "float", "bool", "str", "list", "dict", "none"):
+            return True
+        if option == "float" and actual == "int":
+            return True
+        if option.startswith("array") and actual.startswith("array:"):
+            want = option.partition(":")[2]
+            have = actual.partition(":")[2]
+            if not want or (want[0] in ("*", have[0]) and want[1:] in ("", have[1:])):
+                return True
+        if option == "none" and actual == "none":
+            return True
+    return False
+
+
+def _init_parameter_names(cls: type) -> set[str]:
+    try:
+        return set(inspect.signature(cls.__init__).parameters) - {"self"}
+    except (TypeError, ValueError):
+        return set()
+
+
+def check_state(cls: type, values: Mapping[str, Any]) -> None:
+    """Refuse a restored state that does not match the class's declared ``_state_schema``: unknown
+    attributes, missing required ones, or values of another type. Classes that declare none (third
+    parties) may restore learned attributes (``name_``) that do not shadow anything of the class."""
+    schema = getattr(cls, "_state_schema", None)
+    who = cls.__name__
+    for key in values:
+        if not key.endswith("_") or key.startswith("_") or key.startswith("-"):
+            raise ToolkitError(f"{who}: '{key}' is not a learned attribute")
+        if schema is None and (hasattr(cls, key) or key in _init_parameter_names(cls)):
+            raise ToolkitError(f"{who}: state attribute '{key}' would replace part of the class")
+    if schema is None:
+        return
+    for key, value in values.items():
+        declared = schema.get(key)
+        if declared is None:
+            raise ToolkitError(f"{who} has no learned attribute '{key}'")
+        actual = _state_type(value)
+        if not _type_allowed(actual, declared):
+            raise ToolkitError(f"{who}.{key} must be {declared.lstrip('?')}, the file holds {actual}")
+    missing = [k for k, d in schema.items() if not d.startswith("?") and k not in values]
+    if missing:
+        raise ToolkitError(f"{who}: the state lacks {', '.join(missing[:3])}")
 
 
 class _StateMixin:
@@ -251,20 +404,30 @@ class _StateMixin:
         return meta, arrays
 
     def _set_state(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        """Restore what :meth:`get_state` wrote, only through the class's declared ``_state_schema``
+        (:func:`check_state`): nothing is set unless every attribute is expected and of its type."""
+        values: dict[str, Any] = {}
         for key, value in meta.items():
             if isinstance(value, dict) and "__list__" in value:
-                setattr(self, key, np.array(value["__list__"], dtype=object))
+                values[key] = np.array(value["__list__"], dtype=object)
             elif isinstance(value, dict) and "__csr__" in value:
-                shape = tuple(value["__csr__"])
-                setattr(self, key, sp.csr_matrix((arrays[key + ".data"], arrays[key + ".indices"],
-                                                  arrays[key + ".indptr"]), shape=shape))
+                shape = tuple(int(n) for n in value["__csr__"])
+                values[key] = sp.csr_matrix((arrays[key + ".data"], arrays[key + ".indices"],
+                                             arrays[key + ".indptr"]), shape=shape)
             elif isinstance(value, dict) and "__schema__" in value:
-                setattr(self, key, Schema.from_json(value["__schema__"]))
+                values[key] = Schema.from_json(value["__schema__"])
             else:
-                setattr(self, key, value)
+                values[key] = value
         for key, value in arrays.items():
             if "." not in key:
-                setattr(self, key, value)
+                if key in values:
+                    raise ToolkitError(f"{type(self).__name__}: '{key}' is stored twice (as JSON and as an array)")
+                values[key] = value
+            elif key.rpartition(".")[0] not in values:
+                raise ToolkitError(f"{type(self).__name__}: array '{key}' belongs to no attribute")
+        check_state(type(self), values)
+        for key, value in values.items():
+            setattr(self, key, value)
 
     @classmethod
     def from_state(cls, params: Mapping[str, Any], meta: Mapping[str, Any],
@@ -272,6 +435,11 @@ class _StateMixin:
         obj = cls(**params)
         obj._set_state(meta, arrays)
         return obj
+
+
+#: The learned attributes every classifier fitted by the pipeline has (merged into a class's
+#: ``_state_schema``): ``classes_`` codes, the training ``schema_``, ``n_features_in_``.
+CLASSIFIER_STATE: dict[str, str] = {"schema_": "schema", "n_features_in_": "int", "classes_": "array:i1|objects"}
 
 
 class ClassifierBase(_ParamsMixin, _StateMixin):

@@ -3,24 +3,68 @@
 from __future__ import annotations
 
 import os
+import re
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from toolkit.errors import ToolkitError
 
-__all__ = ["replaced_atomically"]
+__all__ = ["replaced_atomically", "temporary_name_pattern"]
+
+
+def temporary_name_pattern(path: str | os.PathLike[str]) -> re.Pattern[str]:
+    """The names of the temporary files :func:`replaced_atomically` makes for ``path``:
+    ``.NAME.PID.RANDOM.tmp`` beside it (hidden, and never a name a reader would take for the file)."""
+    name = os.path.basename(os.fspath(path))
+    return re.compile(r"^\." + re.escape(name) + r"\.(\d+)\.[A-Za-z0-9_]+\.tmp$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale(path: str) -> None:
+    """Remove temporaries of ``path`` left by processes that no longer run (a kill -9 mid-write)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    pattern = temporary_name_pattern(path)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for entry in names:
+        match = pattern.match(entry)
+        if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
+            try:
+                os.remove(os.path.join(folder, entry))
+            except OSError:
+                pass
 
 
 @contextmanager
 def replaced_atomically(path: str | os.PathLike[str], error: type[ToolkitError]) -> Iterator[str]:
-    """Yield a temporary path beside ``path``; when the block succeeds it replaces ``path``. An
-    ``OSError`` becomes ``error`` naming the file; the temporary file never stays behind."""
-    tmp = str(path) + ".tmp"
+    """Yield a temporary path beside ``path``, unique to this call; when the block succeeds it replaces
+    ``path``. An ``OSError`` becomes ``error`` naming the file; on any exception the temporary file is
+    removed, and temporaries of killed earlier writers are cleaned first."""
+    target = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(target))
+    _remove_stale(target)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.{os.getpid()}.", suffix=".tmp")
+        os.close(fd)
+    except OSError as exc:
+        raise error(f"{target}: cannot write ({exc.strerror or exc})") from None
     try:
         yield tmp
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except OSError as exc:
-        raise error(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise error(f"{target}: cannot write ({exc.strerror or exc})") from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)

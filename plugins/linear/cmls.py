@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from toolkit.api import ClassifierBase, Schema
+from toolkit.api import CLASSIFIER_STATE, ClassifierBase, Schema
 from toolkit.errors import ParameterError
 
-from toolkit.plugins.linear.features import Preprocessing, check_options
+from toolkit.plugins.linear.features import PREPROCESSING_STATE, Preprocessing, check_options
 
 __all__ = ["CMLS", "newton", "LOSSES", "TRANSFORMS"]
 
@@ -178,6 +178,9 @@ def newton(obj: _Objective, n: int, tol: float = 1e-3, max_iter: int = 1000) -> 
 
 class CMLS(ClassifierBase):
     """L2-regularised modified-least-squares linear classifier, one-vs-rest over several classes."""
+
+    _state_schema = {**CLASSIFIER_STATE, **PREPROCESSING_STATE, "coef_": "array:f2", "intercept_": "array:f1",
+                     "targets_": "array:i1", "n_iter_": "array:i1"}
 
     def __init__(self, *, C: float = 1.0, loss: str = "mls", bias: float = 1.0, regularize_bias: bool = True,
                  tol: float = 1e-3, max_iter: int = 1000, weighting: str = "none", nominal_encoding: str = "onehot",

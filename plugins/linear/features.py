@@ -46,6 +46,11 @@ def check_options(nominal_encoding: str, scale: str | None) -> str:
     return scale
 
 
+#: The model-file state of a :class:`Preprocessing` stored under the prefix ``prep_``.
+PREPROCESSING_STATE = {"prep_fill_": "array:f1", "prep_n_values_": "array:i1", "prep_expand_": "array:b1",
+                       "prep_offset_": "array:i1", "prep_shift_": "array:f1", "prep_factor_": "array:f1"}
+
+
 @dataclass
 class Preprocessing:
     """The learned preprocessing state (arrays only; see :meth:`state` / :meth:`from_state`)."""

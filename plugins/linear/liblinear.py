@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from toolkit.api import ClassifierBase, Schema
+from toolkit.api import CLASSIFIER_STATE, ClassifierBase, Schema
 from toolkit.errors import CapabilityError, ParameterError
 
-from toolkit.plugins.linear.features import Preprocessing, check_options
+from toolkit.plugins.linear.features import PREPROCESSING_STATE, Preprocessing, check_options
 
 __all__ = ["LiblinearClassifier", "LiblinearLR", "LiblinearSVM", "THESIS_GRID", "GRID_PROFILES",
            "liblinear_options", "train_liblinear"]
@@ -88,6 +88,8 @@ def train_liblinear(Z: sp.csr_matrix, codes: np.ndarray, options: str, seed: int
 class LiblinearClassifier(ClassifierBase):
     """Common part of the LIBLINEAR classifiers; subclasses fix the allowed solvers."""
 
+    _state_schema = {**CLASSIFIER_STATE, **PREPROCESSING_STATE, "solver_": "int", "labels_": "array:i1",
+                     "coef_": "array:f2", "intercept_": "array:f1"}
     _solvers: tuple[int, ...] = ()
     _kind = ""
     _auto = False

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import ndtr
 
-from toolkit.api import ProbabilisticClassifier, Schema
+from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError, ParameterError
 from toolkit.plugins.naive_bayes.classifiers import log_prior
 from toolkit.plugins.naive_bayes.estimators import (
@@ -83,6 +83,13 @@ class BMANaiveBayes(ProbabilisticClassifier):
 
     :param H: base of the inclusion penalty C = H^(N+1); 1 is the uniform prior over subsets.
     """
+
+    _state_schema = {**CLASSIFIER_STATE, **{k: "array:i1" for k in (
+        "nominal_columns_", "numeric_columns_", "position_", "nominal_offsets_", "nominal_row_column_")},
+        **{k: "array:f1" for k in ("class_count_", "class_log_prior_", "nominal_log_all_", "precision_", "mean_all_",
+                                   "sigma_all_", "sc_", "sac_", "n_observed_")},
+        "is_nominal_": "array:b1", "nominal_log_cond_": "array:f2", "mean_": "array:f2", "sigma_": "array:f2"}
+
 
     def __init__(self, *, H: float = 1.0):
         self.H = H

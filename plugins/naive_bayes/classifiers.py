@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import ndtr
 
-from toolkit.api import ProbabilisticClassifier, Schema
+from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError, ParameterError
 
 from toolkit.plugins.naive_bayes.estimators import (
@@ -50,6 +50,12 @@ def log_prior(counts: np.ndarray, prior: str) -> np.ndarray:
 
 class NaiveBayes(ProbabilisticClassifier):
     """Naive Bayes; ``variant`` chooses the numeric model ("weka" or "gaussian")."""
+
+    _state_schema = {**CLASSIFIER_STATE, "nominal_columns_": "array:i1", "numeric_columns_": "array:i1",
+                     "class_count_": "array:f1", "class_log_prior_": "array:f1", "nominal_log_prob_": "array:f2",
+                     "nominal_prob_": "array:f2", "nominal_offsets_": "array:i1", "mean_": "array:f2",
+                     "precision_": "?array:f1", "sigma_": "?array:f2", "var_": "?array:f2", "epsilon_": "?float"}
+
 
     _default_variant = "weka"
 

@@ -18,6 +18,10 @@ class BIMThresholdSelector(FeatureSelectorBase):
     """Keep the features whose BIM weight satisfies |w_t| > threshold (algorithms.md 3.3); with
     ``threshold="loo"`` the threshold maximises the leave-one-out AP on the training part."""
 
+    _state_schema = {"threshold_": "float", "weights_": "array:f1", "scores_": "array:f1", "support_": "array:i1",
+                     "loo_ap_": "?array:f1"}
+
+
     def __init__(self, *, threshold: float | str = 1.0, alpha: float = 1.0):
         self.threshold = threshold
         self.alpha = alpha

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.api import ProbabilisticClassifier, Schema
+from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError
 
 from toolkit.plugins.ots.bim import bim_counts, bim_weights, binary_codes, check_alpha, presence, resolve_threshold
@@ -25,6 +25,10 @@ class BIMNaiveBayes(ProbabilisticClassifier):
     selected features. ``threshold="loo"`` picks tau in {0, 0.1, ..., 10} by leave-one-out AP on the
     training data (the paper's OptCut).
     """
+
+    _state_schema = {**CLASSIFIER_STATE, "threshold_": "float", "intercept_": "float", "n_selected_features_": "int",
+                     "weights_": "array:f1", "coef_": "array:f1", "loo_ap_": "?array:f1"}
+
 
     def __init__(self, *, alpha: float = 1.0, threshold: float | str = 1.0):
         self.alpha = alpha

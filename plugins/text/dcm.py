@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma, gammaln
 
-from toolkit.api import ProbabilisticClassifier, Schema
+from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError, ParameterError
 
 from toolkit.plugins.text.counts import as_counts, class_indicator, row_of_entry, row_sums
@@ -252,6 +252,11 @@ class DCM(ProbabilisticClassifier):
     :param init: ``moment`` (moment matching) or ``ones``.
     :param prior: ``uniform`` (the chapter) or ``mle``.
     """
+
+    _state_schema = {**CLASSIFIER_STATE, "class_count_": "array:f1", "alpha_unsmoothed_": "array:f2",
+                     "alpha_": "array:f2", "fitted_groups_": "array:b1", "n_iter_": "array:i1",
+                     "converged_": "array:b1", "intercept_": "array:f1"}
+
 
     _complement = False
     _name = "dcm"

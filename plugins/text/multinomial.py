@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from toolkit.api import ProbabilisticClassifier, Schema
+from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError, ParameterError
 
 from toolkit.plugins.text.counts import as_counts, row_of_entry
@@ -77,6 +77,11 @@ class MultinomialNB(ProbabilisticClassifier):
     :param prior: uniform (the chapter) or mle (|c|/|S|, Schneider).
     :param weight_test: transform test documents as the training ones (Rennie's pseudo-code: no).
     """
+
+    _state_schema = {**CLASSIFIER_STATE, "transform_": "str", "complement_": "bool", "weight_normalize_": "bool",
+                     "idf_": "array:f1|none", "class_count_": "array:f1", "feature_count_": "array:f2",
+                     "feature_log_prob_": "array:f2", "coef_": "array:f2", "intercept_": "array:f1"}
+
 
     def __init__(self, *, variant: str = "M", epsilon: float = 1.0, weighting: str | None = None,
                  complement: bool | None = None, weight_normalize: bool | None = None,

@@ -145,6 +145,7 @@ def _check_k(name: str, k: Any) -> None:
 
 class _TextSelector(FeatureSelectorBase):
     _name = "text-selector"
+    _state_schema = {"n_features_in_": "int", "scores_": "array:f1", "support_": "array:i1"}
 
     def _scores(self, stats: TextStatistics) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -1,13 +1,21 @@
-"""Safe model files (``.tkm``): train once, predict later, without pickle.
+"""Safe model files (``.tkm``): train once, predict later, without pickle, and nothing trusted unchecked.
 
-A model file is a zip archive with exactly two members:
+A model file (format 2) is a zip archive with exactly three members:
 
-* ``meta.json``: format and versions, the components (registered names and parameters, plugin and
+* ``toolkit-model.json``: the format, its version, the size of each other member and one sha256
+  over every other member (names, sizes and bytes), checked before anything else is parsed;
+* ``meta.json``: versions, the components (registered names and parameters, plugin and
   distribution), the training header (so a prediction file with another header is refused, naming
-  the first differing attribute), the JSON half of every component's state, and the sha256 of
-  ``arrays.npz``;
-* ``arrays.npz``: the array half of the state, read with ``allow_pickle=False`` so that no object
-  array (and no code) can come in.
+  the first differing attribute), the class list, the JSON half of every component's state;
+* ``arrays.npz``: the array half of the state (uncompressed inside; the archive deflates it), read
+  with ``allow_pickle=False`` after each array's declared size was checked against its bytes.
+
+Reading is bounded: a member may not inflate past 64 times its compressed size (nor past a fixed
+cap), JSON nesting and sizes are limited, and state is restored only through each component's
+declared ``_state_schema``; after loading, the model predicts one synthetic row so that an edited,
+inconsistent state is refused here rather than failing later. Every problem is a
+:class:`ModelFileError` naming the file. Files of format 1 (whose meta.json no checksum covers) are
+refused unless the caller opts in (``allow_format_1=True``, ``--allow-format-1``).
 
 Loading rebuilds each component from the registry (``factory(**params)``) and restores its state,
 so predictions are bit-identical to those of the model that was saved. Reasons not to pickle: it
@@ -21,6 +29,7 @@ import io
 import json
 import os
 import zipfile
+import zlib
 from datetime import datetime, timezone
 from typing import Any
 
@@ -31,12 +40,23 @@ from toolkit.data.attributes import AttributeList
 from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import ModelFileError, ToolkitError
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "save_model", "load_model", "SavedModel", "header_difference"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "save_model", "load_model", "SavedModel", "header_difference",
+           "MAX_INFLATION", "MAX_MEMBER_BYTES", "MAX_JSON_DEPTH"]
 
 FORMAT = "toolkit-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _ROLES = ("text", "feature_selector", "classifier")
-_MEMBERS = {"meta.json", "arrays.npz"}
+_HEADER = "toolkit-model.json"
+_MEMBERS = ("meta.json", "arrays.npz")
+_V1_MEMBERS = {"meta.json", "arrays.npz"}
+#: a member may inflate to at most this many times its compressed size ...
+MAX_INFLATION = 64
+#: ... and never past this many bytes
+MAX_MEMBER_BYTES = 4 << 30
+#: deepest JSON nesting a model file may hold (a legitimate meta.json nests about 6 deep)
+MAX_JSON_DEPTH = 64
+_MIN_ALLOWANCE = 1 << 20  # tiny members may always inflate to 1 MiB
+_CHUNK = 1 << 20
 
 
 def _attribute_json(attr: Attribute) -> dict[str, Any]:
@@ -113,7 +133,7 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str]) -> None:
     if fitted.support is not None:
         arrays["pipeline/support"] = np.asarray(fitted.support, dtype=np.int64)
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
+    np.savez(buffer, **arrays)  # stored inside; the archive deflates it (one bounded inflation on load)
     blob = buffer.getvalue()
     meta = {
         "format": FORMAT,
@@ -127,13 +147,27 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str]) -> None:
         "training": {"dataset": ds.name, "dataset_sha256": ds.sha256, "n_instances": ds.n_instances,
                      "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")},
         "state": state,
-        "arrays_sha256": hashlib.sha256(blob).hexdigest(),
     }
-    text = json.dumps(meta, indent=1, allow_nan=True)
+    meta_bytes = json.dumps(meta, indent=1, allow_nan=True).encode("utf-8")
+    members = {"meta.json": meta_bytes, "arrays.npz": blob}
+    head = {"format": FORMAT, "format_version": FORMAT_VERSION, "toolkit_version": __version__,
+            "members": {name: len(data) for name, data in members.items()},
+            "sha256": _checksum(members)}
     with replaced_atomically(path, ModelFileError) as tmp:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr("meta.json", text)
-            zf.writestr("arrays.npz", blob)
+            zf.writestr(_HEADER, json.dumps(head, indent=1))
+            for name, data in members.items():
+                zf.writestr(name, data)
+
+
+def _checksum(members: dict[str, bytes]) -> str:
+    """One sha256 over every member in order: name, size and bytes of each."""
+    h = hashlib.sha256()
+    for name in _MEMBERS:
+        data = members[name]
+        h.update(name.encode() + b"\0" + str(len(data)).encode() + b"\0")
+        h.update(data)
+    return h.hexdigest()
 
 
 def _jsonable(params: dict[str, Any]) -> dict[str, Any]:
@@ -179,50 +213,216 @@ def _fail(path: str, why: str) -> ModelFileError:
     return ModelFileError(f"{path}: {why}")
 
 
-def load_model(path: str | os.PathLike[str]) -> SavedModel:
-    """Read a model file, refusing damaged, tampered or incompatible files with a clear error."""
-    from toolkit import __version__
-    from toolkit.plugin_host.components import get_registry
-    from toolkit.errors import warn
-    from toolkit.models.pipeline import FittedPipeline, Pipeline, Step
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, limit: int | None = None) -> bytes:
+    """A member's bytes, inflating at most ``limit`` (default: 64x its compressed size, at least 1 MiB,
+    never past MAX_MEMBER_BYTES), whatever its header claims."""
+    if limit is None:
+        limit = min(MAX_MEMBER_BYTES, max(_MIN_ALLOWANCE, MAX_INFLATION * info.compress_size))
+    if info.file_size > limit:
+        raise _fail(path, f"{info.filename} would inflate to {info.file_size} bytes from {info.compress_size} "
+                          f"(more than the {limit}-byte limit: damaged, or a zip bomb)")
+    parts: list[bytes] = []
+    total = 0
+    with zf.open(info) as fh:
+        while True:
+            chunk = fh.read(min(_CHUNK, limit + 1 - total))
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > limit:
+                raise _fail(path, f"{info.filename} inflates past the {limit}-byte limit "
+                                  f"(from {info.compress_size} compressed: damaged, or a zip bomb)")
+            parts.append(chunk)
+    return b"".join(parts)
 
-    path = str(path)
+
+def _json_depth_ok(text: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether brackets nest at most ``limit`` deep (strings skipped), in one linear pass."""
+    depth = 0
+    in_string = escaped = False
+    for byte in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return False
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return True
+
+
+def _parse_json(data: bytes, path: str, member: str) -> Any:
+    if not _json_depth_ok(data):
+        raise _fail(path, f"{member} nests deeper than {MAX_JSON_DEPTH} levels; not a model file")
     try:
-        with zipfile.ZipFile(path) as zf:
-            names = set(zf.namelist())
-            if names != _MEMBERS:
-                raise _fail(path, f"not a toolkit model file (members {sorted(names)}, expected meta.json and "
-                                  f"arrays.npz)")
-            meta_text = zf.read("meta.json")
-            blob = zf.read("arrays.npz")
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise _fail(path, f"{member} is not valid JSON ({str(exc)[:120]})") from None
+
+
+def _load_arrays(blob: bytes, path: str) -> dict[str, np.ndarray]:
+    """Arrays of ``arrays.npz``, each .npy header checked against its member's size before reading."""
+    from numpy.lib import format as npy
+
+    try:
+        inner = zipfile.ZipFile(io.BytesIO(blob))
+        arrays: dict[str, np.ndarray] = {}
+        for info in inner.infolist():
+            if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy"):
+                raise _fail(path, f"arrays.npz member {info.filename!r} is not a stored .npy array")
+            with inner.open(info) as fh:
+                version = npy.read_magic(fh)
+                if version == (1, 0):
+                    shape, fortran, dtype = npy.read_array_header_1_0(fh)
+                elif version == (2, 0):
+                    shape, fortran, dtype = npy.read_array_header_2_0(fh)
+                else:
+                    raise _fail(path, f"arrays.npz member {info.filename!r} has .npy version {version}")
+                if dtype.hasobject:
+                    raise _fail(path, f"arrays.npz holds an object array ({info.filename}); model files hold numbers only")
+                nbytes = int(np.prod(shape, dtype=np.float64)) * dtype.itemsize
+                if nbytes > info.file_size:
+                    raise _fail(path, f"arrays.npz member {info.filename!r} declares {nbytes} bytes in "
+                                      f"{info.file_size}: damaged or altered")
+            with inner.open(info) as fh:
+                arrays[info.filename[:-4]] = npy.read_array(fh, allow_pickle=False)
+        return arrays
+    except ModelFileError:
+        raise
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError, zlib.error) as exc:
+        raise _fail(path, f"arrays.npz is damaged ({type(exc).__name__}: {str(exc)[:120]})") from None
+
+
+def _read_archive(path: str, allow_format_1: bool) -> tuple[dict[str, Any], dict[str, np.ndarray], int]:
+    """(meta, arrays, format version) after every check of the container."""
+    try:
+        zf = zipfile.ZipFile(path)
     except FileNotFoundError:
         raise _fail(path, "no such model file") from None
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, KeyError) as exc:
-        raise _fail(path, f"damaged or not a model file ({type(exc).__name__}: {exc})") from None
-    try:
-        meta = json.loads(meta_text)
-    except ValueError as exc:
-        raise _fail(path, f"meta.json is not valid JSON ({exc})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise _fail(path, "not a toolkit model file (meta.json has no 'format: toolkit-model')")
-    if meta.get("format_version") != FORMAT_VERSION:
-        raise _fail(path, f"format version {meta.get('format_version')} is not supported by toolkit "
-                          f"{__version__} (it reads version {FORMAT_VERSION})")
+    except IsADirectoryError:
+        raise _fail(path, "is a folder, not a model file") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as exc:
+        raise _fail(path, f"damaged or not a model file ({type(exc).__name__}: {str(exc)[:120]})") from None
+    with zf:
+        try:
+            infos = {info.filename: info for info in zf.infolist()}
+            names = set(infos)
+            if names == _V1_MEMBERS:
+                return _read_format_1(zf, infos, path, allow_format_1)
+            if names != {_HEADER, *_MEMBERS}:
+                shown = sorted(names)[:5]
+                raise _fail(path, f"not a toolkit model file (members {shown}, expected {_HEADER}, meta.json "
+                                  f"and arrays.npz)")
+            head = _parse_json(_read_member(zf, infos[_HEADER], path, limit=1 << 16), path, _HEADER)
+            if not isinstance(head, dict) or head.get("format") != FORMAT:
+                raise _fail(path, f"not a toolkit model file ({_HEADER} does not say format: {FORMAT})")
+            if head.get("format_version") != FORMAT_VERSION:
+                from toolkit import __version__
+
+                raise _fail(path, f"model format {head.get('format_version')!r} is not supported by toolkit "
+                                  f"{__version__} (it reads format {FORMAT_VERSION})")
+            sizes = head.get("members")
+            if not isinstance(sizes, dict) or set(sizes) != set(_MEMBERS):
+                raise _fail(path, f"{_HEADER} does not list the members")
+            members = {name: _read_member(zf, infos[name], path) for name in _MEMBERS}
+        except ModelFileError:
+            raise
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
+            raise _fail(path, f"damaged ({type(exc).__name__}: {str(exc)[:120]})") from None
+    if _checksum(members) != head.get("sha256") or any(sizes[n] != len(members[n]) for n in _MEMBERS):
+        raise _fail(path, "its contents do not match the checksum in toolkit-model.json: the file was damaged "
+                          "or altered")
+    meta = _parse_json(members["meta.json"], path, "meta.json")
+    if not isinstance(meta, dict):
+        raise _fail(path, "meta.json is not an object")
+    return meta, _load_arrays(members["arrays.npz"], path), FORMAT_VERSION
+
+
+def _read_format_1(zf: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo], path: str,
+                   allow_format_1: bool) -> tuple[dict[str, Any], dict[str, np.ndarray], int]:
+    """Format 1 (toolkit 0.1): only arrays.npz is covered by a checksum (in meta.json)."""
+    meta = _parse_json(_read_member(zf, infos["meta.json"], path), path, "meta.json")
+    written = meta.get("toolkit_version", "?") if isinstance(meta, dict) else "?"
+    if not allow_format_1:
+        raise _fail(path, f"model format 1 (written by toolkit {written}): its meta.json, with the class list "
+                          f"and the parameters, is covered by no checksum; retrain it with this version, or "
+                          f"read it anyway with --allow-format-1 (Python: allow_format_1=True)")
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("format_version") != 1:
+        raise _fail(path, "not a toolkit model file of format 1")
+    blob = _read_member(zf, infos["arrays.npz"], path)
     if hashlib.sha256(blob).hexdigest() != meta.get("arrays_sha256"):
         raise _fail(path, "arrays.npz does not match the checksum in meta.json: the file was damaged or altered")
     try:
         with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
             arrays = {key: npz[key] for key in npz.files}
-    except ValueError as exc:
-        raise _fail(path, f"arrays.npz holds pickled objects, which model files never contain ({exc})") from None
-    except Exception as exc:
-        raise _fail(path, f"arrays.npz is damaged ({type(exc).__name__}: {exc})") from None
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise _fail(path, f"arrays.npz is damaged or holds objects ({type(exc).__name__})") from None
+    return meta, arrays, 1
+
+
+def _probe(fitted: Any, header: dict[str, Any], path: str) -> None:
+    """Predict one synthetic row shaped like the training header (zeros, first nominal value, empty
+    text), so that a state whose parts do not fit together is refused at load time."""
+    from toolkit.data.attributes import AttributeListBuilder
+
+    attrs = header["attributes"]
+    class_index = header["class_index"]
+    builder = AttributeListBuilder()
+    strings: dict[int, list[str]] = {}
+    first, last = [], []
+    for i, a in enumerate(attrs):
+        builder.add_attribute(Attribute(a["name"], a["kind"], tuple(a.get("values", ())), a.get("date_format")))
+        if i != class_index:
+            if a["kind"] == "string":
+                strings[len(first)] = ["", "probe"]
+            first.append(0.0)
+            last.append(float(len(a.get("values", ())) - 1) if a["kind"] == "nominal"
+                        else 1.0 if a["kind"] in ("string", "numeric") else 0.0)
+    X = np.array([first, last], dtype=np.float64).reshape(2, len(first))
+    y = np.zeros(2, dtype=np.int64) if class_index is not None else None
+    ds = Dataset("probe", builder.build(), X, y, class_index, np.ones(2), strings=strings)
     try:
+        pred = fitted.predict(ds, keep_model=False)
+        values = [pred.y_pred] + ([pred.proba] if pred.proba is not None else [])
+        if not all(np.all(np.isfinite(v)) for v in values) or not np.all(
+                (pred.y_pred >= 0) & (pred.y_pred < len(fitted.schema.classes))):
+            raise ValueError("non-finite or out-of-range prediction")
+    except Exception as exc:
+        raise _fail(path, f"its state does not make a working model ({type(exc).__name__}: {str(exc)[:160]}); "
+                          f"the file was altered or written by an incompatible plugin") from None
+
+
+def load_model(path: str | os.PathLike[str], *, allow_format_1: bool = False) -> SavedModel:
+    """Read a model file, refusing damaged, tampered or incompatible files with a clear error."""
+    from toolkit.errors import warn
+    from toolkit.models.pipeline import FittedPipeline, Pipeline, Step
+    from toolkit.plugin_host.components import get_registry
+
+    path = os.fspath(path)
+    meta, arrays, version = _read_archive(path, allow_format_1)
+    try:
+        if meta.get("format") != FORMAT or meta.get("format_version") != version:
+            raise _fail(path, "meta.json does not match the file's format")
         registry = get_registry()
         header = meta["header"]
         attrs = AttributeList(Attribute(a["name"], a["kind"], tuple(a.get("values", ())), a.get("date_format"))
                               for a in header["attributes"])
         class_index = header["class_index"]
+        classes = meta["classes"]
+        if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
+            raise _fail(path, "meta.json's class list is malformed")
+        if class_index is not None:
+            declared = list(attrs[int(class_index)].values)
+            if declared != classes:
+                raise _fail(path, "the class list does not match the training header's class attribute")
         components = meta["components"]
         steps = {}
         objects = {}
@@ -242,27 +442,45 @@ def load_model(path: str | os.PathLike[str]) -> SavedModel:
                                       f"distribution {comp.get('distribution') or comp.get('plugin')}") from None
             if spec.distribution != comp.get("distribution") and comp.get("distribution"):
                 warn(f"{path}: saved with {comp['distribution']}, now {spec.distribution}; predictions may differ")
-            obj = spec.factory(**comp["params"])
+            params = comp["params"]
+            if not isinstance(params, dict):
+                raise _fail(path, f"the {role.replace('_', ' ')}'s parameters are malformed")
+            obj = spec.create(**params)
+            from toolkit.api import validate_component
+
+            validate_component(obj, comp["name"])
             prefix = role + "/"
-            obj._set_state(meta["state"][role], {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
+            role_state = meta["state"][role]
+            if not isinstance(role_state, dict):
+                raise _fail(path, f"the {role.replace('_', ' ')}'s state is malformed")
+            obj._set_state(role_state, {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)})
             objects[role] = obj
-            steps[role] = Step(role, comp["name"], params=dict(comp["params"]), spec=spec)
+            steps[role] = Step(role, comp["name"], params=dict(params), spec=spec)
         if "classifier" not in objects:
             raise _fail(path, "the file holds no classifier")
+        unused = [k for k in arrays if k.split("/", 1)[0] not in objects and k != "pipeline/support"]
+        if unused:
+            raise _fail(path, f"arrays.npz holds arrays of no component ({unused[0]})")
+        pipeline = Pipeline(steps["classifier"], feature_selector=steps.get("feature_selector"),
+                            text=steps.get("text"), tune=False, name=meta.get("pipeline"))
+        fitted = FittedPipeline(pipeline, {})
+        fitted.classifier = objects["classifier"]
+        fitted.feature_selector = objects.get("feature_selector")
+        fitted.vectorizer = objects.get("text")
+        if "pipeline/support" in arrays:
+            support = arrays["pipeline/support"]
+            if support.dtype.kind not in "iu" or support.ndim != 1:
+                raise _fail(path, "the feature support is malformed")
+            fitted.support = support
+        from toolkit.api import Schema
+
+        features = attrs if class_index is None else attrs.take(np.delete(np.arange(len(attrs)), int(class_index)))
+        fitted.schema = Schema(features, tuple(classes))
     except ModelFileError:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise _fail(path, f"meta.json is incomplete or altered ({type(exc).__name__}: {exc})") from None
-    pipeline = Pipeline(steps["classifier"], feature_selector=steps.get("feature_selector"),
-                        text=steps.get("text"), tune=False, name=meta.get("pipeline"))
-    fitted = FittedPipeline(pipeline, {})
-    fitted.classifier = objects["classifier"]
-    fitted.feature_selector = objects.get("feature_selector")
-    fitted.vectorizer = objects.get("text")
-    if "pipeline/support" in arrays:
-        fitted.support = arrays["pipeline/support"]
-    from toolkit.api import Schema
-
-    features = attrs if class_index is None else attrs.take(np.delete(np.arange(len(attrs)), class_index))
-    fitted.schema = Schema(features, tuple(meta["classes"]))
+    except ToolkitError as exc:
+        raise _fail(path, f"meta.json does not describe a valid model ({str(exc)[:200]})") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise _fail(path, f"meta.json is incomplete or altered ({type(exc).__name__}: {str(exc)[:160]})") from None
+    _probe(fitted, header, path)
     return SavedModel(path, meta, fitted)

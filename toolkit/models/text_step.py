@@ -31,7 +31,7 @@ from toolkit.data.dataset import Dataset
 from toolkit.data.text import (
     ENGLISH_STOP_WORDS, compile_pattern, header_setting, remap_columns, table_counts, tokenize,
 )
-from toolkit.errors import DatasetError, ParameterError, UnknownComponentError
+from toolkit.errors import DatasetError, ParameterError, ToolkitError, UnknownComponentError
 from toolkit.plugin_host.registry import ComponentSpec
 
 __all__ = ["WordCounts", "text_step_spec", "TEXT_STEP_NAME"]
@@ -98,6 +98,14 @@ class WordCounts:
         return meta, {"document_frequency_": np.asarray(self.document_frequency_)}
 
     def _set_state(self, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        if set(meta) != {"vocabulary_", "other_columns_", "schema_"} or set(arrays) != {"document_frequency_"}:
+            raise ToolkitError(f"word-counts: the state holds {sorted(set(meta) | set(arrays))}, expected the "
+                               f"vocabulary, other columns, schema and document frequencies")
+        vocabulary, other, df = meta["vocabulary_"], meta["other_columns_"], arrays["document_frequency_"]
+        if (not isinstance(vocabulary, list) or not all(isinstance(w, str) for w in vocabulary)
+                or not isinstance(other, list) or not all(isinstance(i, int) and i >= 0 for i in other)
+                or not isinstance(meta["schema_"], dict) or df.dtype.kind not in "iu" or df.shape != (len(vocabulary),)):
+            raise ToolkitError("word-counts: the state's vocabulary, columns or document frequencies are malformed")
         self.vocabulary_ = list(meta["vocabulary_"])
         self.vocabulary_index_ = dict(zip(self.vocabulary_, range(len(self.vocabulary_))))
         self.other_columns_ = list(meta["other_columns_"])

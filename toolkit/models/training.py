@@ -37,10 +37,11 @@ def train(dataset: Dataset | str | os.PathLike[str], classifier: Any, *, feature
     return fitted
 
 
-def predict_file(model: str | os.PathLike[str] | SavedModel, dataset: Dataset | str | os.PathLike[str]) -> tuple[
-        SavedModel, Dataset, Any]:
-    """Load a model file (unless given) and a dataset with its training header; return predictions."""
-    saved = model if isinstance(model, SavedModel) else load_model(model)
+def predict_file(model: str | os.PathLike[str] | SavedModel, dataset: Dataset | str | os.PathLike[str], *,
+                 allow_format_1: bool = False) -> tuple[SavedModel, Dataset, Any]:
+    """Load a model file (unless given) and a dataset with its training header; return predictions.
+    ``allow_format_1`` reads a file of model format 1 (toolkit 0.1), whose metadata no checksum covers."""
+    saved = model if isinstance(model, SavedModel) else load_model(model, allow_format_1=allow_format_1)
     class_index = saved.meta["header"]["class_index"]
     from toolkit.loading import load_dataset
 

@@ -39,6 +39,9 @@ def predict_command(
     proba: bool = typer.Option(False, "--proba", help="Include class probabilities."),
     fmt: str = typer.Option("table", "--format", help="table, csv, json or arff."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="Write here instead of stdout (arff: a file)."),
+    allow_format_1: bool = typer.Option(False, "--allow-format-1",
+                                        help="Read a model file of format 1 (toolkit 0.1), whose metadata no "
+                                             "checksum covers."),
 ) -> None:
     """Predict a dataset with a saved model: labels (and probabilities) as a table, CSV, JSON or ARFF."""
     from toolkit.errors import ParameterError
@@ -47,7 +50,7 @@ def predict_command(
 
     if fmt not in ("table", "csv", "json", "arff"):
         raise ParameterError(f"format must be table, csv, json or arff, not '{fmt}'")
-    saved, ds, predictions = predict(model, dataset)
+    saved, ds, predictions = predict(model, dataset, allow_format_1=allow_format_1)
     rows = prediction_rows(saved, predictions, proba)
     if fmt == "arff":
         text = _as_arff(saved, ds, predictions, proba)
