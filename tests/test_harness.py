@@ -201,7 +201,7 @@ def test_killed_run_resumes_without_redoing_finished_repetitions(tmp_path):
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.time() + 120
     while time.time() < deadline:
-        if out.exists() and len(out.read_text().splitlines()) >= 3:
+        if out.exists() and len(out.read_text().splitlines()) >= 4:  # the experiment and 3 records
             break
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)

@@ -66,7 +66,7 @@ def test_info_counts_equal_manifest(row):
     path = shared_path(row["file"])
     args = ["info", str(path), "--json"]
     if row["class"] != -1:
-        args += ["--class", str(row["class"])]
+        args += ["--class", str(row["class"] + 1)]  # the CLI counts positions from 1, as WEKA's -c
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     info = json.loads(result.stdout)

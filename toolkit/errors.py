@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 __all__ = [
     "ToolkitError",
+    "Interrupted",
     "DatasetError",
     "ArffFormatError",
     "UnknownComponentError",
@@ -121,6 +122,12 @@ class ModelFileError(ToolkitError):
 
 class ResultsFileError(ToolkitError):
     """A results (JSON lines) file that cannot be read or does not match the run."""
+
+
+class Interrupted(ToolkitError):
+    """The user stopped a command (Ctrl-C); the message says what was saved."""
+
+    exit_code = 130
 
 
 class ToolkitWarning(UserWarning):

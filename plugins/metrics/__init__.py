@@ -43,8 +43,9 @@ def register_commands(app):  # type: ignore[no-untyped-def]
         results: list[str] = typer.Argument(..., help="Result files (.jsonl) written with -m pr-curve."),
         out: str = typer.Option("pr-curve.png", "--out", "-o", help="PNG to write (needs the plot extra)."),
         dataset: str = typer.Option(None, "--dataset", "-d", help="Dataset (task) name; default: the first."),
-        repetition: int = typer.Option(0, "--repetition", "-r", help="Which repetition's test part."),
-        label: str = typer.Option(None, "--class", help="Class whose curve to draw (default: the positive one)."),
+        repetition: int = typer.Option(0, "--repetition", help="Which repetition's test part."),
+        label: str = typer.Option(None, "--label", "-l",
+                                  help="Class value whose curve to draw (default: the positive one)."),
     ) -> None:
         """Precision-recall curves of every pipeline on one test part, as a PNG."""
         from toolkit import Results

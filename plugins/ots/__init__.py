@@ -68,14 +68,16 @@ def register_commands(app):  # type: ignore[no-untyped-def]
         positive: list[str] = typer.Option([], "--positive", "-p", help="Positive class (repeatable)."),
         positive_below: float = typer.Option(None, "--positive-below", help="Every class with a share below this."),
         selector: str = typer.Option("ots", "--es", help="ots[:k=v,...] (step, threshold, evaluate, ...)."),
-        out: str = typer.Option("", "--out", "-o", help="Also write the curves as a PNG (needs the plot extra)."),
-        class_attribute: str = typer.Option(None, "--class", "-C", help="Class attribute (default: last)."),
+        out: str = typer.Option("", "--out", "-o", help="Also write the curves here (.png, .svg, .pdf; plot extra)."),
+        class_attribute: str = typer.Option(None, "--class", "-C", help="Class attribute: name, first, last or "
+                                                                        "1-based position (default: last)."),
         as_json: bool = typer.Option(False, "--json", help="The traces as one JSON document."),
     ) -> None:
         """The OTS search's leave-one-out AP against training-set size (the paper's Figure 3), per task."""
         import json
 
         from toolkit import LoadOptions, Pipeline, binary_tasks, load_dataset
+        from toolkit.cli import class_attribute as class_value
         from toolkit.cli import err
         from toolkit.cli import out as echo
 
@@ -83,7 +85,7 @@ def register_commands(app):  # type: ignore[no-untyped-def]
             from toolkit.plotting import check_figure_path
 
             check_figure_path(out)
-        ds = load_dataset(dataset, LoadOptions(class_attribute=-1 if class_attribute is None else class_attribute))
+        ds = load_dataset(dataset, LoadOptions(class_attribute=class_value(class_attribute)))
         ds.require_nominal_class()
         tasks = binary_tasks([ds], positive or None, positive_below) if (positive or positive_below) else [ds]
         traces = {}

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolkit.cli.output import err, out, progress_bar
+from toolkit.cli.output import class_attribute, err, out, progress_bar
 
-__all__ = ["app", "build_app", "main", "err", "out", "progress_bar"]
+__all__ = ["app", "build_app", "main", "err", "out", "progress_bar", "class_attribute"]
 
 
 def __getattr__(name: str) -> Any:

@@ -52,8 +52,7 @@ class ToolkitGroup(TyperGroup):
             err(str(exc), prefix="Error: ", color="red")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
-            err("interrupted; finished results were saved (re-run with --resume to continue)",
-                prefix="Error: ", color="red")
+            err("interrupted", prefix="Error: ", color="red")
             raise typer.Exit(130) from None
 
 

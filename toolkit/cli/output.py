@@ -4,13 +4,18 @@ line per message on stderr, a progress bar when stderr is a terminal. Public (``
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import typer
 
-__all__ = ["err", "out", "progress_bar"]
+__all__ = ["err", "out", "progress_bar", "class_attribute", "CLASS_OPTION_HELP"]
+
+#: What ``--class`` means on every command.
+CLASS_OPTION_HELP = ("Class attribute: its name, first, last (the default, as WEKA), or its 1-based position "
+                     "(WEKA's -c).")
 
 
 def _stderr_is_tty() -> bool:
@@ -32,20 +37,84 @@ def out(text: str) -> None:
     typer.echo(text)
 
 
+def class_attribute(value: str | None) -> str | int:
+    """A ``--class`` value for the Python API: ``first`` -> 0, ``last`` or nothing -> -1, a 1-based
+    position as WEKA's ``-c`` -> its 0-based index, anything else an attribute name."""
+    from toolkit.errors import ParameterError
+
+    if value is None:
+        return -1
+    text = value.strip()
+    if text.lower() == "first":
+        return 0
+    if text.lower() == "last":
+        return -1
+    if text.isascii() and text.isdigit():
+        if int(text) < 1:
+            raise ParameterError(f"--class {value}: positions count from 1 (first), as WEKA's -c does")
+        return int(text) - 1
+    if not text:
+        raise ParameterError("--class needs an attribute name, first, last or a 1-based position")
+    return text
+
+
+class _PlainProgress:
+    """Progress as plain lines on stderr when it is not a terminal (a log, CI, a batch job): one line at
+    the start, whenever the dataset changes, and at most every ``interval`` seconds otherwise."""
+
+    def __init__(self, interval: float = 10.0, clock: Any = time.monotonic):
+        self.interval = interval
+        self.clock = clock
+        self.start = clock()
+        self.last = float("-inf")
+        self.dataset: str | None = None
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        now = self.clock()
+        dataset = what.split(" / ", 1)[0]
+        if done == 0 or dataset != self.dataset or now - self.last >= self.interval or done == total:
+            self.last = now
+            self.dataset = dataset
+            err(f"progress: {done}/{total} repetitions ({_percent(done, total)}), {what}, elapsed "
+                f"{_clock(now - self.start)}, {_eta(now - self.start, done, total)}")
+
+
+def _percent(done: int, total: int) -> str:
+    return f"{100 * done // max(total, 1)}%"
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(max(seconds, 0))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def _eta(elapsed: float, done: int, total: int) -> str:
+    if done == 0:
+        return "ETA unknown"
+    if done >= total:
+        return "done"
+    return f"ETA {_clock(elapsed / done * (total - done))}"
+
+
 @contextmanager
-def progress_bar(enabled: bool) -> Iterator[Any]:
-    """A rich progress bar on stderr (transient); a no-op when stderr is not a terminal."""
-    if not enabled or not sys.stderr.isatty():
+def progress_bar(enabled: bool, interval: float = 10.0) -> Iterator[Any]:
+    """A progress callback ``update(done, total, what)``: a rich bar on stderr when it is a terminal
+    (dataset and pipeline, count, elapsed time and ETA), plain lines otherwise; None when disabled."""
+    if not enabled:
         yield None
         return
+    if not _stderr_is_tty():
+        yield _PlainProgress(interval)
+        return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("evaluating", total=None)
+                  TextColumn("ETA"), TimeRemainingColumn(), console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("starting", total=None)
 
         def update(done: int, total: int, what: str) -> None:
-            progress.update(task, completed=done, total=total, description=what[:50])
+            progress.update(task, completed=done, total=total, description=what[:60])
 
         yield update

@@ -119,8 +119,11 @@ def binary_tasks(datasets: Sequence[Dataset], positive: str | Sequence[str] | No
     return out
 
 
-def _pipelines(classifiers: Sequence[Any] | None, pipelines: Sequence[Pipeline] | None,
-               feature_selector: Any, example_selector: Any, tune: bool, text: Any) -> list[Pipeline]:
+def make_pipelines(classifiers: Sequence[Any] | None, pipelines: Sequence[Pipeline] | None = None,
+                   feature_selector: Any = None, example_selector: Any = None, tune: bool = True,
+                   text: Any = "auto") -> list[Pipeline]:
+    """The pipelines of a run: the given ones, then one per classifier with the shared selectors;
+    refuses none at all and duplicate names."""
     out = list(pipelines or [])
     for clf in classifiers or []:
         out.append(clf if isinstance(clf, Pipeline) else
@@ -145,7 +148,8 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
              test: DatasetArg | Sequence[DatasetArg] | None = None, class_attribute: ClassAttribute = -1,
              sparse: bool | str = "auto", tune: bool = True,
              progress: Callable[[int, int, str], None] | None = None,
-             positive: str | Sequence[str] | None = None, positive_below: float | None = None) -> Results:
+             positive: str | Sequence[str] | None = None, positive_below: float | None = None,
+             keep_going: bool = False, notes: Callable[[str], None] | None = None) -> Results:
     """Run the nested resampling harness and return its records.
 
     :param datasets: Dataset objects, ARFF paths, bundled names, or folders of ARFF files.
@@ -162,6 +166,12 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
         coded 1 (the positive class of average precision) against 0.
     :param positive_below: also one task per class whose share of the instances is below this
         (e.g. 0.1); use ``stratified=True`` to keep each class's share in every split.
+    :param keep_going: a repetition that fails while running is recorded as failed; by default the run
+        then stops with :class:`toolkit.evaluation.harness.RunFailed`, with ``keep_going`` it goes on.
+    :param notes: receives one-line notes (what a resumed run adds and skips).
+
+    The whole experiment is checked before the first repetition: unknown components or parameters,
+    bad parameter values, capabilities a dataset does not meet raise at once and nothing is written.
     """
     from toolkit.plugin_host.components import get_registry
 
@@ -189,14 +199,15 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
                             validation_fraction=validation_fraction, seed=seed, stratified=stratified,
                             inner_folds=inner_folds)
     registry = get_registry()
-    chosen = _pipelines(classifiers, pipelines, feature_selector, example_selector, tune, text)
+    chosen = make_pipelines(classifiers, pipelines, feature_selector, example_selector, tune, text)
     if metrics is None:
         all_proba = all(p.classifier.capabilities.probabilities for p in chosen)
         metrics = [m for m in DEFAULT_METRICS
                    if all_proba or not getattr(registry.get("evaluator", m), "needs_proba", False)]
     evaluators = [registry.get("evaluator", m) for m in metrics]
     return run(loaded, chosen, protocol, evaluators, out=None if out is None else str(out), resume=resume,
-               jobs=jobs, store_proba=store_proba, progress=progress, test_datasets=test_sets)
+               jobs=jobs, store_proba=store_proba, progress=progress, test_datasets=test_sets,
+               keep_going=keep_going, notes=notes)
 
 
 def compare(results: Results | str | os.PathLike[str] | Sequence[Any], *, baseline: str | None = None,

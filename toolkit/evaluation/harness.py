@@ -4,13 +4,18 @@ For every dataset, pipeline and outer split: tune the pipeline's grid on the tra
 (a fixed validation part, or inner k folds), keep the first grid point with the fewest validation
 errors, refit on the whole training part, score the test part with every evaluator, and write the
 record at once. The harness owns all resampling; components never see a test part while fitting.
+
+Before the first repetition the whole experiment is checked (:func:`check_experiment`): every
+component at every grid point is built and its parameters validated, every step's capabilities are
+checked against every dataset, every split is made. A failure that only shows while running is
+written as a ``failed`` record; the run then stops (:class:`RunFailed`, exit code 1) unless
+``keep_going``.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing
-import platform
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -22,12 +27,14 @@ import numpy as np
 
 from toolkit.data.dataset import Dataset
 from toolkit.errors import ParameterError, ToolkitError
+from toolkit.evaluation import experiment
 from toolkit.evaluation.resampling import Split, random_splits, thesis_split
 from toolkit.evaluation.results import RECORD_SCHEMA, Results, ResultsWriter, record_key
+from toolkit.evaluation.workers import die_with_parent
 from toolkit.models.pipeline import Pipeline
 from toolkit.plugin_host.registry import ComponentSpec
 
-__all__ = ["Protocol", "Task", "run", "DEFAULT_METRICS"]
+__all__ = ["Protocol", "Task", "run", "check_experiment", "RunFailed", "DEFAULT_METRICS"]
 
 DEFAULT_METRICS = ("error", "accuracy", "log-loss")
 
@@ -54,6 +61,17 @@ class Protocol:
     def __post_init__(self) -> None:
         if self.name not in ("random", "thesis", "fixed"):
             raise ParameterError(f"protocol must be 'random', 'thesis' or 'fixed', not '{self.name}'")
+        if isinstance(self.repetitions, bool) or not isinstance(self.repetitions, int) or self.repetitions < 1:
+            raise ParameterError(f"runs must be a whole number >= 1, not {self.repetitions!r}")
+        for name in ("test_fraction", "validation_fraction"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+                raise ParameterError(f"{name.replace('_', ' ')} must be a number between 0 and 1, not {value!r}")
+        if self.inner_folds is not None and (isinstance(self.inner_folds, bool) or not isinstance(self.inner_folds, int)
+                                             or self.inner_folds < 2):
+            raise ParameterError(f"inner folds must be a whole number >= 2, not {self.inner_folds!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise ParameterError(f"seed must be a whole number, not {self.seed!r}")
 
     def describe(self) -> dict[str, Any]:
         if self.name == "thesis":
@@ -93,14 +111,14 @@ class Task:
     key: str
 
 
+class RunFailed(ToolkitError):
+    """A repetition failed while running (its record says why); the run stopped there."""
+
+    exit_code = 1
+
+
 def _versions() -> dict[str, str]:
-    import numpy
-    import scipy
-
-    from toolkit import __version__
-
-    return {"toolkit": __version__, "python": platform.python_version(), "numpy": numpy.__version__,
-            "scipy": scipy.__version__}
+    return experiment.environment()
 
 
 def _plugin_versions(pipeline: Pipeline) -> dict[str, str | None]:
@@ -188,13 +206,40 @@ def _execute(ds: Dataset, pipeline: Pipeline, task: Task, evaluators: Sequence[C
     try:
         body = _evaluate_task(ds, pipeline, task.split, evaluators, store_proba)
         body["status"] = "ok"
-    except ToolkitError as exc:
-        body = {"status": "skipped", "error": str(exc), "timing": {}}
-    except Exception as exc:  # a plugin bug: keep going, report it, exit 1 at the end
-        body = {"status": "failed", "error": f"{type(exc).__name__}: {exc}",
+    except ToolkitError as exc:  # what this training part cannot do (e.g. a class absent from it)
+        body = {"status": "failed", "error": str(exc), "error_kind": type(exc).__name__, "timing": {}}
+    except Exception as exc:  # a plugin bug: recorded with its traceback
+        body = {"status": "failed", "error": f"{type(exc).__name__}: {exc}", "error_kind": "bug",
                 "traceback": traceback.format_exc(limit=8), "timing": {}}
     body["timing"]["finished_utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return body
+
+
+def _worker_init() -> None:
+    """Start of every worker process: it dies with the parent (a kill -9 of the run leaves no orphan)."""
+    die_with_parent()
+
+
+def check_experiment(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Protocol,
+                     evaluators: Sequence[ComponentSpec], n_trains: Sequence[int | None] | None = None) -> None:
+    """Everything that can be known before the first repetition, checked at once: each component at
+    each grid point (names, parameter types and ranges), each evaluator against each classifier, each
+    step's capabilities against each dataset, and each dataset's splits. The first problem raises,
+    naming the dataset and the component."""
+    for pipeline in pipelines:
+        pipeline.validate_components()
+        pipeline.check_evaluators(list(evaluators))
+    for d, ds in enumerate(datasets):
+        try:
+            protocol.splits(ds, None if n_trains is None else n_trains[d])
+        except ToolkitError as exc:
+            raise type(exc)(f"{ds.name}: {exc}") from None
+        for pipeline in pipelines:
+            try:
+                pipeline.check_data(ds)
+            except ToolkitError as exc:
+                text = str(exc)
+                raise type(exc)(text if text.startswith(ds.name) else f"{ds.name}: {text}") from None
 
 
 def _configure_plugins(protocol: Protocol, jobs: int, out: str | None) -> None:
@@ -212,12 +257,19 @@ def _configure_plugins(protocol: Protocol, jobs: int, out: str | None) -> None:
 def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Protocol,
         evaluators: Sequence[ComponentSpec], *, out: str | None = None, resume: bool = False, jobs: int = 1,
         store_proba: bool = False, progress: Callable[[int, int, str], None] | None = None,
-        test_datasets: Sequence[Dataset] | None = None) -> Results:
-    """Evaluate every pipeline on every dataset; returns all records (including earlier ones on resume)."""
+        test_datasets: Sequence[Dataset] | None = None, keep_going: bool = False,
+        notes: Callable[[str], None] | None = None) -> Results:
+    """Evaluate every pipeline on every dataset; returns all records (including earlier ones on resume).
+
+    The experiment is checked as a whole first, before any results file is touched. ``progress(done,
+    total, what)`` is called once before the first repetition (done = 0) and after each; ``notes``
+    receives what a resumed run adds and skips. A failed repetition is recorded; unless ``keep_going``
+    the run then stops with :class:`RunFailed`.
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ParameterError(f"jobs must be a whole number >= 1, not {jobs!r}")
     if protocol.name == "fixed" and (test_datasets is None or len(test_datasets) != len(datasets)):
         raise ParameterError("the fixed protocol needs one test dataset per training dataset")
-    for pipeline in pipelines:
-        pipeline.check_evaluators(list(evaluators))
     prepared: list[Dataset] = []
     n_trains: list[int | None] = []
     for i, ds in enumerate(datasets):
@@ -232,20 +284,33 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
         else:
             n_trains.append(None)
             prepared.append(ds)
+    check_experiment(prepared, pipelines, protocol, evaluators, n_trains)
+    protocol_desc = protocol.describe()
+    versions = _versions()
+    plugin_versions: dict[str, str] = {}
+    for pipeline in pipelines:
+        for value in _plugin_versions(pipeline).values():
+            if isinstance(value, str) and " " in value:
+                dist, _, version = value.rpartition(" ")
+                plugin_versions[dist] = version
+    shas = [ds.sha256 or ds.content_sha256() for ds in prepared]
+    statement = experiment.statement(protocol_desc, [{"name": ds.name, "sha256": sha} for ds, sha in zip(prepared, shas)],
+                                     [p.name for p in pipelines], [ev.name for ev in evaluators],
+                                     {**versions, "plugins": plugin_versions})
     _configure_plugins(protocol, jobs, out)
-    writer = ResultsWriter(out, resume=resume)
+    writer = ResultsWriter(out, resume=resume, experiment=statement)
     records: list[dict[str, Any]] = list(writer.previous)
     tasks: list[Task] = []
     headers: dict[str, dict[str, Any]] = {}
-    protocol_desc = protocol.describe()
-    versions = _versions()
+    n_all = 0
     for d, ds in enumerate(prepared):
         splits = protocol.splits(ds, n_trains[d])
-        sha = ds.sha256 or ds.content_sha256()
+        sha = shas[d]
         for p, pipeline in enumerate(pipelines):
             desc = pipeline.describe()
             for split in splits:
                 key = record_key(sha, desc, protocol_desc, split.repetition)
+                n_all += 1
                 if key in writer.done:
                     continue
                 tasks.append(Task(d, p, split, key))
@@ -264,8 +329,16 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
                     "n_validation": int(len(split.validation)),
                     "env": {**versions, "plugins": _plugin_versions(pipeline)},
                 }
+    if notes is not None:
+        for note in writer.notes:
+            notes(note)
+        if resume and out is not None and writer.previous:
+            notes(f"{out}: {n_all - len(tasks)} of {n_all} repetitions already done, running {len(tasks)}")
     total = len(tasks)
     done = 0
+
+    def label(task: Task) -> str:
+        return f"{prepared[task.dataset_index].name} / {pipelines[task.pipeline_index].name}"
 
     def finish(task: Task, body: dict[str, Any]) -> None:
         nonlocal done
@@ -274,8 +347,14 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
         records.append(record)
         done += 1
         if progress is not None:
-            progress(done, total, f"{record['dataset']['name']} / {record['pipeline']['name']}")
+            progress(done, total, label(task))
+        if record["status"] != "ok" and not keep_going:
+            where = f"; finished results are in {out} (--resume continues)" if out else ""
+            raise RunFailed(f"{label(task)} (repetition {task.split.repetition}) failed: {record['error']}{where}; "
+                            f"--keep-going runs past failures")
 
+    if progress is not None and tasks:
+        progress(0, total, label(tasks[0]))
     try:
         if jobs <= 1 or total <= 1:
             for task in tasks:
@@ -285,7 +364,7 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
             _STATE.update(datasets=prepared, pipelines=list(pipelines), evaluators=list(evaluators),
                           store_proba=store_proba)
             context = multiprocessing.get_context("fork")
-            with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init) as pool:
                 futures = {pool.submit(_run_task, task): task for task in tasks}
                 try:
                     for future in cf.as_completed(futures):
@@ -297,4 +376,4 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
     finally:
         writer.close()
         _STATE.clear()
-    return Results(records)
+    return Results(records, statement)

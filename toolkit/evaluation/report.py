@@ -21,7 +21,27 @@ from toolkit.errors import ParameterError
 from toolkit.evaluation import stats
 from toolkit.evaluation.results import Results
 
-__all__ = ["Cell", "Comparison", "compare_results", "format_comparison"]
+__all__ = ["Cell", "Comparison", "compare_results", "format_comparison", "FORMATS", "TESTS", "check_report_options"]
+
+#: what ``--format`` takes for a comparison table
+FORMATS = ("table", "markdown", "csv", "csv-long", "latex", "json")
+#: what ``--significance`` takes
+TESTS = ("corrected-t", "sign")
+
+
+def check_report_options(fmt: str | None = None, test: str | None = None, interval: str | None = None,
+                         metric: str | None = None) -> None:
+    """The table's options, checked before any computation."""
+    if fmt is not None and fmt not in FORMATS:
+        raise ParameterError(f"--format must be one of {', '.join(FORMATS)}, not '{fmt}'")
+    if test is not None and test not in TESTS:
+        raise ParameterError(f"--significance must be corrected-t or sign, not '{test}'")
+    if interval is not None and interval not in ("ci", "lcl"):
+        raise ParameterError(f"--interval must be ci or lcl, not '{interval}'")
+    if metric is not None:
+        from toolkit.plugin_host.components import get_registry
+
+        get_registry().get("evaluator", metric)
 
 _PERCENT_METRICS = {"error", "accuracy", "average-precision", "bep-micro", "bep-macro"}
 
@@ -41,6 +61,8 @@ class Cell:
     n_test: int | None = None
     thesis: bool = False
     lcl: float = float("nan")  # one-sided 95 % lower confidence limit, mean - t_{0.95,R-1} s / sqrt(R)
+    repetitions: list[int] = field(default_factory=list)
+    expected: int | None = None  # repetitions the protocol asked for (more than n: some failed)
 
 
 @dataclass
@@ -54,6 +76,8 @@ class Comparison:
     test: str
     alpha: float
     wins: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    experiment: dict[str, Any] | None = None
+    failed: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         def clean(v: Any) -> Any:
@@ -77,7 +101,9 @@ class Comparison:
         return {"schema": "toolkit.compare/1", "metric": self.metric, "baseline": self.baseline,
                 "test": self.test, "alpha": self.alpha, "greater_is_better": self.greater_is_better,
                 "pipelines": self.pipelines, "rows": rows,
-                "wins_ties_losses": {p: list(v) for p, v in self.wins.items()}}
+                "wins_ties_losses": {p: list(v) for p, v in self.wins.items()},
+                "experiment": self.experiment,
+                "failed": [{"dataset": d, "pipeline": p, "repetitions": n} for (d, p), n in self.failed.items()]}
 
 
 def _greater_is_better(metric: str) -> bool:
@@ -98,8 +124,17 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
         raise ParameterError(f"test must be 'corrected-t' or 'sign', not '{test}'")
     pipelines = results.pipelines()
     datasets = results.datasets()
+    failed: dict[tuple[str, str], int] = {}
+    for r in results.problems():
+        key = (r["dataset"]["name"], r["pipeline"]["name"])
+        failed[key] = failed.get(key, 0) + 1
+        if key[0] not in datasets:
+            datasets.append(key[0])
+        if key[1] not in pipelines:
+            pipelines.append(key[1])
     if not pipelines:
-        return Comparison(metric, baseline or "", [], [], {}, _greater_is_better(metric), test, alpha)
+        return Comparison(metric, baseline or "", [], [], {}, _greater_is_better(metric), test, alpha,
+                          experiment=results.experiment)
     if baseline is None:
         baseline = pipelines[0]
     elif baseline not in pipelines:
@@ -112,6 +147,8 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
             if not recs:
                 continue
             values = results.values(d, p, metric)
+            reps = [int(r["repetition"]) for r in recs]
+            expected = recs[0]["protocol"].get("repetitions") if recs[0]["protocol"].get("name") == "random" else None
             thesis = recs[0]["protocol"].get("name") == "thesis"
             if thesis:
                 r = recs[0]
@@ -119,12 +156,12 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
                 n_total = r["dataset"]["n_instances"]
                 ci = stats.thesis_ci(value, n_total) if metric == "error" and value == value else float("nan")
                 cells[(d, p)] = Cell(d, p, values, value, float("nan"), ci, 1, errors=r["metrics"].get("errors"),
-                                     n_test=r["n_test"], thesis=True)
+                                     n_test=r["n_test"], thesis=True, repetitions=reps)
             else:
                 mean, sd, ci = stats.mean_ci(values)
                 finite = [v for v in values if v == v]
                 cells[(d, p)] = Cell(d, p, values, mean, sd, ci, len(values),
-                                     lcl=stats.lower_confidence_limit(finite))
+                                     lcl=stats.lower_confidence_limit(finite), repetitions=reps, expected=expected)
     wins: dict[str, tuple[int, int, int]] = {}
     for p in pipelines:
         w = t = l = 0
@@ -144,7 +181,8 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
             else:
                 t += 1
         wins[p] = (w, t, l)
-    return Comparison(metric, baseline, pipelines, datasets, cells, greater, test, alpha, wins)
+    return Comparison(metric, baseline, pipelines, datasets, cells, greater, test, alpha, wins,
+                      experiment=results.experiment, failed=failed)
 
 
 def _p_value(results: Results, dataset: str, base: str, other: str, metric: str, test: str) -> float | None:
@@ -168,9 +206,9 @@ def _p_value(results: Results, dataset: str, base: str, other: str, metric: str,
     return stats.corrected_ttest(b, a, ratio).p_value
 
 
-def _fmt_cell(c: Cell | None, metric: str, interval: str = "ci") -> str:
+def _fmt_cell(c: Cell | None, metric: str, interval: str = "ci", failed: int = 0) -> str:
     if c is None:
-        return "-"
+        return "failed" if failed else "-"
     scale = 100.0 if metric in _PERCENT_METRICS else 1.0
     if c.mean != c.mean:
         return "n/a"
@@ -182,9 +220,59 @@ def _fmt_cell(c: Cell | None, metric: str, interval: str = "ci") -> str:
         text += f" ± {scale * c.ci:.2f}"
     if c.thesis and c.errors is not None:
         text += f" ({c.errors})"
+    if c.expected is not None and c.n < c.expected:
+        text += f" [{c.n}/{c.expected}]"
     if c.mark:
         text += f" {c.mark}"
     return text
+
+
+def _protocol_note(comp: Comparison) -> str:
+    from toolkit.evaluation import experiment
+
+    if comp.experiment:
+        return experiment.describe(comp.experiment)
+    for c in comp.cells.values():
+        if c.expected:
+            return f"{c.expected} runs"
+    return ""
+
+
+def _numeric_csv(comp: Comparison) -> str:
+    """A column per number (mean, ci, sd, n, p-value, mark) per pipeline, in the metric's own units."""
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    header = ["dataset"]
+    for p in comp.pipelines:
+        header += [f"{p} mean", f"{p} ci", f"{p} sd", f"{p} n", f"{p} p_value", f"{p} mark"]
+    writer.writerow(header)
+
+    def num(v: Any) -> str:
+        return "" if v is None or (isinstance(v, float) and not math.isfinite(v)) else repr(float(v))
+
+    for d in comp.datasets:
+        row = [d]
+        for p in comp.pipelines:
+            c = comp.cells.get((d, p))
+            row += ["", "", "", "0", "", ""] if c is None else [num(c.mean), num(c.ci), num(c.sd), str(c.n),
+                                                                 num(c.p_value), c.mark]
+        writer.writerow(row)
+    return buf.getvalue()
+
+
+def _long_csv(comp: Comparison) -> str:
+    """One row per (dataset, pipeline, repetition): the metric's value (the long format)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(["dataset", "pipeline", "repetition", "metric", "value"])
+    for d in comp.datasets:
+        for p in comp.pipelines:
+            c = comp.cells.get((d, p))
+            if c is None:
+                continue
+            for rep, v in zip(c.repetitions, c.values):
+                writer.writerow([d, p, rep, comp.metric, "" if v != v else repr(float(v))])
+    return buf.getvalue()
 
 
 def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci") -> str:
@@ -195,9 +283,13 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
         raise ParameterError(f"interval must be 'ci' or 'lcl', not '{interval}'")
     if fmt == "json":
         return json.dumps(comp.as_dict(), indent=2)
+    if fmt == "csv":
+        return _numeric_csv(comp)
+    if fmt == "csv-long":
+        return _long_csv(comp)
     header = ["dataset"] + comp.pipelines
-    rows = [[d] + [_fmt_cell(comp.cells.get((d, p)), comp.metric, interval) for p in comp.pipelines]
-            for d in comp.datasets]
+    rows = [[d] + [_fmt_cell(comp.cells.get((d, p)), comp.metric, interval, comp.failed.get((d, p), 0))
+                   for p in comp.pipelines] for d in comp.datasets]
     footer = ["(v/ /*)"] + [("baseline" if p == comp.baseline else "({}/{}/{})".format(*comp.wins.get(p, (0, 0, 0))))
                             for p in comp.pipelines]
     unit = " (%)" if comp.metric in _PERCENT_METRICS else ""
@@ -205,14 +297,14 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
     ci_note = ("thesis CI 2.228*sqrt(e(1-e)/N), error count in ()" if thesis else
                "mean (≥ one-sided lower 95% confidence limit, Student's t) over repetitions" if interval == "lcl" else
                "mean ± 95% CI over repetitions")
-    caption = (f"{comp.metric}{unit}, {ci_note}; v/* = significantly better/worse than {comp.baseline} "
-               f"({comp.test}, alpha={comp.alpha})")
-    if fmt == "csv":
-        buf = io.StringIO()
-        writer = csv.writer(buf)
-        writer.writerow(header)
-        writer.writerows(rows)
-        return buf.getvalue()
+    protocol = _protocol_note(comp)
+    test_name = "corrected resampled t-test" if comp.test == "corrected-t" else "sign test"
+    caption = (f"{comp.metric}{unit}, {ci_note}" + (f" ({protocol})" if protocol else "")
+               + f"; v / * = significantly better / worse than {comp.baseline} ({test_name}, alpha {comp.alpha}); "
+               f"(v/ /*) counts the datasets where a pipeline is better / not different / worse than "
+               f"{comp.baseline}")
+    if any(c.expected is not None and c.n < c.expected for c in comp.cells.values()) or comp.failed:
+        caption += "; [n/N]: only n of the N repetitions finished, the others failed"
     if fmt == "markdown":
         lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
         lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -225,7 +317,7 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
         lines += ["\\hline", " & ".join(footer) + " \\\\", "\\end{tabular}"]
         return "\n".join(lines)
     if fmt != "table":
-        raise ParameterError(f"format must be table, markdown, csv, latex or json, not '{fmt}'")
+        raise ParameterError(f"format must be table, markdown, csv, csv-long, latex or json, not '{fmt}'")
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, footer)]
     def line(cells: list[str]) -> str:
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))

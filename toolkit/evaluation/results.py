@@ -1,13 +1,16 @@
 """Result records and their JSON-lines file.
 
-One record per (dataset, pipeline, protocol, repetition), appended and flushed to disk as soon as
-it is finished, so an interrupted run loses nothing and ``--resume`` skips what is done. Records
-are written with sorted keys; everything that differs between two runs with the same seed
-(timings, dates) lives under ``"timing"``, so two runs give identical files apart from it.
+The first line of a results file states its experiment (:mod:`toolkit.evaluation.experiment`); then
+one record per (dataset, pipeline, repetition), appended and flushed to disk as soon as it is
+finished, so an interrupted run loses nothing and ``--resume`` skips what is done. Only one process
+writes a file at a time (an advisory lock, held while the run lasts). Records are written with sorted
+keys; everything that differs between two runs with the same seed (timings, dates) lives under
+``"timing"`` (and the experiment's ``created_utc``), so two runs give identical files apart from it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import math
@@ -18,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.errors import ResultsFileError
+from toolkit.evaluation import experiment as exp
 
-__all__ = ["RECORD_SCHEMA", "record_key", "ResultsWriter", "read_records", "Results", "dumps_record"]
+__all__ = ["RECORD_SCHEMA", "record_key", "ResultsWriter", "read_records", "read_file", "Results", "dumps_record"]
 
 RECORD_SCHEMA = "toolkit.result/1"
 
@@ -49,72 +53,161 @@ def record_key(dataset_sha: str, pipeline: dict[str, Any], protocol: dict[str, A
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
-def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every complete record of a results file; a torn last line (a killed run) is ignored."""
+def read_file(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(experiment records, result records) of a results file; a torn last line (a killed run) is ignored."""
     path = Path(path)
     if not path.exists():
         raise ResultsFileError(f"{path}: no such results file")
-    records = []
-    with open(path, encoding="utf-8") as fh:
-        lines = fh.readlines()
+    if path.is_dir():
+        raise ResultsFileError(f"{path}: is a folder, not a results file")
+    experiments: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.readlines()
+    except UnicodeDecodeError:
+        raise ResultsFileError(f"{path}: not a text file; is this a toolkit results file?") from None
     for number, line in enumerate(lines, 1):
         text = line.strip()
         if not text:
             continue
         try:
             record = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             if number == len(lines) and not line.endswith("\n"):
                 break  # the run was killed while writing this line
             raise ResultsFileError(f"{path}:{number}: not a JSON record ('{text[:40]}...'); "
                                    f"is this a toolkit results file?") from None
-        if not isinstance(record, dict) or record.get("schema") != RECORD_SCHEMA:
+        schema = record.get("schema") if isinstance(record, dict) else None
+        if schema == exp.EXPERIMENT_SCHEMA:
+            experiments.append(record)
+        elif schema == RECORD_SCHEMA:
+            records.append(record)
+        else:
             raise ResultsFileError(f"{path}:{number}: not a {RECORD_SCHEMA} record")
-        records.append(record)
-    return records
+    return experiments, records
+
+
+def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every complete result record of a results file (the experiment statement left out)."""
+    return read_file(path)[1]
+
+
+def file_experiment(path: str | os.PathLike[str], experiments: list[dict[str, Any]],
+                    records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The experiment a file holds: its statement, or (files of toolkit 0.1) what its records say; a
+    legacy file whose records mix protocols is refused."""
+    if experiments:
+        return exp.merge(experiments)
+    protocols = {json.dumps(r.get("protocol"), sort_keys=True) for r in records}
+    if len(protocols) > 1:
+        raise ResultsFileError(f"{path}: its records mix {len(protocols)} protocols; results files of this "
+                               f"toolkit hold one experiment each")
+    return exp.from_records(records)
 
 
 class ResultsWriter:
-    """Appends records to a JSON-lines file, each flushed and synced before the next task runs."""
+    """Appends records to a JSON-lines file, each flushed and synced before the next task runs.
 
-    def __init__(self, path: str | os.PathLike[str] | None, resume: bool = False):
+    The file is locked for the writer's lifetime: a second writer fails at once. A new file starts with
+    the experiment statement; ``resume`` continues a file only for the same experiment (a different
+    protocol, seed, runs, fractions, metrics or versions is refused naming the difference) and records
+    the datasets and pipelines a resumed run adds (``notes`` says what was added and skipped).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None, resume: bool = False,
+                 experiment: dict[str, Any] | None = None):
         self.path = Path(path) if path is not None else None
         self.done: set[str] = set()
         self.previous: list[dict[str, Any]] = []
-        self._fh = None
+        self.notes: list[str] = []
+        self.experiment = experiment
+        self._fh: Any = None
         if self.path is None:
             return
-        if self.path.exists() and self.path.stat().st_size > 0:
-            if not resume:
-                raise ResultsFileError(f"{self.path} already exists; pass --resume to continue it, "
-                                       f"or choose another --out file")
-            self.previous = read_records(self.path)
-            self.done = {r["key"] for r in self.previous if r.get("status") == "ok"}
-            self._repair_tail()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(self.path, "a", encoding="utf-8")
+        if self.path.is_dir():
+            raise ResultsFileError(f"{self.path}: is a folder; --out names the results file to write")
+        if not self.path.parent.is_dir():
+            raise ResultsFileError(f"{self.path}: the folder {self.path.parent} does not exist")
+        try:
+            fh = open(self.path, "a+", encoding="utf-8")
+        except OSError as exc:
+            raise ResultsFileError(f"{self.path}: cannot write ({exc.strerror or exc})") from None
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise ResultsFileError(f"{self.path} is being written by another toolkit process; wait for it to "
+                                   f"finish or choose another --out file") from None
+        try:
+            self._open(fh, resume)
+        except BaseException:
+            fh.close()
+            raise
+        self._fh = fh
 
-    def _repair_tail(self) -> None:
-        """Drop a torn last line so that the next record starts on a line of its own."""
+    def _open(self, fh: Any, resume: bool) -> None:
         assert self.path is not None
-        with open(self.path, "rb+") as fh:
-            data = fh.read()
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() == 0:
+            if self.experiment is not None:
+                self._write_line(fh, self.experiment)
+            return
+        if not resume:
+            raise ResultsFileError(f"{self.path} already exists; pass --resume to continue it, "
+                                   f"or choose another --out file")
+        experiments, self.previous = read_file(self.path)
+        self.done = {r["key"] for r in self.previous if r.get("status") == "ok"}
+        self._repair_tail(fh)
+        if self.experiment is None:
+            return
+        old = file_experiment(self.path, experiments, self.previous)
+        if old is None:  # a file with nothing in it yet but a torn line
+            self._write_line(fh, self.experiment)
+            return
+        changed = exp.differences(old, self.experiment)
+        if changed:
+            more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
+            raise ResultsFileError(f"{self.path} holds another experiment: {changed[0]}{more}; --resume continues "
+                                   f"the same experiment only, so write to another --out file")
+        added = exp.additions(old, self.experiment)
+        if added["datasets"] or added["pipelines"]:
+            extension = {**self.experiment, "kind": "extension", "datasets": added["datasets"],
+                         "pipelines": added["pipelines"]}
+            self._write_line(fh, extension)
+            what = [f"dataset {d['name']}" for d in added["datasets"]] + [f"pipeline {p}" for p in added["pipelines"]]
+            self.notes.append(f"{self.path}: this run adds {', '.join(what)} to the experiment")
+
+    @staticmethod
+    def _repair_tail(fh: Any) -> None:
+        """Drop a torn last line so that the next record starts on a line of its own."""
+        fh.flush()
+        with open(fh.fileno(), "rb+", closefd=False) as raw:
+            data = raw.read()
             if data and not data.endswith(b"\n"):
                 cut = data.rfind(b"\n") + 1
-                fh.seek(cut)
-                fh.truncate()
+                raw.seek(cut)
+                raw.truncate()
+        fh.seek(0, os.SEEK_END)
+
+    @staticmethod
+    def _write_line(fh: Any, record: dict[str, Any]) -> None:
+        fh.write(dumps_record(record) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
 
     def write(self, record: dict[str, Any]) -> None:
         if self._fh is None:
             return
-        self._fh.write(dumps_record(record) + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        self._write_line(self._fh, record)
 
     def close(self) -> None:
         if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+            try:
+                fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
+            finally:
+                self._fh.close()
+                self._fh = None
 
     def __enter__(self) -> ResultsWriter:
         return self
@@ -128,13 +221,29 @@ class Results:
     """The records of one or more runs, with summaries for reports."""
 
     records: list[dict[str, Any]] = field(default_factory=list)
+    experiment: dict[str, Any] | None = None
 
     @classmethod
     def from_files(cls, paths: Iterable[str | os.PathLike[str]]) -> Results:
+        """The records of one experiment, from one or several files; files of different experiments are
+        refused (compare them one at a time), naming the difference."""
         records: list[dict[str, Any]] = []
+        merged: dict[str, Any] | None = None
+        first = None
         for p in paths:
-            records.extend(read_records(p))
-        return cls(_latest(records))
+            experiments, recs = read_file(p)
+            this = file_experiment(p, experiments, recs)
+            if this is not None:
+                if merged is None:
+                    merged, first = this, p
+                else:
+                    changed = exp.differences(merged, this)
+                    if changed:
+                        raise ResultsFileError(f"{first} and {p} hold different experiments ({changed[0]}); their "
+                                               f"records cannot be pooled: compare them separately")
+                    merged = exp.merge([merged, {**this, "kind": "extension"}])
+            records.extend(recs)
+        return cls(_latest(records), merged)
 
     def ok(self) -> list[dict[str, Any]]:
         return [r for r in self.records if r.get("status") == "ok"]

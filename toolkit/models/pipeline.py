@@ -171,6 +171,43 @@ class Pipeline:
                 raise CapabilityError(f"{self.classifier.name} cannot give probabilities for --metric {ev.name}; "
                                       f"choose a probabilistic classifier or another metric")
 
+    def validate_components(self) -> None:
+        """Build every component at every grid point once and check its hyperparameters
+        (:func:`toolkit.api.validate_component`), so that a bad value stops a run before any fit."""
+        from toolkit.api import validate_component
+
+        steps = [s for s in (self.text, self.example_selector, self.feature_selector, self.classifier) if s]
+        for step in steps:
+            grid = step.grid if self.tune else {}
+            for point in expand_grid(grid):
+                try:
+                    obj = step.build(point)
+                except TypeError as exc:
+                    raise ParameterError(f"{step.name}: {exc}") from None
+                validate_component(obj, step.name)
+
+    def check_data(self, ds: Dataset) -> None:
+        """Refuse, before any repetition, a dataset that a step cannot take: every step's capabilities
+        against the data as it reaches that step (after the text step, when there is one). What a feature
+        selector may drop (nominal, missing or negative columns) is left to the fit-time check."""
+        ds.require_nominal_class()
+        X: Any = ds.X
+        schema = Schema.from_dataset(ds)
+        text_step = self.text
+        if text_step is None and self._text_setting == "auto" and self._needs_text(ds):
+            text_step = default_text_step()
+        if text_step is not None:
+            X, schema = text_step.build({}).fit_transform_dataset(ds)
+        y = np.asarray(ds.y)
+        weights = np.asarray(ds.weights, dtype=np.float64)
+        for step in (self.example_selector, self.feature_selector):
+            if step is not None:
+                _check_capabilities(step, X, y, weights, schema)
+        if self.example_selector is not None:  # an example selector may weight rows: left to fit time
+            weights = np.ones_like(weights)
+        _check_capabilities(self.classifier, X, y, weights, schema,
+                            column_kinds=self.feature_selector is None)
+
     def _needs_text(self, ds: Dataset) -> bool:
         return bool(ds.features.mask("string").any())
 
@@ -244,7 +281,10 @@ class Pipeline:
         return fitted
 
 
-def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, schema: Schema) -> None:
+def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, schema: Schema,
+                        column_kinds: bool = True) -> None:
+    """Refuse data the step cannot take; ``column_kinds=False`` skips what depends on which columns are
+    there (nominal, missing, negative values), for a check made before a feature selector runs."""
     caps = step.capabilities
     name = step.name
     strings = schema.columns_of_kind("string")
@@ -254,12 +294,12 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
     if sp.issparse(X) and not caps.sparse:
         raise CapabilityError(f"{name} does not accept sparse data; load the dataset dense (--dense) "
                               f"or choose a classifier that accepts sparse input")
-    nominal = schema.columns_of_kind("nominal")
+    nominal = schema.columns_of_kind("nominal") if column_kinds else ()
     if len(nominal) and not caps.nominal:
         names = [schema.features.name(int(i)) for i in nominal[:3]]
         raise CapabilityError(f"{name} does not handle nominal attributes ({', '.join(names)}, ...); "
                               f"choose a classifier that does")
-    if not caps.missing:
+    if not caps.missing and column_kinds:
         data = X.data if sp.issparse(X) else X
         if np.isnan(data).any():
             if sp.issparse(X):
@@ -269,7 +309,7 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
             names = ", ".join(schema.features.name(int(c)) for c in cols[:3])
             raise CapabilityError(f"{name} does not handle missing values, found in {names}"
                                   f"{', ...' if len(cols) > 3 else ''}; choose a classifier that does")
-    if caps.nonnegative:
+    if caps.nonnegative and column_kinds:
         data = X.data if sp.issparse(X) else np.asarray(X)
         if data.size and np.nanmin(data) < 0:
             col = int(X.indices[np.nanargmin(data)]) if sp.issparse(X) else int(np.nanargmin(data) % X.shape[1])

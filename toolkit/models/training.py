@@ -63,5 +63,7 @@ def prediction_rows(saved: SavedModel, predictions: Any, with_proba: bool) -> li
                                "predicted": classes[predicted]}
         if with_proba and predictions.proba is not None:
             row["probabilities"] = {c: float(p) for c, p in zip(classes, predictions.proba[i])}
+        elif with_proba and predictions.scores is not None:  # a model without probabilities: its scores
+            row["scores"] = {c: (float(s) if np.isfinite(s) else None) for c, s in zip(classes, predictions.scores[i])}
         rows.append(row)
     return rows

@@ -59,6 +59,24 @@ class ComponentSpec:
         """Keyword parameters of the factory and their defaults."""
         return factory_parameters(self.factory)
 
+    def parameter_types(self) -> dict[str, tuple[str, Any]]:
+        """{parameter: (its type as annotated, its default)}, for ``toolkit list``."""
+        import typing
+
+        if not inspect.isclass(self.factory):  # an evaluator function: its argument is the predictions
+            return {}
+        try:
+            hints = typing.get_type_hints(self.factory.__init__ if inspect.isclass(self.factory) else self.factory)
+        except Exception:
+            hints = {}
+        out = {}
+        for name, default in self.parameters().items():
+            tp = hints.get(name)
+            text = "any" if tp is None else getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+            shown = default if _is_json_scalar(default) else repr(default)
+            out[name] = (text, None if default is inspect.Parameter.empty else shown)
+        return out
+
     def as_dict(self) -> dict[str, Any]:
         out = {
             "kind": self.kind,
@@ -66,6 +84,7 @@ class ComponentSpec:
             "description": self.description,
             "param_grid": {k: list(v) for k, v in self.param_grid.items()},
             "parameters": {k: (v if _is_json_scalar(v) else repr(v)) for k, v in self.parameters().items()},
+            "parameter_types": {k: t for k, (t, _d) in self.parameter_types().items()},
             "capabilities": self.capabilities.as_dict(),
             "references": list(self.references),
             "plugin": self.plugin,

@@ -17,7 +17,7 @@ def compare_command(
     classifier: list[str] = typer.Option([], "--classifier", "-c", help="Classifiers to run on datasets."),
     fs: Optional[str] = typer.Option(None, "--fs", help="Feature selector NAME[:k=v,...]."),
     es: Optional[str] = typer.Option(None, "--es", help="Example selector NAME[:k=v,...]."),
-    protocol: str = typer.Option("random", "--protocol", help="random or thesis."),
+    protocol: str = typer.Option("random", "--protocol", help="random (default), thesis, or fixed (with --test)."),
     runs: int = typer.Option(10, "--runs", "-r", help="Repetitions of the random protocol."),
     test_fraction: float = typer.Option(0.1, "--test-fraction", help="Share held out for testing."),
     seed: int = typer.Option(1, "--seed", help="Repetition r uses numpy default_rng(seed + r)."),
@@ -27,11 +27,15 @@ def compare_command(
     metric: str = typer.Option("error", "--metric", "-m", help="Metric to tabulate."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Pipeline to test against (default: first)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
-    significance: str = typer.Option("corrected-t", "--significance", "--test", help="corrected-t or sign."),
+    significance: str = typer.Option("corrected-t", "--significance", help="corrected-t or sign."),
+    test: list[str] = typer.Option([], "--test", help="Fixed test set for each DATASET when running."),
+    keep_going: bool = typer.Option(False, "--keep-going", help="Go on past failed repetitions (exit code 1)."),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Processes over repetitions."),
     out_file: Optional[str] = typer.Option(None, "--out", "-o", help="JSON-lines results when running."),
     resume: bool = typer.Option(False, "--resume", help="Continue --out."),
-    fmt: str = typer.Option("table", "--format", help="table, markdown, csv, latex or json."),
+    fmt: str = typer.Option("table", "--format",
+                            help="table, markdown, csv (numbers per pipeline), csv-long (one row per repetition), "
+                                 "latex or json."),
     interval: str = typer.Option("ci", "--interval", help="With result files: ci (mean ± 95% CI) or lcl (one-sided 95% lower limit)."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -41,6 +45,9 @@ def compare_command(
     from toolkit import compare
     from toolkit.evaluation.report import format_comparison
 
+    from toolkit.evaluation.report import check_report_options
+
+    check_report_options(fmt=fmt, test=significance, interval=interval, metric=metric)
     if all(item.endswith(".jsonl") for item in items):
         if classifier:
             raise ParameterError("-c runs classifiers on datasets; result files are only tabulated")
@@ -52,8 +59,9 @@ def compare_command(
     from toolkit.cli.commands.evaluate import run_and_report
 
     run_and_report(items, classifier, fs, es, protocol, runs, test_fraction, 0.1, seed, stratified, inner_folds,
-                   [], list(dict.fromkeys([metric, "error"])), jobs, out_file, resume, as_json, fmt, baseline,
-                   class_attribute, False, False, False, quiet, metric, alpha, significance)
+                   test, list(dict.fromkeys([metric, "error"])), jobs, out_file, resume, False,
+                   "json" if as_json else fmt, baseline, class_attribute, False, False, False, quiet, metric, alpha,
+                   significance, keep_going=keep_going)
 
 
 def register(app: typer.Typer) -> None:

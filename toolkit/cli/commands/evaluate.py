@@ -7,13 +7,13 @@ from typing import Any, Optional, Sequence
 
 import typer
 
-from toolkit.cli.output import err, out, progress_bar
+from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, err, out, progress_bar
 
 __all__ = ["register", "evaluate_command", "run_and_report"]
 
 
-CLASS_HELP = ("Class attribute (default: last): NAME or index for every dataset, or DATASET=NAME for one "
-              "(file name without .arff), repeatable.")
+CLASS_HELP = (CLASS_OPTION_HELP + " For every dataset, or DATASET=ATTR for one (file name without .arff); "
+              "repeatable.")
 
 
 def parse_class_options(values: Sequence[str]) -> Any:
@@ -27,7 +27,7 @@ def parse_class_options(values: Sequence[str]) -> Any:
         raise ParameterError(f"--class names more than one attribute for every dataset: {', '.join(plain)}; "
                              f"use DATASET=NAME for single datasets")
     if not pairs:
-        return plain[0] if plain else -1
+        return class_value(plain[0]) if plain else -1
     mapping: dict[str, str] = {}
     for stem, name in pairs:
         if not stem or not name:
@@ -37,7 +37,7 @@ def parse_class_options(values: Sequence[str]) -> Any:
         mapping[stem] = name
     if plain:
         mapping["*"] = plain[0]
-    return mapping
+    return {stem: class_value(name) for stem, name in mapping.items()}
 
 
 def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str], es: Optional[str],
@@ -47,20 +47,39 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                    baseline: Optional[str], class_attribute: Sequence[str], dense: bool, no_tune: bool,
                    save_proba: bool, quiet: bool, report_metric: Optional[str], alpha: float,
                    significance: str, text: Optional[str] = None, positive: Optional[list[str]] = None,
-                   positive_below: Optional[float] = None) -> None:
+                   positive_below: Optional[float] = None, keep_going: bool = False) -> None:
     from toolkit import compare, evaluate
-    from toolkit.evaluation.report import format_comparison
+    from toolkit.errors import Interrupted, ParameterError
+    from toolkit.evaluation.api import make_pipelines
+    from toolkit.evaluation.report import check_report_options, format_comparison
 
     metrics = list(dict.fromkeys(metric)) or None  # None: evaluate's defaults
-    with progress_bar(not quiet) as update:
-        results = evaluate(datasets, classifier, feature_selector=fs, example_selector=es, text=text or "auto",
-                           protocol=protocol,
-                           runs=runs, test_fraction=test_fraction, validation_fraction=validation_fraction,
-                           seed=seed, stratified=stratified, inner_folds=inner_folds, metrics=metrics,
-                           jobs=jobs, out=out_file, resume=resume, store_proba=save_proba,
-                           test=test or None, class_attribute=parse_class_options(class_attribute),
-                           sparse=False if dense else "auto", tune=not no_tune, progress=update,
-                           positive=positive or None, positive_below=positive_below)
+    check_report_options(fmt=fmt, test=significance, metric=report_metric)
+    for m in metrics or []:
+        check_report_options(metric=m)
+    if report_metric and metrics and report_metric not in metrics:
+        raise ParameterError(f"--report {report_metric} is not among the metrics computed (-m {' -m '.join(metrics)})")
+    if out_file:
+        check_output_file(out_file)
+    pipelines = make_pipelines(classifier, None, fs, es, not no_tune, text or "auto")
+    if baseline is not None and baseline not in [p.name for p in pipelines]:
+        raise ParameterError(f"--baseline '{baseline}' is not among the pipelines "
+                             f"({', '.join(p.name for p in pipelines)})")
+    try:
+        with progress_bar(not quiet) as update:
+            results = evaluate(datasets, pipelines=pipelines, protocol=protocol,
+                               runs=runs, test_fraction=test_fraction, validation_fraction=validation_fraction,
+                               seed=seed, stratified=stratified, inner_folds=inner_folds, metrics=metrics,
+                               jobs=jobs, out=out_file, resume=resume, store_proba=save_proba,
+                               test=test or None, class_attribute=parse_class_options(class_attribute),
+                               sparse=False if dense else "auto", tune=not no_tune, progress=update,
+                               positive=positive or None, positive_below=positive_below, keep_going=keep_going,
+                               notes=None if quiet else err)
+    except KeyboardInterrupt:
+        if out_file:
+            raise Interrupted(f"interrupted; every finished repetition is saved in {out_file} "
+                              f"(run again with --resume to continue)") from None
+        raise Interrupted("interrupted; no results were saved (give --out FILE to keep finished repetitions)") from None
     shown = report_metric or (metrics[0] if metrics else "error")
     comparison = compare(results, baseline=baseline, metric=shown, alpha=alpha, test=significance)
     if as_json:
@@ -69,15 +88,37 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
         out(json.dumps(doc, indent=2, default=str))
     else:
         out(format_comparison(comparison, fmt))
-    failed = 0
-    for r in results.problems():
-        what = f"{r['dataset']['name']} / {r['pipeline']['name']} (repetition {r['repetition']})"
-        err(f"{what} {r['status']}: {r['error']}", prefix="Warning: ", color="yellow")
-        failed += r["status"] == "failed"
+    failed = summarise_failures(results.problems())
     if out_file and not quiet:
         err(f"results written to {out_file}")
     if failed:
         raise typer.Exit(1)
+
+
+def check_output_file(path: str) -> None:
+    """An --out file whose folder does not exist is refused before anything is computed."""
+    import os
+
+    from toolkit.errors import ResultsFileError
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ResultsFileError(f"{path}: is a folder; --out names the results file to write")
+    if not os.path.isdir(folder):
+        raise ResultsFileError(f"{path}: the folder {folder} does not exist")
+
+
+def summarise_failures(problems: Sequence[dict[str, Any]]) -> int:
+    """One warning line per distinct failure message (not one per repetition); returns how many failed."""
+    groups: dict[str, list[str]] = {}
+    for r in problems:
+        what = f"{r['dataset']['name']} / {r['pipeline']['name']} #{r['repetition']}"
+        groups.setdefault(str(r.get("error")), []).append(what)
+    for message, where in groups.items():
+        shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+        err(f"{len(where)} repetition{'s' if len(where) > 1 else ''} failed ({shown}): {message[:300]}",
+            prefix="Warning: ", color="yellow")
+    return len(problems)
 
 
 def evaluate_command(
@@ -101,7 +142,8 @@ def evaluate_command(
                                        help="Binary task: CLASS (code 1) against the rest; repeatable."),
     positive_below: Optional[float] = typer.Option(None, "--positive-below",
                                                    help="One CLASS-vs-rest task per class with a share below this."),
-    test: list[str] = typer.Option([], "--test", help="Fixed test set for each DATASET (e.g. bydate test)."),
+    test: list[str] = typer.Option([], "--test", help="Fixed test set for each DATASET (e.g. bydate test); "
+                                                      "repeatable, in the order of the datasets."),
     metric: list[str] = typer.Option([], "--metric", "-m", help="Evaluator names (repeatable)."),
     report_metric: Optional[str] = typer.Option(None, "--report", help="Metric shown in the table."),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Processes over repetitions."),
@@ -114,15 +156,20 @@ def evaluate_command(
     dense: bool = typer.Option(False, "--dense", help="Load sparse files as dense arrays."),
     no_tune: bool = typer.Option(False, "--no-tune", help="Use default parameters, skip tuning."),
     save_proba: bool = typer.Option(False, "--save-proba", help="Store test probabilities in --out."),
-    fmt: str = typer.Option("table", "--format", help="table, markdown, csv, latex or json."),
+    fmt: str = typer.Option("table", "--format",
+                            help="table, markdown, csv (numbers: mean, ci, sd, n, p-value, mark per pipeline), "
+                                 "csv-long (dataset, pipeline, repetition, metric, value), latex or json."),
     as_json: bool = typer.Option(False, "--json", help="One JSON document with the table and the records."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or notes on stderr."),
+    keep_going: bool = typer.Option(False, "--keep-going",
+                                    help="Record a repetition that fails and go on (exit code 1 at the end); "
+                                         "by default the run stops at the first failure."),
 ) -> None:
     """Nested random-resampling evaluation (thesis Algorithm 4) of classifiers on datasets."""
     run_and_report(datasets, classifier, fs, es, protocol, runs, test_fraction, validation_fraction, seed,
                    stratified, inner_folds, test, metric, jobs, out_file, resume, as_json, fmt, baseline,
                    class_attribute, dense, no_tune, save_proba, quiet, report_metric, alpha, significance, text,
-                   positive, positive_below)
+                   positive, positive_below, keep_going)
 
 
 def register(app: typer.Typer) -> None:

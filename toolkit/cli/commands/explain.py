@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import out
+from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, out
 
 __all__ = ["register"]
 
@@ -16,13 +16,13 @@ def explain_command(
     dataset: str = typer.Argument(..., help="ARFF file or bundled name; the model is fit on all of it."),
     classifier: str = typer.Option(..., "--classifier", "-c", help="NAME[:k=v,...] (no tuning: defaults unless set)."),
     top: int = typer.Option(30, "--top", help="Show the first N rows (0 = all)."),
-    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help="Class attribute (default: last)."),
+    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help=CLASS_OPTION_HELP),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
 ) -> None:
     """Fit a classifier on a dataset and print its explanation (for BMA: P(feature used | data))."""
     from toolkit import explain
 
-    report = explain(dataset, classifier, class_attribute=-1 if class_attribute is None else class_attribute)
+    report = explain(dataset, classifier, class_attribute=class_value(class_attribute))
     if as_json:
         out(json.dumps(report, indent=2))
         return

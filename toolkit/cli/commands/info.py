@@ -7,22 +7,21 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import out
+from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, out
 
 __all__ = ["register", "info"]
 
 
 def info(
     dataset: str = typer.Argument(..., help="An ARFF file (.arff, .arff.gz) or a bundled name such as iris."),
-    class_attribute: Optional[str] = typer.Option(None, "--class", "-C",
-                                                  help="Class attribute by name or index (default: last)."),
+    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help=CLASS_OPTION_HELP),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
 ) -> None:
     """Relation, instances, attributes by kind, missing values, class distribution, sparsity."""
     from toolkit import describe, load_dataset
     from toolkit.config import LoadOptions
 
-    options = LoadOptions(class_attribute=-1 if class_attribute is None else class_attribute)
+    options = LoadOptions(class_attribute=class_value(class_attribute))
     ds = load_dataset(dataset, options)
     summary = describe(ds)
     if as_json:

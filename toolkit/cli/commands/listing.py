@@ -37,11 +37,22 @@ def list_components(
         specs = registry.specs(k)
         out(f"{KINDS[k][2]} ({len(specs)})")
         width = max((len(s.name) for s in specs), default=0)
+        pad = " " * (width + 4)
         for s in specs:
             out(f"  {s.name:<{width}}  {s.description}  [{s.plugin}]")
+            params = s.parameter_types()
+            if params:
+                out(pad + "parameters: " + ", ".join(
+                    f"{name}: {kind} = {json.dumps(default) if default is not None else 'none'}"
+                    for name, (kind, default) in params.items()))
             if s.param_grid:
                 grid = "; ".join(f"{key}={list(v)}" for key, v in s.param_grid.items())
-                out(f"  {'':<{width}}  grid: {grid}")
+                out(pad + f"grid: {grid}")
+            if k != "evaluator":
+                out(pad + f"accepts: {s.capabilities.summary()}")
+            else:
+                out(pad + ("greater is better" if getattr(s, "greater_is_better", True) else "lower is better")
+                    + ("; needs probabilities" if getattr(s, "needs_proba", False) else ""))
         out("")
 
 

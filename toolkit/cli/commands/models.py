@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import err, out
+from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, err, out
 
 __all__ = ["register"]
 
@@ -17,20 +17,34 @@ __all__ = ["register"]
 def train_command(
     dataset: str = typer.Argument(..., help="Training data: ARFF file or bundled name."),
     classifier: str = typer.Option(..., "--classifier", "-c", help="NAME[:k=v,...]"),
-    output: str = typer.Option(..., "--output", "-o", help="Model file to write (.tkm)."),
+    output: str = typer.Option(..., "--out", "-o", "--output", help="Model file to write (.tkm)."),
     fs: Optional[str] = typer.Option(None, "--fs", help="Feature selector NAME[:k=v,...]."),
     text: Optional[str] = typer.Option(None, "--text", help="Text step for string attributes NAME[:k=v,...]."),
     no_tune: bool = typer.Option(False, "--no-tune", help="Use defaults; do not tune the grid."),
     seed: int = typer.Option(1, "--seed", help="Seed of the validation split used for tuning."),
-    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help="Class attribute (default: last)."),
+    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help=CLASS_OPTION_HELP),
 ) -> None:
     """Fit on a whole dataset (tuning the grid on a validation part) and save a model file."""
     from toolkit import train
 
+    _check_writable(output)
     fitted = train(dataset, classifier, feature_selector=fs, text=text or "auto", tune=not no_tune, seed=seed,
-                   out=output, class_attribute=-1 if class_attribute is None else class_attribute)
+                   out=output, class_attribute=class_value(class_attribute))
     chosen = ", ".join(f"{k}={v}" for k, v in fitted.params.items())
     err(f"model written to {output}" + (f" (tuned: {chosen})" if chosen else ""))
+
+
+def _check_writable(path: str) -> None:
+    """Refuse an output path that cannot be written, before any work."""
+    import os
+
+    from toolkit.errors import ParameterError
+
+    if os.path.isdir(path):
+        raise ParameterError(f"{path}: is a folder; give the file to write")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ParameterError(f"{path}: the folder {folder} does not exist")
 
 
 def predict_command(
@@ -38,7 +52,7 @@ def predict_command(
     dataset: str = typer.Argument(..., help="Data with the training header (the class may be ?)."),
     proba: bool = typer.Option(False, "--proba", help="Include class probabilities."),
     fmt: str = typer.Option("table", "--format", help="table, csv, json or arff."),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Write here instead of stdout (arff: a file)."),
+    output: Optional[str] = typer.Option(None, "--out", "-o", "--output", help="Write here instead of stdout."),
     allow_format_1: bool = typer.Option(False, "--allow-format-1",
                                         help="Read a model file of format 1 (toolkit 0.1), whose metadata no "
                                              "checksum covers."),
@@ -50,27 +64,35 @@ def predict_command(
 
     if fmt not in ("table", "csv", "json", "arff"):
         raise ParameterError(f"format must be table, csv, json or arff, not '{fmt}'")
+    if output:
+        _check_writable(output)
     saved, ds, predictions = predict(model, dataset, allow_format_1=allow_format_1)
     rows = prediction_rows(saved, predictions, proba)
+    # without probabilities (liblinear-svm, cmls) --proba shows the decision scores, labelled as such
+    key, label = ("probabilities", "p") if predictions.proba is not None else ("scores", "score")
+    if proba and predictions.proba is None and predictions.scores is None:
+        raise ParameterError(f"{model}: the classifier gives neither probabilities nor scores; drop --proba")
     if fmt == "arff":
         text = _as_arff(saved, ds, predictions, proba)
     elif fmt == "json":
         text = json.dumps({"schema": "toolkit.predict/1", "model": model, "dataset": ds.name,
-                           "classes": saved.classes, "predictions": rows}, indent=2)
+                           "classes": saved.classes, "predictions": rows}, indent=2, allow_nan=False,
+                          default=str)
     elif fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf)
-        writer.writerow(["instance", "actual", "predicted"] + ([f"p({c})" for c in saved.classes] if proba else []))
+        writer.writerow(["instance", "actual", "predicted"] + ([f"{label}({c})" for c in saved.classes] if proba else []))
         for r in rows:
             writer.writerow([r["instance"], r["actual"] or "?", r["predicted"]]
-                            + ([repr(p) for p in r["probabilities"].values()] if proba else []))
+                            + (["-inf" if p is None else repr(p) for p in r[key].values()] if proba else []))
         text = buf.getvalue().rstrip("\n")
     else:
-        lines = [f"{'inst':>6}  {'actual':<16} {'predicted':<16}" + ("  probabilities" if proba else "")]
+        shown = "probabilities" if key == "probabilities" else "decision scores (no probabilities)"
+        lines = [f"{'inst':>6}  {'actual':<16} {'predicted':<16}" + (f"  {shown}" if proba else "")]
         for r in rows:
             line = f"{r['instance']:>6}  {str(r['actual'] or '?'):<16} {r['predicted']:<16}"
             if proba:
-                line += "  " + " ".join(f"{p:.4f}" for p in r["probabilities"].values())
+                line += "  " + " ".join("-inf" if p is None else f"{p:.4f}" for p in r[key].values())
             lines.append(line)
         text = "\n".join(lines)
     if output:

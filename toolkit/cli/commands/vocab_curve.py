@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import err, out
+from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, err, out
 
 __all__ = ["register", "vocab_curve_command"]
 
@@ -29,8 +29,9 @@ def vocab_curve_command(
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Selector tested against (default: mi)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the one-sided paired t-test."),
     fmt: str = typer.Option("table", "--format", help="table, markdown, csv or json."),
-    plot: Optional[str] = typer.Option(None, "--plot", help="Also write a PNG figure here (needs matplotlib)."),
-    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help="Class attribute (default: last)."),
+    plot: Optional[str] = typer.Option(None, "--out", "-o", "--plot",
+                                       help="Also write the figure here (.png, .svg, .pdf; needs the plot extra)."),
+    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help=CLASS_OPTION_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress notes on stderr."),
 ) -> None:
     """Accuracy against vocabulary size for KL, dKL, MI (Schneider 2004's experiment)."""
@@ -40,11 +41,15 @@ def vocab_curve_command(
 
     if fmt not in ("table", "markdown", "csv", "json"):
         raise ParameterError(f"--format must be table, markdown, csv or json, not '{fmt}'")
+    if plot:
+        from toolkit.plotting import check_figure_path
+
+        check_figure_path(plot)
     with progress_bar(not quiet) as update:
         result = vocabulary_curve(datasets, selectors=selector or ["kl", "dkl", "mi"], sizes=sizes,
                                   classifier=classifier, text=text or "auto", test=test or None, runs=runs,
                                   test_fraction=test_fraction, seed=seed, metric=metric,
-                                  class_attribute=-1 if class_attribute is None else class_attribute,
+                                  class_attribute=class_value(class_attribute),
                                   progress=update)
     if fmt == "json":
         out(json.dumps(result.as_dict(), indent=2, default=str))
