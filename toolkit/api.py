@@ -526,15 +526,24 @@ class ProbabilisticClassifier(ClassifierBase):
         return self._joint_log_likelihood(self._validate_predict(X))
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
-        jll = self.decision_function(X)
-        norm = logsumexp(jll, axis=1, keepdims=True)
+        """Log posteriors, normalised after subtracting each row's maximum: with log-likelihoods near
+        1e300 the spacing of floats exceeds the differences between classes, and ``jll - logsumexp(jll)``
+        would give every tied class probability 1. A NaN log-likelihood is a refusal, not a guess."""
+        jll = np.asarray(self.decision_function(X), dtype=np.float64)
+        if np.isnan(jll).any():
+            raise CapabilityError(f"{type(self).__name__}: the log-likelihood of some instances is undefined "
+                                  f"(values too large or too small for the model: rescale the data)")
+        top = jll.max(axis=1, keepdims=True)
         with np.errstate(invalid="ignore"):
-            out = jll - norm
-        # every class at -inf: fall back to uniform rather than NaN
-        bad = ~np.isfinite(norm.ravel())
-        if bad.any():
-            out[bad] = -np.log(jll.shape[1])
-        return out
+            shifted = np.where(np.isfinite(top), jll - top, 0.0)
+        # rows where some class is +inf: those classes share the mass; rows all at -inf: uniform
+        plus_inf = np.isposinf(top).ravel()
+        if plus_inf.any():
+            shifted[plus_inf] = np.where(np.isposinf(jll[plus_inf]), 0.0, -np.inf)
+        minus_inf = np.isneginf(top).ravel()
+        if minus_inf.any():
+            shifted[minus_inf] = 0.0
+        return shifted - logsumexp(shifted, axis=1, keepdims=True)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         return np.exp(self.predict_log_proba(X))

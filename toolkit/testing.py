@@ -274,27 +274,36 @@ def check_random_state_reproduces(name: str) -> None:
 
 
 def check_numeric_extremes(name: str) -> None:
-    """A constant column, an all-missing column (if missing values are declared) and huge values give
-    finite posteriors, or a clear refusal."""
+    """Constant columns, an all-missing column (if missing values are declared), and values near 1e300
+    or 1e-300 (in one column, and in every numeric column) give finite probabilities that sum to 1
+    within 1e-9 and finite-or-infinite (never NaN) scores; or a clear refusal (a ToolkitError)."""
     caps = _spec(name).capabilities
     base = _data_for(name)
+    numeric = [j for j, a in enumerate(base.features) if a.kind == "numeric"]
+    cases = []
     X = base.X.astype(float).copy()
-    X[:, 0] = 3.0
+    X[:, numeric[0]] = 3.0  # a constant column
     if caps.missing:
-        X[:, 1] = np.nan
-    for scale in (1.0, 1e300):
+        X[:, numeric[1]] = np.nan
+    for scale in (1.0, 1e300, 1e-300):
+        one = X.copy()
+        one[:, numeric[2]] *= scale
+        cases.append((f"one column scaled by {scale:g}", one))
+        every = base.X.astype(float).copy()
+        every[:, numeric] *= scale
+        cases.append((f"every numeric column scaled by {scale:g}", every))
+    for what, values in cases:
         data = copy.copy(base)
-        data.X = X.copy()
-        data.X[:, 2] = data.X[:, 2] * scale
+        data.X = values
         try:
             _, proba, scores = _outputs(_fit(name, data), data)
         except ToolkitError:
-            continue  # a clear refusal is acceptable; a silent NaN is not
-        for values in (proba,):
-            if values is not None:
-                assert not np.any(np.isnan(values)), f"NaN in posteriors with values scaled by {scale:g}"
+            continue  # a clear refusal is acceptable; a silent NaN or rows that do not sum to 1 are not
+        if proba is not None:
+            assert np.all(np.isfinite(proba)) and np.all(proba >= 0), f"non-finite or negative probabilities ({what})"
+            assert np.allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-9), f"probabilities do not sum to 1 ({what})"
         if scores is not None:
-            assert not np.any(np.isnan(scores)), f"NaN in scores with values scaled by {scale:g}"
+            assert not np.any(np.isnan(scores)), f"NaN in scores ({what})"
 
 
 CHECKS: tuple[Callable[[str], None], ...] = (

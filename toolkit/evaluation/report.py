@@ -241,7 +241,7 @@ def _protocol_note(comp: Comparison) -> str:
 def _numeric_csv(comp: Comparison) -> str:
     """A column per number (mean, ci, sd, n, p-value, mark) per pipeline, in the metric's own units."""
     buf = io.StringIO()
-    writer = csv.writer(buf)
+    writer = csv.writer(buf, lineterminator="\n")
     header = ["dataset"]
     for p in comp.pipelines:
         header += [f"{p} mean", f"{p} ci", f"{p} sd", f"{p} n", f"{p} p_value", f"{p} mark"]
@@ -257,13 +257,13 @@ def _numeric_csv(comp: Comparison) -> str:
             row += ["", "", "", "0", "", ""] if c is None else [num(c.mean), num(c.ci), num(c.sd), str(c.n),
                                                                  num(c.p_value), c.mark]
         writer.writerow(row)
-    return buf.getvalue()
+    return buf.getvalue().rstrip("\n")
 
 
 def _long_csv(comp: Comparison) -> str:
     """One row per (dataset, pipeline, repetition): the metric's value (the long format)."""
     buf = io.StringIO()
-    writer = csv.writer(buf)
+    writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["dataset", "pipeline", "repetition", "metric", "value"])
     for d in comp.datasets:
         for p in comp.pipelines:
@@ -272,7 +272,7 @@ def _long_csv(comp: Comparison) -> str:
                 continue
             for rep, v in zip(c.repetitions, c.values):
                 writer.writerow([d, p, rep, comp.metric, "" if v != v else repr(float(v))])
-    return buf.getvalue()
+    return buf.getvalue().rstrip("\n")
 
 
 def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci") -> str:

@@ -26,6 +26,8 @@ def train(dataset: Dataset | str | os.PathLike[str], classifier: Any, *, feature
     ``out`` when given."""
     (ds,) = load_datasets([dataset], LoadOptions(class_attribute=class_attribute), skip_unusable=False)
     pipeline = Pipeline(classifier, feature_selector=feature_selector, text=text, tune=tune)
+    pipeline.validate_components()
+    pipeline.check_data(ds)
     chosen: dict[str, Any] = {}
     if tune and len(pipeline.grid_points()) > 1:
         perm = np.random.default_rng(seed).permutation(ds.n_instances)

@@ -45,6 +45,13 @@ def plugins(
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
 ) -> None:
     """Installed plugins: distribution, version, hooks, components; failed ones with the reason."""
+    from toolkit.errors import ParameterError
+    from toolkit.plugin_host import hookspecs
+
+    known = sorted(n for n, f in vars(hookspecs).items() if hasattr(f, f"{hookspecs.PROJECT_NAME}_spec"))
+    for name in hook:
+        if name not in known:
+            raise ParameterError(f"--hook {name}: no such hook (the hooks are {', '.join(known)})")
     data = plugins_data(show_all, hook)
     if as_json:
         out(json.dumps(data, indent=2))
