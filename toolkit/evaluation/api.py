@@ -149,7 +149,8 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
              sparse: bool | str = "auto", tune: bool = True,
              progress: Callable[[int, int, str], None] | None = None,
              positive: str | Sequence[str] | None = None, positive_below: float | None = None,
-             keep_going: bool = False, notes: Callable[[str], None] | None = None) -> Results:
+             keep_going: bool = False, notes: Callable[[str], None] | None = None,
+             scheduler: str | None = None, cluster: str | None = None) -> Results:
     """Run the nested resampling harness and return its records.
 
     :param datasets: Dataset objects, ARFF paths, bundled names, or folders of ARFF files.
@@ -169,12 +170,16 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
     :param keep_going: a repetition that fails while running is recorded as failed; by default the run
         then stops with :class:`toolkit.evaluation.harness.RunFailed`, with ``keep_going`` it goes on.
     :param notes: receives one-line notes (what a resumed run adds and skips).
+    :param scheduler: run the repetitions on an existing Dask cluster (``tcp://HOST:8786``);
+        ``cluster="local:N"`` starts a local one of N worker processes. Needs the ``dask`` extra.
 
     The whole experiment is checked before the first repetition: unknown components or parameters,
     bad parameter values, capabilities a dataset does not meet raise at once and nothing is written.
     """
+    from toolkit.evaluation.distributed import parse_cluster
     from toolkit.plugin_host.components import get_registry
 
+    cluster_spec = parse_cluster(scheduler, cluster)
     items = [datasets] if isinstance(datasets, (Dataset, str, os.PathLike)) else list(datasets)
     items, folder = expand_dataset_args(items)
     options = LoadOptions(class_attribute=-1 if isinstance(class_attribute, Mapping) else class_attribute,
@@ -207,7 +212,7 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
     evaluators = [registry.get("evaluator", m) for m in metrics]
     return run(loaded, chosen, protocol, evaluators, out=None if out is None else str(out), resume=resume,
                jobs=jobs, store_proba=store_proba, progress=progress, test_datasets=test_sets,
-               keep_going=keep_going, notes=notes)
+               keep_going=keep_going, notes=notes, cluster=cluster_spec)
 
 
 def compare(results: Results | str | os.PathLike[str] | Sequence[Any], *, baseline: str | None = None,

@@ -258,13 +258,15 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
         evaluators: Sequence[ComponentSpec], *, out: str | None = None, resume: bool = False, jobs: int = 1,
         store_proba: bool = False, progress: Callable[[int, int, str], None] | None = None,
         test_datasets: Sequence[Dataset] | None = None, keep_going: bool = False,
-        notes: Callable[[str], None] | None = None) -> Results:
+        notes: Callable[[str], None] | None = None, cluster: Any = None) -> Results:
     """Evaluate every pipeline on every dataset; returns all records (including earlier ones on resume).
 
     The experiment is checked as a whole first, before any results file is touched. ``progress(done,
     total, what)`` is called once before the first repetition (done = 0) and after each; ``notes``
     receives what a resumed run adds and skips. A failed repetition is recorded; unless ``keep_going``
-    the run then stops with :class:`RunFailed`.
+    the run then stops with :class:`RunFailed`. ``cluster`` (a
+    :class:`toolkit.evaluation.distributed.ClusterSpec`) runs the repetitions on Dask workers instead of
+    ``jobs`` local processes; the records are the same.
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ParameterError(f"jobs must be a whole number >= 1, not {jobs!r}")
@@ -356,7 +358,12 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
     if progress is not None and tasks:
         progress(0, total, label(tasks[0]))
     try:
-        if jobs <= 1 or total <= 1:
+        if cluster is not None and tasks:
+            from toolkit.evaluation.distributed import dask_client, submit_tasks
+
+            with dask_client(cluster) as client:
+                submit_tasks(client, prepared, pipelines, tasks, evaluators, store_proba, finish, notes)
+        elif jobs <= 1 or total <= 1:
             for task in tasks:
                 finish(task, _execute(prepared[task.dataset_index], pipelines[task.pipeline_index], task,
                                       evaluators, store_proba))

@@ -30,6 +30,8 @@ def compare_command(
     significance: str = typer.Option("corrected-t", "--significance", help="corrected-t or sign."),
     test: list[str] = typer.Option([], "--test", help="Fixed test set for each DATASET when running."),
     keep_going: bool = typer.Option(False, "--keep-going", help="Go on past failed repetitions (exit code 1)."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on a Dask cluster: tcp://HOST:8786."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", help="Run on a new local Dask cluster: local:N."),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Processes over repetitions."),
     out_file: Optional[str] = typer.Option(None, "--out", "-o", help="JSON-lines results when running."),
     resume: bool = typer.Option(False, "--resume", help="Continue --out."),
@@ -61,7 +63,7 @@ def compare_command(
     run_and_report(items, classifier, fs, es, protocol, runs, test_fraction, 0.1, seed, stratified, inner_folds,
                    test, list(dict.fromkeys([metric, "error"])), jobs, out_file, resume, False,
                    "json" if as_json else fmt, baseline, class_attribute, False, False, False, quiet, metric, alpha,
-                   significance, keep_going=keep_going)
+                   significance, keep_going=keep_going, scheduler=scheduler, cluster=cluster)
 
 
 def register(app: typer.Typer) -> None:

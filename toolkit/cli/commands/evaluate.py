@@ -47,7 +47,8 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                    baseline: Optional[str], class_attribute: Sequence[str], dense: bool, no_tune: bool,
                    save_proba: bool, quiet: bool, report_metric: Optional[str], alpha: float,
                    significance: str, text: Optional[str] = None, positive: Optional[list[str]] = None,
-                   positive_below: Optional[float] = None, keep_going: bool = False) -> None:
+                   positive_below: Optional[float] = None, keep_going: bool = False,
+                   scheduler: Optional[str] = None, cluster: Optional[str] = None) -> None:
     from toolkit import compare, evaluate
     from toolkit.errors import Interrupted, ParameterError
     from toolkit.evaluation.api import make_pipelines
@@ -61,6 +62,9 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
         raise ParameterError(f"--report {report_metric} is not among the metrics computed (-m {' -m '.join(metrics)})")
     if out_file:
         check_output_file(out_file)
+    from toolkit.evaluation.distributed import parse_cluster
+
+    parse_cluster(scheduler, cluster)
     pipelines = make_pipelines(classifier, None, fs, es, not no_tune, text or "auto")
     if baseline is not None and baseline not in [p.name for p in pipelines]:
         raise ParameterError(f"--baseline '{baseline}' is not among the pipelines "
@@ -74,7 +78,7 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                                test=test or None, class_attribute=parse_class_options(class_attribute),
                                sparse=False if dense else "auto", tune=not no_tune, progress=update,
                                positive=positive or None, positive_below=positive_below, keep_going=keep_going,
-                               notes=None if quiet else err)
+                               notes=None if quiet else err, scheduler=scheduler, cluster=cluster)
     except KeyboardInterrupt:
         if out_file:
             raise Interrupted(f"interrupted; every finished repetition is saved in {out_file} "
@@ -164,12 +168,15 @@ def evaluate_command(
     keep_going: bool = typer.Option(False, "--keep-going",
                                     help="Record a repetition that fails and go on (exit code 1 at the end); "
                                          "by default the run stops at the first failure."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler",
+                                            help="Run on an existing Dask cluster: tcp://HOST:8786."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", help="Run on a new local Dask cluster: local:N."),
 ) -> None:
     """Nested random-resampling evaluation (thesis Algorithm 4) of classifiers on datasets."""
     run_and_report(datasets, classifier, fs, es, protocol, runs, test_fraction, validation_fraction, seed,
                    stratified, inner_folds, test, metric, jobs, out_file, resume, as_json, fmt, baseline,
                    class_attribute, dense, no_tune, save_proba, quiet, report_metric, alpha, significance, text,
-                   positive, positive_below, keep_going)
+                   positive, positive_below, keep_going, scheduler, cluster)
 
 
 def register(app: typer.Typer) -> None:

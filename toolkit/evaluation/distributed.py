@@ -1,0 +1,208 @@
+"""Running the harness's repetitions on a Dask cluster (``--scheduler tcp://HOST:PORT`` or
+``--cluster local:N``).
+
+A cluster changes where a repetition runs, never what it computes: each task carries the pipeline,
+the split, the evaluators and a reference to its dataset, and runs the same ``_execute`` as a local
+run. The client stays the only writer of the results file and writes records in completion order.
+
+Datasets travel once per worker at most. Before submitting, every worker is asked whether it can
+read the dataset's file itself; it loads it and compares a fingerprint of the content (arrays,
+class, weights, string tables) with the client's, and keeps it in a per-process cache. When every
+worker can, tasks carry only the reference; otherwise the dataset is scattered and each worker
+fetches it once from the cluster (Dask keeps it there as a dependency). Scheduling, retries after a
+worker dies and data movement are Dask's; task keys are the records' keys, so a retried task is
+one task and its record is written once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from toolkit.errors import ParameterError, ToolkitError
+
+__all__ = ["ClusterSpec", "parse_cluster", "dask_client", "fingerprint", "submit_tasks", "DASK_HINT"]
+
+DASK_HINT = "running on a Dask cluster needs dask and distributed: pip install 'arff-toolkit[dask]'"
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Where to run: an existing scheduler's address, or a local cluster of ``n_workers`` processes."""
+
+    address: str | None = None
+    n_workers: int | None = None
+
+    def describe(self) -> str:
+        return self.address if self.address else f"local:{self.n_workers}"
+
+
+def parse_cluster(scheduler: str | None = None, cluster: str | None = None) -> ClusterSpec | None:
+    """``--scheduler tcp://HOST:PORT`` or ``--cluster local:N`` (not both), checked before any work."""
+    if scheduler and cluster:
+        raise ParameterError("give --scheduler (an existing cluster) or --cluster local:N (a new one), not both")
+    if scheduler:
+        if "://" not in scheduler:
+            raise ParameterError(f"--scheduler {scheduler}: expected an address such as tcp://HOST:8786")
+        _require_dask()
+        return ClusterSpec(address=scheduler)
+    if cluster:
+        kind, _, count = cluster.partition(":")
+        if kind != "local" or not count.isdigit() or int(count) < 1:
+            raise ParameterError(f"--cluster {cluster}: expected local:N with N >= 1 worker processes")
+        _require_dask()
+        return ClusterSpec(n_workers=int(count))
+    return None
+
+
+def _require_dask() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is None or importlib.util.find_spec("dask") is None:
+        raise ToolkitError(DASK_HINT)
+
+
+@contextmanager
+def dask_client(spec: ClusterSpec) -> Iterator[Any]:
+    """A ``distributed.Client`` for the spec; a local cluster is started and stopped here."""
+    _require_dask()
+    from distributed import Client, LocalCluster
+
+    if spec.address:
+        try:
+            client = Client(spec.address, timeout="30s")
+        except (OSError, TimeoutError) as exc:
+            raise ToolkitError(f"--scheduler {spec.address}: cannot connect ({exc})") from None
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    cluster = LocalCluster(n_workers=spec.n_workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None, silence_logs=40)
+    client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def fingerprint(ds: Any) -> str:
+    """What a worker's own copy must match: the dataset's content, class and string tables."""
+    h = hashlib.sha256(ds.content_sha256().encode())
+    for col in sorted(ds.strings):
+        h.update(str(col).encode())
+        for text in ds.strings[col]:
+            h.update(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+    h.update(repr((ds.name, ds.task)).encode())
+    return h.hexdigest()
+
+
+# ----------------------------------------------------------------------------- on the workers
+
+_WORKER_DATASETS: dict[str, Any] = {}
+
+
+def _reference(ds: Any) -> dict[str, Any]:
+    return {"path": ds.path, "fingerprint": fingerprint(ds), "class_index": ds.class_index,
+            "sparse": bool(ds.is_sparse), "task": ds.task}
+
+
+def _from_path(ref: dict[str, Any]) -> Any | None:
+    """The dataset read by this worker from its own path, if it is the same content."""
+    hit = _WORKER_DATASETS.get(ref["fingerprint"])
+    if hit is not None:
+        return hit
+    path = ref.get("path")
+    if not path or not os.path.isfile(path):
+        return None
+    from toolkit.data import arff
+
+    try:
+        ds = arff.read(path, class_attribute=ref["class_index"], sparse=ref["sparse"])
+        if ref.get("task") is not None:
+            ds = ds.one_vs_rest(ref["task"])
+    except ToolkitError:
+        return None
+    if fingerprint(ds) != ref["fingerprint"]:
+        return None
+    ds.sha256 = ref.get("sha256", ds.sha256)
+    _WORKER_DATASETS[ref["fingerprint"]] = ds
+    return ds
+
+
+def _can_read(ref: dict[str, Any]) -> bool:
+    return _from_path(ref) is not None
+
+
+def _worker_versions() -> str:
+    from toolkit import __version__
+
+    return __version__
+
+
+def _run_remote(payload: dict[str, Any], scattered: Any = None) -> dict[str, Any]:
+    from toolkit import __version__
+    from toolkit.evaluation.harness import _execute
+
+    if payload["toolkit_version"] != __version__:
+        return {"status": "failed", "error_kind": "ToolkitError", "timing": {},
+                "error": f"this worker runs toolkit {__version__}, the client {payload['toolkit_version']}"}
+    ds = scattered if scattered is not None else _from_path(payload["dataset"])
+    if ds is None:
+        return {"status": "failed", "error_kind": "ToolkitError", "timing": {},
+                "error": f"this worker cannot read {payload['dataset']['path']} (or its content differs)"}
+    ds.sha256 = payload["sha256"]
+    return _execute(ds, payload["pipeline"], payload["task"], payload["evaluators"], payload["store_proba"])
+
+
+# ----------------------------------------------------------------------------- on the client
+
+def submit_tasks(client: Any, datasets: Sequence[Any], pipelines: Sequence[Any], tasks: Sequence[Any],
+                 evaluators: Sequence[Any], store_proba: bool, finish: Callable[[Any, dict[str, Any]], None],
+                 notes: Callable[[str], None] | None = None) -> None:
+    """Run ``tasks`` on the cluster; ``finish(task, body)`` is called on the client as each completes."""
+    from distributed import as_completed
+
+    from toolkit import __version__
+
+    refs: dict[int, dict[str, Any]] = {}
+    scattered: dict[int, Any] = {}
+    for d in sorted({t.dataset_index for t in tasks}):
+        ds = datasets[d]
+        ref = _reference(ds)
+        ref["sha256"] = ds.sha256
+        answers = client.run(_can_read, ref) if ds.path else {}
+        refs[d] = ref
+        if not answers or not all(answers.values()):
+            scattered[d] = client.scatter(ds, hash=False, broadcast=False)
+            if notes is not None:
+                where = "no worker" if not any(answers.values()) else "not every worker"
+                notes(f"{ds.name}: {where} can read {ds.path or 'its file'}; sent to the cluster once")
+    futures = {}
+    for task in tasks:
+        d = task.dataset_index
+        payload = {"dataset": refs[d], "sha256": datasets[d].sha256, "pipeline": pipelines[task.pipeline_index],
+                   "task": task, "evaluators": list(evaluators), "store_proba": store_proba,
+                   "toolkit_version": __version__}
+        future = client.submit(_run_remote, payload, scattered.get(d), key=f"toolkit-repetition-{task.key}",
+                               pure=False)
+        futures[future] = task
+    try:
+        for future in as_completed(futures):
+            task = futures[future]
+            try:
+                body = future.result()
+            except Exception as exc:  # the task itself could not run (a worker died too often, ...)
+                body = {"status": "failed", "error_kind": "cluster", "timing": {},
+                        "error": f"on the cluster: {type(exc).__name__}: {str(exc)[:300]}"}
+            finish(task, body)
+    except BaseException:
+        client.cancel(list(futures), force=True)
+        raise
+
