@@ -148,7 +148,6 @@ def _worker_versions() -> str:
 
 def _run_remote(payload: dict[str, Any], scattered: Any = None) -> dict[str, Any]:
     from toolkit import __version__
-    from toolkit.evaluation.harness import _execute
 
     if payload["toolkit_version"] != __version__:
         return {"status": "failed", "error_kind": "ToolkitError", "timing": {},
@@ -158,15 +157,17 @@ def _run_remote(payload: dict[str, Any], scattered: Any = None) -> dict[str, Any
         return {"status": "failed", "error_kind": "ToolkitError", "timing": {},
                 "error": f"this worker cannot read {payload['dataset']['path']} (or its content differs)"}
     ds.sha256 = payload["sha256"]
-    return _execute(ds, payload["pipeline"], payload["task"], payload["evaluators"], payload["store_proba"])
+    execute = payload["execute"]  # the harness's own function, passed by reference (no import cycle)
+    return execute(ds, payload["pipeline"], payload["task"], payload["evaluators"], payload["store_proba"])
 
 
 # ----------------------------------------------------------------------------- on the client
 
 def submit_tasks(client: Any, datasets: Sequence[Any], pipelines: Sequence[Any], tasks: Sequence[Any],
                  evaluators: Sequence[Any], store_proba: bool, finish: Callable[[Any, dict[str, Any]], None],
-                 notes: Callable[[str], None] | None = None) -> None:
-    """Run ``tasks`` on the cluster; ``finish(task, body)`` is called on the client as each completes."""
+                 execute: Callable[..., dict[str, Any]], notes: Callable[[str], None] | None = None) -> None:
+    """Run ``tasks`` on the cluster with ``execute(ds, pipeline, task, evaluators, store_proba)``;
+    ``finish(task, body)`` is called on the client as each completes."""
     from distributed import as_completed
 
     from toolkit import __version__
@@ -189,7 +190,7 @@ def submit_tasks(client: Any, datasets: Sequence[Any], pipelines: Sequence[Any],
         d = task.dataset_index
         payload = {"dataset": refs[d], "sha256": datasets[d].sha256, "pipeline": pipelines[task.pipeline_index],
                    "task": task, "evaluators": list(evaluators), "store_proba": store_proba,
-                   "toolkit_version": __version__}
+                   "toolkit_version": __version__, "execute": execute}
         future = client.submit(_run_remote, payload, scattered.get(d), key=f"toolkit-repetition-{task.key}",
                                pure=False)
         futures[future] = task
