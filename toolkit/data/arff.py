@@ -13,23 +13,25 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
 
 from toolkit.atomic_write import replaced_atomically
-from toolkit.data.arff_data import DataBuilder
+from toolkit.data.arff_data import Chunk, FastBuilder, StrictBuilder, StrictRows
 from toolkit.data.arff_dates import DateCodec
 from toolkit.data.arff_header import Header, read_header
-from toolkit.data.arff_source import LineSource
-from toolkit.data.arff_syntax import quote
+from toolkit.data.arff_source import ByteSource
+from toolkit.data.arff_syntax import WHITESPACE, parse_number, quote
 from toolkit.data.attributes import AttributeList
 from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import ArffFormatError, DatasetError
 
-__all__ = ["read", "read_text", "write", "to_text", "resolve_class_index"]
+__all__ = ["read", "read_text", "iter_chunks", "read_range", "split_ranges", "write", "to_text",
+           "resolve_class_index"]
 
 ClassChoice = str | int | None
 
@@ -53,21 +55,20 @@ def resolve_class_index(attributes: AttributeList, class_attribute: ClassChoice,
     if not 0 <= index < n:
         raise DatasetError(f"{where}: class index {class_attribute} is out of range (the file has {n} attributes)")
     kind = attributes[index].kind
-    if kind in ("string", "date") and class_attribute != -1:
+    if kind in ("string", "date", "relational") and class_attribute != -1:
         raise DatasetError(f"{where}: attribute '{attributes.name(index)}' is {kind} and cannot be the class")
-    if kind in ("string", "date"):
+    if kind in ("string", "date", "relational"):
         return None  # the default (last) is not usable as a class: no class, as WEKA without -c
     return index
 
 
-def _finish(src: LineSource, header: Header, builder: DataBuilder, class_index: int | None,
-            sha256: str | None, sparse: bool | Literal["auto"]) -> Dataset:
-    X, y_raw, weights = builder.finish()
-    if builder.sparse is None:  # no data rows at all
-        builder.sparse = False
+def _dataset(header: Header, class_index: int | None, chunk: Chunk, path: str | None, sha256: str | None,
+             sparse: bool | Literal["auto"]) -> Dataset:
+    X = chunk.X
     y = None
     if class_index is not None:
         attr = header.attributes[class_index]
+        y_raw = chunk.y
         if attr.kind == "nominal":
             y = np.where(np.isnan(y_raw), -1, y_raw).astype(np.int64)
         else:
@@ -76,13 +77,9 @@ def _finish(src: LineSource, header: Header, builder: DataBuilder, class_index: 
         X = sp.csr_matrix(X)
     elif sparse is False and sp.issparse(X):
         X = np.asarray(X.toarray(), dtype=np.float64)
-    strings: dict[int, list[str]] = {}
-    for attr_index, table in builder.tables.items():
-        col = attr_index if class_index is None or attr_index < class_index else attr_index - 1
-        strings[col] = table
     return Dataset(relation=header.relation, attributes=header.attributes, X=X, y=y,
-                   class_index=class_index, weights=weights, strings=strings, path=src.path,
-                   sha256=sha256)
+                   class_index=class_index, weights=chunk.weights, strings=chunk.strings, bags=chunk.bags,
+                   path=path, sha256=sha256)
 
 
 def _file_sha256(path: str) -> str:
@@ -93,35 +90,59 @@ def _file_sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def _read_source(src: LineSource, class_attribute: ClassChoice, sparse: bool | Literal["auto"],
-                 engine: str, sha256: str | None) -> Dataset:
+_ENGINES = ("fast", "strict", "liac-arff")
+
+
+def _start(src: ByteSource, class_attribute: ClassChoice) -> tuple[Header, int | None, StrictRows]:
     header = read_header(src)
     class_index = resolve_class_index(header.attributes, class_attribute, src.display)
+    return header, class_index, StrictRows(src.display, header.attributes, class_index, header.date_codecs)
+
+
+def _fast_chunks(src: ByteSource, builder: FastBuilder, first_line: int, rows: int = 0) -> Iterator[Chunk]:
+    """Chunks of ``rows`` rows (all rows in one chunk when 0) read by the fast engine."""
+    line_no = first_line
+    for data, end, final in src.data_blocks():
+        if not src.utf8 or not data.isascii():
+            data = src.to_utf8(data, line_no, end)
+            end = len(data)
+        for line_no, _pos, n in builder.feed(data, end, line_no, rows, final):
+            if n >= 0:
+                chunk = builder.take()
+                builder.reset_tables()
+                yield chunk
+    yield builder.take()
+
+
+def _strict_chunk(src: ByteSource, rows: StrictRows) -> Chunk:
+    builder = StrictBuilder(rows)
+    lines = src.lines()
+    for line_no, text in lines:
+        try:
+            builder.add_line(line_no, text)
+        except ArffFormatError as exc:
+            if next(lines, None) is None and not src.ended_with_newline:
+                hint = (exc.hint + "; " if exc.hint else "") + "the last line has no line end: the file may be truncated"
+                raise ArffFormatError(exc.path, exc.line, exc.problem, exc.text, hint) from None
+            raise
+    return builder.finish()
+
+
+def _read_source(src: ByteSource, class_attribute: ClassChoice, sparse: bool | Literal["auto"],
+                 engine: str) -> Dataset:
+    if engine not in _ENGINES:
+        raise DatasetError(f"unknown ARFF engine '{engine}'; expected one of {', '.join(_ENGINES)}")
+    header, class_index, rows = _start(src, class_attribute)
     if engine == "liac-arff":
-        return _read_with_liac(src, header, class_index, sha256, sparse)
-    if engine != "fast":
-        raise DatasetError(f"unknown ARFF engine '{engine}'; expected 'fast' or 'liac-arff'")
-    builder = DataBuilder(src, header.attributes, class_index, header.date_codecs)
-    try:
-        for first, lines in src.chunks():
-            builder.add_chunk(first, lines)
-    except ArffFormatError as exc:
-        raise _maybe_truncated(src, exc) from None
-    return _finish(src, header, builder, class_index, sha256, sparse)
-
-
-def _maybe_truncated(src: LineSource, exc: ArffFormatError) -> ArffFormatError:
-    """Add a hint when the bad line is the last one and the file does not end with a newline."""
-    if exc.line != src.line_no:
-        return exc
-    try:
-        more = next(src.chunks(), None)
-    except ArffFormatError:
-        more = None
-    if more is None and not src.ended_with_newline:
-        hint = (exc.hint + "; " if exc.hint else "") + "the last line has no line end: the file may be truncated"
-        return ArffFormatError(exc.path, exc.line, exc.problem, exc.text, hint)
-    return exc
+        ds = _read_with_liac(src, header, class_index, sparse)
+        src.close()
+        return replace(ds, sha256=src.hexdigest())
+    if engine == "strict":
+        chunk = _strict_chunk(src, rows)
+    else:
+        chunk = next(_fast_chunks(src, FastBuilder(rows), header.data_line + 1))
+    src.close()
+    return _dataset(header, class_index, chunk, src.path, src.hexdigest(), sparse)
 
 
 def read(path: str | os.PathLike[str], *, class_attribute: ClassChoice = -1,
@@ -131,40 +152,59 @@ def read(path: str | os.PathLike[str], *, class_attribute: ClassChoice = -1,
     :param class_attribute: name or index of the class attribute; -1 (default) is the last
         attribute, as in WEKA; None loads without a class.
     :param sparse: "auto" keeps the file's form, True forces CSR, False forces a dense array.
-    :param engine: "fast" (default) or "liac-arff" (the reference parser; no instance weights).
+    :param engine: "fast" (default, the C scanner), "strict" (the tokenizer alone: the reference) or
+        "liac-arff" (liac-arff 2.5.0 on the pre-scanned header; no weights, dates or bags).
     """
     path = str(path)
     if os.path.isdir(path):
         raise DatasetError(f"{path}: is a directory, not an ARFF file")
     if not os.path.exists(path):
         raise DatasetError(f"{path}: no such file")
-    src = LineSource(path, encoding=encoding)
-    return _read_source(src, class_attribute, sparse, engine, _file_sha256(path))
+    return _read_source(ByteSource(path, encoding=encoding), class_attribute, sparse, engine)
 
 
 def read_text(text: str, *, class_attribute: ClassChoice = -1, sparse: bool | Literal["auto"] = "auto",
               name: str = "<string>", engine: str = "fast") -> Dataset:
     """Parse ARFF from a string."""
-    src = LineSource(text=text, display_name=name)
-    sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return _read_source(src, class_attribute, sparse, engine, sha)
+    return _read_source(ByteSource(text=text, display_name=name), class_attribute, sparse, engine)
+
+
+def iter_chunks(path: str | os.PathLike[str], *, rows: int = 100_000, class_attribute: ClassChoice = -1,
+                sparse: bool | Literal["auto"] = "auto", encoding: str = "utf-8") -> Iterator[Dataset]:
+    """The file's instances as datasets of ``rows`` instances each (the last may have fewer).
+
+    All chunks share one schema (the same ``attributes`` object) and form (dense or sparse, as the
+    first row decides); string tables and bags are per chunk, so memory is bounded by a chunk.
+    Errors name the file's own line numbers.
+    """
+    if rows < 1:
+        raise DatasetError(f"rows must be at least 1, not {rows}")
+    src = ByteSource(str(path), encoding=encoding)
+    try:
+        header, class_index, strict = _start(src, class_attribute)
+        builder = FastBuilder(strict)
+        pending: Chunk | None = None
+        given = 0
+        for chunk in _fast_chunks(src, builder, header.data_line + 1, rows):
+            if pending is not None:
+                given += 1
+                yield _dataset(header, class_index, pending, src.path, None, sparse)
+            pending = chunk
+        if pending is not None and (pending.n_rows or not given):
+            yield _dataset(header, class_index, pending, src.path, None, sparse)
+    finally:
+        src.close()
 
 
 # ---------------------------------------------------------------------------- liac-arff engine
 
-def _read_with_liac(src: LineSource, header: Header, class_index: int | None, sha256: str | None,
+def _read_with_liac(src: ByteSource, header: Header, class_index: int | None,
                     sparse: bool | Literal["auto"]) -> Dataset:
     """Parse the data section with liac-arff, after our pre-scan normalised the header."""
     import arff  # liac-arff
 
-    lines: list[str] = []
-    numbers: list[int] = []
-    for first, chunk in src.chunks():
-        for offset, line in enumerate(chunk):
-            lines.append(line)
-            numbers.append(first + offset)
-    body = [ln.strip() for ln in lines]
-    data_lines = [(no, ln) for no, ln in zip(numbers, body) if ln and not ln.startswith("%")]
+    data_lines = [(no, ln.strip(WHITESPACE)) for no, ln in src.lines()]
+    data_lines = [(no, ln) for no, ln in data_lines if ln and not ln.startswith("%")]
     is_sparse = bool(data_lines) and data_lines[0][1].startswith("{")
     decl = []
     for attr in header.attributes:
@@ -199,7 +239,7 @@ def _read_with_liac(src: LineSource, header: Header, class_index: int | None, sh
             return float(tables[j].setdefault(str(value), len(tables[j])))
         if kind == "date":
             return header.date_codecs[j].parse(str(value))
-        return float(value)  # type: ignore[arg-type]
+        return parse_number(str(value))
 
     if is_sparse:
         values, rows, cols = obj["data"]
@@ -222,9 +262,6 @@ def _read_with_liac(src: LineSource, header: Header, class_index: int | None, sh
             X = np.delete(full, class_index, axis=1)
         else:
             y_raw, X = None, full
-    builder = DataBuilder(src, header.attributes, class_index, header.date_codecs)
-    builder.sparse = is_sparse
-    builder.tables = {j: list(t) for j, t in tables.items()}
     y = None
     if class_index is not None:
         if header.attributes[class_index].kind == "nominal":
@@ -232,15 +269,14 @@ def _read_with_liac(src: LineSource, header: Header, class_index: int | None, sh
         else:
             y = np.asarray(y_raw, dtype=np.float64)
     strings = {}
-    for j, table in builder.tables.items():
-        strings[j if class_index is None or j < class_index else j - 1] = table
+    for j, table in tables.items():
+        strings[j if class_index is None or j < class_index else j - 1] = list(table)
     if sparse is True and not sp.issparse(X):
         X = sp.csr_matrix(X)
     elif sparse is False and sp.issparse(X):
         X = X.toarray()
     return Dataset(relation=header.relation, attributes=header.attributes, X=X, y=y,
-                   class_index=class_index, weights=np.ones(n_rows), strings=strings, path=src.path,
-                   sha256=sha256)
+                   class_index=class_index, weights=np.ones(n_rows), strings=strings, path=src.path)
 
 
 # ---------------------------------------------------------------------------- writing

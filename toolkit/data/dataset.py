@@ -27,7 +27,8 @@ class Dataset:
     """A loaded dataset. ``X`` holds every attribute but the class, in file order.
 
     ``strings`` maps a feature column index to the table that its codes index (string
-    attributes only). ``class_index`` is the class attribute's position among all attributes of
+    attributes only); ``bags`` does the same for relational (multi-instance) attributes, whose
+    codes index a list of datasets, one bag per instance. ``class_index`` is the class attribute's position among all attributes of
     the file, or None when the dataset has no class.
     """
 
@@ -41,6 +42,7 @@ class Dataset:
     path: str | None = None
     sha256: str | None = None
     task: str | None = None  # the positive class of a one-vs-rest task made by one_vs_rest()
+    bags: dict[int, list[Dataset]] = field(default_factory=dict)  # relational columns: code -> bag
 
     def __post_init__(self) -> None:
         if not isinstance(self.attributes, AttributeList):
@@ -176,8 +178,9 @@ class Dataset:
         if sp.issparse(X):
             X = sp.csr_matrix(X)
         strings = {new: self.strings[int(old)] for new, old in enumerate(columns) if int(old) in self.strings}
+        bags = {new: self.bags[int(old)] for new, old in enumerate(columns) if int(old) in self.bags}
         return replace(self, attributes=attributes, X=X, class_index=class_index, strings=strings,
-                       sha256=None)
+                       bags=bags, sha256=None)
 
     def concat(self, other: Dataset) -> Dataset:
         """This dataset's instances followed by ``other``'s (same header; string tables merged)."""
@@ -213,13 +216,24 @@ class Dataset:
                     ok = ~np.isnan(vals)
                     vals[ok] = remap[vals[ok].astype(np.int64)]
                     X_other[:, col] = vals
+        bags = {col: list(items) for col, items in self.bags.items()}
+        if other.bags:
+            X_other = X_other.copy() if X_other is other.X else X_other
+            for col, items in other.bags.items():
+                offset = len(bags.setdefault(col, []))
+                bags[col].extend(items)
+                if sp.issparse(X_other):
+                    X_other = sp.csr_matrix(X_other)
+                    X_other.data[X_other.indices == col] += offset
+                else:
+                    X_other[:, col] += offset
         if self.is_sparse or sp.issparse(X_other):
             X = sp.vstack([sp.csr_matrix(self.X), sp.csr_matrix(X_other)], format="csr")
         else:
             X = np.vstack([self.X, X_other])
         y = None if self.y is None else np.concatenate([self.y, other.y])
         return replace(self, X=X, y=y, weights=np.concatenate([self.weights, other.weights]),
-                       strings=strings, sha256=None)
+                       strings=strings, bags=bags, sha256=None)
 
     def with_class(self, index: int | None) -> Dataset:
         """The same data with the attribute at ``index`` (position among all attributes) as the class."""
@@ -228,7 +242,7 @@ class Dataset:
         if index is not None and not 0 <= index < len(self.attributes):
             raise DatasetError(f"{self.name}: class index {index} is out of range "
                                f"(the dataset has {len(self.attributes)} attributes)")
-        if index is not None and self.attributes[index].kind in ("string", "date"):
+        if index is not None and self.attributes[index].kind in ("string", "date", "relational"):
             raise DatasetError(f"{self.name}: attribute '{self.attributes.name(index)}' is "
                                f"{self.attributes[index].kind} and cannot be the class")
         # all attributes as columns, in file order
@@ -246,8 +260,11 @@ class Dataset:
         for col, table in self.strings.items():
             pos = col if self.class_index is None or col < self.class_index else col + 1
             strings_full[pos] = table
+        bags_full = {(col if self.class_index is None or col < self.class_index else col + 1): items
+                     for col, items in self.bags.items()}
         if index is None:
-            return replace(self, X=full, y=None, class_index=None, strings=strings_full, sha256=self.sha256)
+            return replace(self, X=full, y=None, class_index=None, strings=strings_full, bags=bags_full,
+                           sha256=self.sha256)
         target = full[:, index]
         target = np.asarray(target.toarray()).ravel() if sp.issparse(target) else np.asarray(target, dtype=np.float64)
         keep = np.delete(np.arange(full.shape[1]), index)
@@ -259,7 +276,8 @@ class Dataset:
         else:
             y = target
         strings = {(p if p < index else p - 1): t for p, t in strings_full.items()}
-        return replace(self, X=X, y=y, class_index=index, strings=strings, sha256=self.sha256)
+        bags = {(p if p < index else p - 1): t for p, t in bags_full.items()}
+        return replace(self, X=X, y=y, class_index=index, strings=strings, bags=bags, sha256=self.sha256)
 
     def to_dense(self) -> Dataset:
         """The same data with a dense ``X``."""
