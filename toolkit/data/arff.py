@@ -296,9 +296,10 @@ def _format_number(value: float) -> str:
 class _ColumnFormatter:
     """Turns the codes of one attribute into ARFF tokens."""
 
-    def __init__(self, attr: Attribute, table: list[str] | None):
+    def __init__(self, attr: Attribute, table: list[str] | None, bags: list[Dataset] | None = None):
         self.attr = attr
         self.table = table
+        self.bags = bags
         self.quoted_values = [quote(v) for v in attr.values] if attr.kind == "nominal" else None
         self.codec = DateCodec(attr.date_format) if attr.kind == "date" else None
 
@@ -318,6 +319,15 @@ class _ColumnFormatter:
             code = int(value)
             table = self.table or []
             return quote(table[code] if code < len(table) else "")
+        if kind == "relational":
+            code = int(value)
+            bags = self.bags or []
+            if not 0 <= code < len(bags):
+                raise DatasetError(f"attribute '{self.attr.name}': bag {code} does not exist "
+                                   f"({len(bags)} bags)")
+            bag = bags[code]
+            rows = _sparse_rows(bag) if bag.is_sparse else _dense_rows(bag)
+            return quote("\n".join(rows))
         return quote(self.codec.format(value))  # type: ignore[union-attr]
 
     def column(self, values: np.ndarray) -> list[str]:
@@ -339,18 +349,23 @@ class _ColumnFormatter:
         return [self(v) for v in values.tolist()]
 
 
-def _header_lines(ds: Dataset) -> list[str]:
-    out = [f"@relation {quote(ds.relation)}", ""]
-    for attr in ds.attributes:
+def _attribute_lines(attributes: Iterable[Attribute]) -> Iterator[str]:
+    for attr in attributes:
         name = quote(attr.name)
         if attr.kind == "nominal":
-            out.append(f"@attribute {name} {{{','.join(quote(v) for v in attr.values)}}}")
+            yield f"@attribute {name} {{{','.join(quote(v) for v in attr.values)}}}"
         elif attr.kind == "date":
-            out.append(f"@attribute {name} date {quote(attr.date_format or '')}")
+            yield f"@attribute {name} date {quote(attr.date_format or '')}"
+        elif attr.kind == "relational":
+            yield f"@attribute {name} relational"
+            yield from _attribute_lines(attr.relation)
+            yield f"@end {name}"
         else:
-            out.append(f"@attribute {name} {attr.kind}")
-    out += ["", "@data"]
-    return out
+            yield f"@attribute {name} {attr.kind}"
+
+
+def _header_lines(ds: Dataset) -> list[str]:
+    return [f"@relation {quote(ds.relation)}", "", *_attribute_lines(ds.attributes), "", "@data"]
 
 
 class _Formatters:
@@ -366,7 +381,8 @@ class _Formatters:
         if fmt is None:
             col = self.feature_col[p]
             table = None if col is None else self.ds.strings.get(col)
-            fmt = self._cache[p] = _ColumnFormatter(self.ds.attributes[p], table)
+            bags = None if col is None else self.ds.bags.get(col)
+            fmt = self._cache[p] = _ColumnFormatter(self.ds.attributes[p], table, bags)
         return fmt
 
     def __iter__(self):  # type: ignore[no-untyped-def]
@@ -428,7 +444,7 @@ def _sparse_rows(ds: Dataset) -> Iterable[str]:
     text = np.empty(X.nnz, dtype=object)
     kinds = ds.attributes.kind_codes[position]
     entry_kind = kinds[X.indices] if X.nnz else np.zeros(0, dtype=np.int8)
-    for code, kind in enumerate(("numeric", "nominal", "string", "date")):
+    for code, kind in enumerate(("numeric", "nominal", "string", "date", "relational")):
         sel = np.flatnonzero(entry_kind == code)
         if not len(sel):
             continue
@@ -440,7 +456,9 @@ def _sparse_rows(ds: Dataset) -> Iterable[str]:
                 text[sub] = formatters[p].column(X.data[sub])
     pairs = np.array([f"{p} " for p in range(len(ds.attributes))], dtype=object)[pos_of_entry] + text \
         if X.nnz else np.zeros(0, dtype=object)
-    string_positions = [int(i) for i in np.flatnonzero(ds.attributes.mask("string")) if i != ds.class_index]
+    # string and bag codes are always written: code 0 is the first string or bag, not "empty"
+    string_positions = [int(i) for i in np.flatnonzero(ds.attributes.mask("string") | ds.attributes.mask("relational"))
+                        if i != ds.class_index]
     y = _class_column(ds) if ds.class_index is not None else None
     ci = ds.class_index
     for r in range(ds.n_instances):

@@ -294,6 +294,12 @@ class Dataset:
         code = int(code)
         return table[code] if code < len(table) else ""
 
+    def bag(self, column: int, code: float) -> Dataset | None:
+        """The bag (a dataset) that a relational column's code stands for (None when missing)."""
+        if np.isnan(code):
+            return None
+        return self.bags.get(column, [])[int(code)]
+
     def missing_share(self) -> np.ndarray:
         """Share of missing values per feature column."""
         n = max(self.n_instances, 1)
@@ -323,7 +329,7 @@ class Dataset:
             return f"class index {self.class_index} != {other.class_index}"
         if self.X.shape != other.X.shape:
             return f"shape {self.X.shape} != {other.X.shape}"
-        if (self.is_sparse or other.is_sparse) and not self.strings and not other.strings:
+        if (self.is_sparse or other.is_sparse) and not (self.strings or other.strings or self.bags or other.bags):
             problem = _sparse_difference(self.X, other.X)
             if problem:
                 return problem
@@ -340,6 +346,15 @@ class Dataset:
                 vb = other.string_value(col, other._dense_value(r, col))
                 if va != vb:
                     return f"string at row {r}, column {col}: {va!r} != {vb!r}"
+        for col in self.bags.keys() | other.bags.keys():
+            for r in range(self.n_instances):
+                ba, bb = self.bag(col, self._dense_value(r, col)), other.bag(col, other._dense_value(r, col))
+                if (ba is None) != (bb is None):
+                    return f"bag at row {r}, column {col}: one is missing"
+                if ba is not None:
+                    problem = ba.difference(bb)
+                    if problem:
+                        return f"bag at row {r}, column {col}: {problem}"
         if self.y is None or other.y is None:
             if (self.y is None) != (other.y is None):
                 return "one dataset has a class vector, the other not"
@@ -357,8 +372,8 @@ class Dataset:
 
     def _comparable_matrix(self) -> np.ndarray:
         X = self.X.toarray() if self.is_sparse else np.array(self.X, dtype=np.float64)
-        for col in self.strings:
-            X[:, col] = 0.0  # compared through the tables instead
+        for col in list(self.strings) + list(self.bags):
+            X[:, col] = np.where(np.isnan(X[:, col]), np.nan, 0.0)  # compared through the tables instead
         return X
 
     def _dense_value(self, row: int, col: int) -> float:
