@@ -132,17 +132,18 @@ def _read_source(src: ByteSource, class_attribute: ClassChoice, sparse: bool | L
                  engine: str) -> Dataset:
     if engine not in _ENGINES:
         raise DatasetError(f"unknown ARFF engine '{engine}'; expected one of {', '.join(_ENGINES)}")
-    header, class_index, rows = _start(src, class_attribute)
-    if engine == "liac-arff":
-        ds = _read_with_liac(src, header, class_index, sparse)
+    try:
+        header, class_index, rows = _start(src, class_attribute)
+        if engine == "liac-arff":
+            ds = _read_with_liac(src, header, class_index, sparse)
+            return replace(ds, sha256=src.hexdigest())
+        if engine == "strict":
+            chunk = _strict_chunk(src, rows)
+        else:
+            chunk = next(_fast_chunks(src, FastBuilder(rows), header.data_line + 1))
+        return _dataset(header, class_index, chunk, src.path, src.hexdigest(), sparse)
+    finally:
         src.close()
-        return replace(ds, sha256=src.hexdigest())
-    if engine == "strict":
-        chunk = _strict_chunk(src, rows)
-    else:
-        chunk = next(_fast_chunks(src, FastBuilder(rows), header.data_line + 1))
-    src.close()
-    return _dataset(header, class_index, chunk, src.path, src.hexdigest(), sparse)
 
 
 def read(path: str | os.PathLike[str], *, class_attribute: ClassChoice = -1,

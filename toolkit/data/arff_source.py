@@ -27,12 +27,41 @@ _GZIP_MAGIC = b"\x1f\x8b"
 BLOCK = 1 << 20
 
 
+class _ThreadedHash:
+    """SHA-256 computed on a second thread (hashlib releases the GIL), so that hashing a large file
+    overlaps with parsing it; blocks are hashed in the order given."""
+
+    def __init__(self, sha: hashlib._Hash):  # type: ignore[name-defined]
+        import queue
+        import threading
+
+        self.sha = sha
+        self.queue: queue.Queue[bytes | None] = queue.Queue(maxsize=16)
+        self.thread = threading.Thread(target=self._run, name="toolkit-sha256", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            self.sha.update(item)
+
+    def update(self, data: bytes) -> None:
+        self.queue.put(data)
+
+    def finish(self) -> None:
+        if self.thread.is_alive():
+            self.queue.put(None)
+            self.thread.join()
+
+
 class _Hashing(io.RawIOBase):
     """A raw file that hashes what is read from it."""
 
-    def __init__(self, raw: io.BufferedReader, sha: hashlib._Hash):  # type: ignore[name-defined]
+    def __init__(self, raw: io.BufferedReader, sha: hashlib._Hash, threaded: bool = False):  # type: ignore
         self.raw = raw
-        self.sha = sha
+        self.sha = _ThreadedHash(sha) if threaded else sha
 
     def readable(self) -> bool:
         return True
@@ -40,7 +69,7 @@ class _Hashing(io.RawIOBase):
     def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
         n = self.raw.readinto(b)
         if n:
-            self.sha.update(memoryview(b)[:n])
+            self.sha.update(bytes(memoryview(b)[:n]))
         return n
 
     def read_rest(self) -> None:
@@ -48,6 +77,8 @@ class _Hashing(io.RawIOBase):
             self.sha.update(block)
 
     def close(self) -> None:
+        if isinstance(self.sha, _ThreadedHash):
+            self.sha.finish()
         self.raw.close()
         super().close()
 
@@ -117,7 +148,11 @@ class ByteSource:
         else:
             raw = _open_raw(self.path)  # type: ignore[arg-type]
             self.gzip = raw.peek(2)[:2] == _GZIP_MAGIC
-            self._hashing = _Hashing(raw, self.sha)
+            try:
+                large = os.fstat(raw.fileno()).st_size > (8 << 20)
+            except OSError:
+                large = False
+            self._hashing = _Hashing(raw, self.sha, threaded=large)
             buffered = io.BufferedReader(self._hashing, buffer_size=1 << 16)
             self._stream = gzip.GzipFile(fileobj=buffered, mode="rb") if self.gzip else buffered  # type: ignore
 
@@ -160,6 +195,7 @@ class ByteSource:
             self._hashing.close()
 
     def hexdigest(self) -> str:
+        self.close()
         return self.sha.hexdigest()
 
     # ------------------------------------------------------------------ decoding
