@@ -320,6 +320,45 @@ static int parse_number(const char *s, Py_ssize_t n, double *out, gbuf *scratch)
     return 0;
 }
 
+/* A bare number of at most 15 significant digits and a small exponent, read while scanning (no
+ * separate token pass): 1 with *pp moved past it when it is exactly that and ends at a delimiter,
+ * 0 (nothing consumed) otherwise; the general path then reads the token. Same value as parse_number. */
+static inline int quick_number(const char **pp, const char *le, double *out)
+{
+    const char *p = *pp;
+    int neg = 0;
+    if (p < le && (*p == '-' || *p == '+')) {
+        neg = *p == '-';
+        p++;
+    }
+    uint64_t mant = 0;
+    int digits = 0, frac = 0;
+    while (p < le && IS_DIGIT(*p)) {
+        mant = mant * 10 + (uint64_t)(*p - '0');
+        digits++;
+        p++;
+    }
+    if (p < le && *p == '.') {
+        p++;
+        while (p < le && IS_DIGIT(*p)) {
+            mant = mant * 10 + (uint64_t)(*p - '0');
+            digits++;
+            frac++;
+            p++;
+        }
+    }
+    if (digits == 0 || digits > 15 || frac > 22)
+        return 0;
+    if (p < le && !STOP[(unsigned char)*p])
+        return 0; /* an exponent, or something else: the general path */
+    double v = (double)mant;
+    if (frac)
+        v /= POW10[frac];
+    *out = neg ? -v : v;
+    *pp = p;
+    return 1;
+}
+
 /* ------------------------------------------------------------------ tokens */
 
 typedef struct {
@@ -884,6 +923,30 @@ static int parse_line(Parser *self, const char *p, const char *le)
     else { /* a dense row */
         Py_ssize_t n = 0;
         for (;;) {
+            if (n < self->n_attr && self->kind[n] == K_NUMERIC && !self->sparse && self->feat_of[n] >= 0) {
+                const char *q = p;
+                if (quick_number(&q, le, &v)) { /* the common case: a short plain number */
+                    row[self->feat_of[n]] = v;
+                    p = q;
+                    n++;
+                    int sep = skip_sep(&p, le);
+                    if (sep == SEP_END)
+                        break;
+                    if (*p == '{') {
+                        if (n != self->n_attr)
+                            goto bad;
+                        r = read_weight(self, p, le, &weight);
+                        if (r == V_FAIL)
+                            goto fail;
+                        if (r == V_BAD)
+                            goto bad;
+                        break;
+                    }
+                    if (sep == SEP_NONE)
+                        goto bad;
+                    continue;
+                }
+            }
             r = read_value(&p, le, &tok, &self->scratch);
             if (r < 0)
                 goto fail;

@@ -14,6 +14,7 @@ import gzip
 import hashlib
 import io
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -256,6 +257,22 @@ class ByteSource:
             except UnicodeDecodeError as exc:
                 raise self.decode_error(raw, exc, self.line_no) from None
             yield self.line_no, text
+
+    def take_run(self, pattern: re.Pattern[bytes], run: re.Pattern[bytes]) -> list[re.Match[bytes]]:
+        """Consume the lines that follow, as long as each matches ``pattern`` whole (with its line end),
+        within what is already read: a bulk path for the attribute lines of a wide header. ``run``
+        matches one or more such lines (it finds where the run ends in one call)."""
+        buf, pos = self._buf, self._pos
+        whole = run.match(buf, pos)
+        if whole is None:
+            return []
+        found = list(pattern.finditer(buf, pos, whole.end()))
+        pos = whole.end()
+        if found:
+            self.line_no += len(found)
+            self.offset += pos - self._pos
+            self._pos = pos
+        return found
 
     # ------------------------------------------------------------------ the data section
     def data_blocks(self) -> Iterator[tuple[bytes, int, bool]]:

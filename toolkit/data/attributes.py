@@ -93,6 +93,19 @@ class AttributeListBuilder:
         self._kinds[self.n] = KIND_CODES[kind]
         self.n += 1
 
+    def add_many(self, names: list[str], is_string: list[bool]) -> None:
+        """Numeric attributes (string ones where ``is_string``), in one step."""
+        k = len(names)
+        while self.n + k > len(self._lengths):
+            self._grow()
+        self._pieces.append("".join(self._pending))
+        self._pending = []
+        self._pieces.append("".join(names))
+        self._lengths[self.n:self.n + k] = np.fromiter(map(len, names), dtype=np.int64, count=k)
+        self._kinds[self.n:self.n + k] = np.where(np.asarray(is_string, dtype=bool), KIND_CODES["string"],
+                                                  KIND_CODES["numeric"])
+        self.n += k
+
     def add_attribute(self, attr: Any) -> None:
         """Any attribute; nominal, date and relational ones are kept as objects."""
         if attr.kind in ("nominal", "date", "relational"):
