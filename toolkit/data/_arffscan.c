@@ -1002,14 +1002,15 @@ fail:
  * is left for the next call. */
 static PyObject *Parser_feed(Parser *self, PyObject *args)
 {
-    PyObject *data;
+    Py_buffer view;
     Py_ssize_t start, end, line_no, max_rows;
     int final;
-    if (!PyArg_ParseTuple(args, "O!nnnnp", &PyBytes_Type, &data, &start, &end, &line_no, &max_rows, &final))
+    if (!PyArg_ParseTuple(args, "y*nnnnp", &view, &start, &end, &line_no, &max_rows, &final))
         return NULL;
-    const char *buf = PyBytes_AS_STRING(data);
-    Py_ssize_t size = PyBytes_GET_SIZE(data);
+    const char *buf = view.buf;
+    Py_ssize_t size = view.len;
     if (start < 0 || end > size || start > end) {
+        PyBuffer_Release(&view);
         PyErr_SetString(PyExc_ValueError, "bad range");
         return NULL;
     }
@@ -1039,8 +1040,10 @@ static PyObject *Parser_feed(Parser *self, PyObject *args)
         else
             next = q + 1 - buf;
         int r = parse_line(self, buf + p, q);
-        if (r < 0)
+        if (r < 0) {
+            PyBuffer_Release(&view);
             return NULL;
+        }
         if (r == 2) {
             status = 2;
             line_end = q - buf;
@@ -1065,6 +1068,7 @@ static PyObject *Parser_feed(Parser *self, PyObject *args)
         if (after < end && buf[after] == '\n')
             after++;
     }
+    PyBuffer_Release(&view);
     return Py_BuildValue("innnn", status, p, line_no, status == 2 ? line_end : p, after);
 }
 

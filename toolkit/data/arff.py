@@ -104,8 +104,7 @@ def _fast_chunks(src: ByteSource, builder: FastBuilder, first_line: int, rows: i
     line_no = first_line
     for data, end, final in src.data_blocks():
         if not src.utf8 or not data.isascii():
-            data = src.to_utf8(data, line_no, end)
-            end = len(data)
+            data, end = src.to_utf8(data, line_no, end)
         for line_no, _pos, n in builder.feed(data, end, line_no, rows, final):
             if n >= 0:
                 chunk = builder.take()

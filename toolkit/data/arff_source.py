@@ -70,7 +70,8 @@ class _Hashing(io.RawIOBase):
     def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
         n = self.raw.readinto(b)
         if n:
-            self.sha.update(bytes(memoryview(b)[:n]))
+            view = memoryview(b)[:n]
+            self.sha.update(bytes(view) if isinstance(self.sha, _ThreadedHash) else view)
         return n
 
     def read_rest(self) -> None:
@@ -211,20 +212,17 @@ class ByteSource:
             f"byte 0x{bad.hex()} at column {exc.start - line_start + 1} is not valid {self.encoding}",
             hint="the file is binary or in another encoding; re-encode it as UTF-8 or pass encoding='latin-1'")
 
-    def to_utf8(self, data: bytes, first_line: int, end: int | None = None) -> bytes:
-        """``data[:end]`` checked (UTF-8) or converted to UTF-8 (other encodings)."""
-        region = data if end is None or end == len(data) else data[:end]
+    def to_utf8(self, data: bytes | bytearray, first_line: int, end: int) -> tuple[bytes | bytearray, int]:
+        """``(data, end)`` with ``data[:end]`` checked as UTF-8, or converted to UTF-8 from another encoding."""
+        with memoryview(data) as whole, whole[:end] as view:
+            try:
+                text = str(view, self.encoding)
+            except UnicodeDecodeError as exc:
+                raise self.decode_error(bytes(view), exc, first_line) from None
         if self.utf8:
-            if not region.isascii():
-                try:
-                    region.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise self.decode_error(region, exc, first_line) from None
-            return data if end is None else data[:end] if end != len(data) else data
-        try:
-            return region.decode(self.encoding).encode("utf-8", "surrogatepass")
-        except UnicodeDecodeError as exc:
-            raise self.decode_error(region, exc, first_line) from None
+            return data, end
+        out = text.encode("utf-8", "surrogatepass")
+        return out, len(out)
 
     # ------------------------------------------------------------------ the header
     def lines(self) -> Iterator[tuple[int, str]]:
@@ -275,39 +273,30 @@ class ByteSource:
         return found
 
     # ------------------------------------------------------------------ the data section
-    def data_blocks(self) -> Iterator[tuple[bytes, int, bool]]:
+    def data_blocks(self) -> Iterator[tuple[bytearray, int, bool]]:
         """``(data, end, final)``: ``data[:end]`` holds whole lines (the last one may lack its line end
-        when ``final``); what follows ``end`` is carried into the next block. Lines are not decoded."""
-        pending = self._buf[self._pos:]
+        when ``final``). ``data`` is one buffer reused from block to block: use it before asking for the
+        next block. A line longer than a block grows the buffer (amortised, never copied twice)."""
+        buf = bytearray(self._buf[self._pos:])
         self._buf = b""
         self._pos = 0
-        parts: list[bytes] = [pending] if pending else []
-        size = len(pending)
         while True:
             block = self._read()
             final = not block
             if block:
-                if parts and block.find(b"\n") < 0 and block.find(b"\r", 0, len(block) - 1) < 0:
-                    parts.append(block)  # a long line: gather it without copying it again
-                    size += len(block)
-                    continue
-                parts.append(block)
-            data = parts[0] if len(parts) == 1 else b"".join(parts)
-            parts = []
+                scan_from = len(buf)
+                buf += block
+                del block
+                if buf.find(b"\n", scan_from) < 0 and buf.find(b"\r", max(scan_from - 1, 0), len(buf) - 1) < 0:
+                    continue  # still inside one line
             if final:
-                self.ended_with_newline = not data or data.endswith((b"\n", b"\r"))
-                if data:
-                    yield data, len(data), True
+                self.ended_with_newline = not buf or buf.endswith((b"\n", b"\r"))
+                if buf:
+                    yield buf, len(buf), True
                 return
-            cut = max(data.rfind(b"\n"), data.rfind(b"\r", 0, len(data) - 1)) + 1
-            if cut == 0:
-                parts = [data]
-                size = len(data)
-                continue
-            yield data, cut, False
-            rest = data[cut:]
-            parts = [rest] if rest else []
-            size = len(rest)
+            cut = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1)) + 1
+            yield buf, cut, False
+            del buf[:cut]
 
     @property
     def name(self) -> str:

@@ -53,13 +53,15 @@ def clip(text: str, width: int = 80) -> str:
     return text[: width - 3] + "..."
 
 # One token per match. The alternatives start with disjoint characters, and inside a quoted
-# string the two alternatives ([^'\\] and \\.) are disjoint too: matching is linear.
+# string the runs of plain characters and the escapes are disjoint too: matching is linear. The
+# quoted bodies are written as "unrolled loops" ([^'\\]* (\\. [^'\\]*)*): the regex engine then
+# keeps no state per character, so a value of millions of characters costs its own size.
 _TOKEN = re.compile(
     r"""
     [\x00-\x20]*
     (?:
-        '(?P<sq>(?:[^'\\]|\\.)*)'
-      | "(?P<dq>(?:[^"\\]|\\.)*)"
+        '(?P<sq>[^'\\]*(?:\\.[^'\\]*)*)'
+      | "(?P<dq>[^"\\]*(?:\\.[^"\\]*)*)"
       | (?P<punct>[{},])
       | (?P<comment>%.*)
       | (?P<word>[^\x00-\x20{},'"%]+)
