@@ -265,3 +265,49 @@ def test_binary_and_damaged_gzip_raise_toolkit_errors(tmp_path):
     path.write_bytes(gzip.compress(b"@relation r\n@attribute a numeric\n@data\n" + bytes(range(256)) * 100))
     with pytest.raises(ToolkitError):
         arff.read(path)
+
+
+# ---------------------------------------------------------------------------- byte ranges (issue 16, point 4)
+
+def _ranges_cover(path, cuts):
+    whole = arff.read(path)
+    parts = [arff.read_range(path, a, b) for a, b in zip(cuts[:-1], cuts[1:])]
+    joined = parts[0]
+    for p in parts[1:]:
+        joined = joined.concat(p)
+    assert joined.n_instances == whole.n_instances
+    assert whole.difference(joined) is None
+    return parts
+
+
+@pytest.mark.shared
+def test_seven_random_ranges_of_a_shared_text_file_concatenate_to_the_whole_file():
+    path = shared_path("text", "tr11.wc.arff")
+    size = path.stat().st_size
+    rng = random.Random(16)
+    cuts = [0] + sorted(rng.sample(range(1, size), 6)) + [size]
+    parts = _ranges_cover(path, cuts)
+    assert len(parts) == 7 and sum(p.n_instances > 0 for p in parts) >= 5
+
+
+def test_ranges_split_lines_correctly_with_every_line_end(tmp_path):
+    rows = [f"{i},{'xy'[i % 2]},'s {i}',{'pn'[i % 2]}" for i in range(300)]
+    for name, sep in (("lf", "\n"), ("crlf", "\r\n"), ("cr", "\r")):
+        path = tmp_path / f"{name}.arff"
+        path.write_bytes((H + sep.join(rows) + sep + "% end" + sep).replace("\n", sep).encode())
+        size = path.stat().st_size
+        for seed in range(5):
+            rng = random.Random(seed)
+            cuts = [0] + sorted(rng.sample(range(1, size), 8)) + [size]
+            _ranges_cover(path, cuts)
+        parts = [arff.read_range(path, a, b) for a, b in arff.split_ranges(path, 4)]
+        assert sum(p.n_instances for p in parts) == 300
+
+
+def test_range_errors_name_the_files_own_line(tmp_path):
+    path = tmp_path / "bad.arff"
+    path.write_text(H + "1,x,s,p\n" * 100 + "1,q,s,p\n" + "1,x,s,p\n" * 100)
+    size = path.stat().st_size
+    with pytest.raises(ArffFormatError, match=r"bad\.arff:107: value 'q'"):
+        arff.read_range(path, size // 2 - 50, size)
+    assert arff.read_range(path, size - 20, size).n_instances in (2, 3)

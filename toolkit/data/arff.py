@@ -24,7 +24,7 @@ from toolkit.atomic_write import replaced_atomically
 from toolkit.data.arff_data import Chunk, FastBuilder, StrictBuilder, StrictRows
 from toolkit.data.arff_dates import DateCodec
 from toolkit.data.arff_header import Header, read_header
-from toolkit.data.arff_source import ByteSource
+from toolkit.data.arff_source import BLOCK, ByteSource, line_ends, open_binary
 from toolkit.data.arff_syntax import WHITESPACE, parse_number, quote
 from toolkit.data.attributes import AttributeList
 from toolkit.data.dataset import Attribute, Dataset
@@ -194,6 +194,117 @@ def iter_chunks(path: str | os.PathLike[str], *, rows: int = 100_000, class_attr
             yield _dataset(header, class_index, pending, src.path, None, sparse)
     finally:
         src.close()
+
+
+def _line_start_at_or_after(fh, pos: int) -> int:  # type: ignore[no-untyped-def]
+    """The first line start at or after ``pos`` (``fh`` is positioned at ``pos - 1``). A line starts
+    after ``\n``, or after a ``\r`` not followed by ``\n``."""
+    prev = fh.read(1)
+    if prev == b"\n":
+        return pos
+    if prev == b"\r":
+        return pos + 1 if fh.read(1) == b"\n" else pos
+    at = pos
+    while True:
+        block = fh.read(BLOCK)
+        if not block:
+            return at
+        nl, cr = block.find(b"\n"), block.find(b"\r")
+        ends = [i for i in (nl, cr) if i >= 0]
+        if ends:
+            i = min(ends)
+            j = i + 1
+            if block[i] == 13:
+                if j == len(block):
+                    block += fh.read(1)
+                if j < len(block) and block[j] == 10:
+                    j += 1
+            return at + j
+        at += len(block)
+
+
+def _count_line_ends(fh, start: int, stop: int) -> int:  # type: ignore[no-untyped-def]
+    """Line ends in bytes [start, stop) of ``fh`` (positioned at ``start``)."""
+    count, left, last = 0, stop - start, b""
+    while left > 0:
+        block = fh.read(min(BLOCK, left))
+        if not block:
+            break
+        count += line_ends(block)
+        if last == b"\r" and block[:1] == b"\n":
+            count -= 1  # a \r\n pair split between two blocks
+        last = block[-1:]
+        left -= len(block)
+    return count
+
+
+def read_range(path: str | os.PathLike[str], start: int, stop: int, *, class_attribute: ClassChoice = -1,
+               sparse: bool | Literal["auto"] = "auto", encoding: str = "utf-8") -> Dataset:
+    """The data rows whose lines start at a byte offset in ``[start, stop)`` of the file.
+
+    Ranges that tile the file (e.g. :func:`split_ranges`) give every row exactly once: concatenated
+    in order they equal the whole file. Errors carry the file's own line numbers. Offsets count the
+    bytes of the file (of the decompressed text for ``.gz``, which is then read from its start).
+    String tables and bags are the range's own.
+    """
+    path = str(path)
+    src = ByteSource(path, encoding=encoding)
+    try:
+        header, class_index, strict = _start(src, class_attribute)
+    finally:
+        src.close()
+    begin = max(int(start), header.data_offset)
+    builder = FastBuilder(strict)
+    with open_binary(path) as fh:
+        if begin > header.data_offset:
+            fh.seek(begin - 1)
+            begin = _line_start_at_or_after(fh, begin)
+        fh.seek(header.data_offset)
+        line_no = header.data_line + 1 + _count_line_ends(fh, header.data_offset, begin)
+        fh.seek(begin)
+        pos, buf = begin, bytearray()
+        while stop > begin:
+            block = fh.read(BLOCK)
+            final = not block
+            buf += block
+            del block
+            end, done = 0, final
+            if pos + len(buf) >= stop:  # the range ends at the first line start at or after stop
+                rel = max(stop - 1 - pos, 0)
+                nl, cr = buf.find(b"\n", rel), buf.find(b"\r", rel)
+                i = min(j for j in (nl, cr, len(buf)) if j >= 0)
+                if i < len(buf) and not (buf[i] == 13 and i + 1 == len(buf) and not final):
+                    end, done = i + (2 if buf[i] == 13 and i + 1 < len(buf) and buf[i + 1] == 10 else 1), True
+            if final and not end:
+                end = len(buf)
+            if not done:
+                end = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1)) + 1
+            if end:
+                data, data_end = (buf, end) if src.utf8 and buf.isascii() else src.to_utf8(buf, line_no, end)
+                for line_no, _pos, _n in builder.feed(data, data_end, line_no, 0, final):
+                    pass
+                del data
+                pos += end
+                del buf[:end]
+            if done:
+                break
+    return _dataset(header, class_index, builder.take(), path, None, sparse)
+
+
+def split_ranges(path: str | os.PathLike[str], parts: int) -> list[tuple[int, int]]:
+    """``parts`` byte ranges of about equal size that tile the data section, for :func:`read_range`."""
+    if parts < 1:
+        raise DatasetError(f"parts must be at least 1, not {parts}")
+    src = ByteSource(str(path))
+    try:
+        header = read_header(src)
+    finally:
+        src.close()
+    with open_binary(path) as fh:
+        size = fh.seek(0, os.SEEK_END)
+    begin = header.data_offset
+    cuts = [begin + (size - begin) * k // parts for k in range(parts + 1)]
+    return list(zip(cuts[:-1], cuts[1:]))
 
 
 # ---------------------------------------------------------------------------- liac-arff engine
