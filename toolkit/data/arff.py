@@ -433,9 +433,8 @@ class _ColumnFormatter:
         if kind == "relational":
             code = int(value)
             bags = self.bags or []
-            if not 0 <= code < len(bags):
-                raise DatasetError(f"attribute '{self.attr.name}': bag {code} does not exist "
-                                   f"({len(bags)} bags)")
+            if not 0 <= code < len(bags):  # the implicit 0 of a sparse row without bags: an empty bag
+                return "''"
             bag = bags[code]
             rows = _sparse_rows(bag) if bag.is_sparse else _dense_rows(bag)
             return quote("\n".join(rows))

@@ -298,7 +298,13 @@ class Dataset:
         """The bag (a dataset) that a relational column's code stands for (None when missing)."""
         if np.isnan(code):
             return None
-        return self.bags.get(column, [])[int(code)]
+        bags = self.bags.get(column, [])
+        if 0 <= int(code) < len(bags):
+            return bags[int(code)]
+        # the implicit 0 of a sparse row in a column without bags: an empty bag
+        relation = self.features[column].relation
+        return Dataset(relation=self.features.name(column), attributes=relation, X=np.zeros((0, len(relation))),
+                       y=None, class_index=None, weights=np.ones(0))
 
     def missing_share(self) -> np.ndarray:
         """Share of missing values per feature column."""

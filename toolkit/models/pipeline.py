@@ -247,6 +247,11 @@ class Pipeline:
 def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, schema: Schema) -> None:
     caps = step.capabilities
     name = step.name
+    bags = schema.columns_of_kind("relational")
+    if len(bags) and not getattr(caps, "relational", False):
+        attr = schema.features.name(int(bags[0]))
+        raise CapabilityError(f"{name} cannot use relational (multi-instance) attribute '{attr}'; "
+                              f"choose a multi-instance classifier or remove the attribute")
     strings = schema.columns_of_kind("string")
     if len(strings) and not caps.string:
         attr = schema.features.name(int(strings[0]))
