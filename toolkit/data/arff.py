@@ -31,7 +31,7 @@ from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import ArffFormatError, DatasetError
 
 __all__ = ["read", "read_text", "iter_chunks", "read_range", "split_ranges", "write", "to_text",
-           "resolve_class_index"]
+           "resolve_class_index", "format_number"]
 
 ClassChoice = str | int | None
 
@@ -391,6 +391,11 @@ def _read_with_liac(src: ByteSource, header: Header, class_index: int | None,
 
 
 # ---------------------------------------------------------------------------- writing
+
+def format_number(value: float) -> str:
+    """A number as the writer writes it: ``?`` for NaN, Java's Infinity spellings, integers without ``.0``."""
+    return _format_number(float(value))
+
 
 def _format_number(value: float) -> str:
     if value != value:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 __all__ = ["Token", "tokenize", "iter_tokens", "unescape", "quote", "WHITESPACE", "UnterminatedQuote",
-           "parse_number", "is_index", "strip_ws", "clip"]
+           "parse_number", "parse_numbers", "is_index", "strip_ws", "clip"]
 
 #: Characters WEKA's tokenizer treats as whitespace: every code point up to the space, and no other
 #: (a no-break space is part of a value, as in WEKA). Every path strips exactly these.
@@ -39,6 +40,17 @@ def parse_number(text: str) -> float:
     if _NUMBER.fullmatch(text) is None:
         raise ValueError(text)
     return float(text)
+
+
+def parse_numbers(texts: list[str]) -> tuple[Any, Any]:
+    """``(values, ok)``: float64 and bool arrays for a list of strings, in the ARFF number grammar
+    (the C scanner's; NaN where ``ok`` is False). For other readers' type detection (CSV)."""
+    import numpy as np
+
+    from toolkit.data import _arffscan
+
+    values, ok = _arffscan.parse_numbers(list(texts))
+    return np.frombuffer(values, dtype=np.float64).copy(), np.frombuffer(ok, dtype=np.bool_).copy()
 
 
 def is_index(text: str) -> bool:
