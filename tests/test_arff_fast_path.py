@@ -311,3 +311,28 @@ def test_range_errors_name_the_files_own_line(tmp_path):
     with pytest.raises(ArffFormatError, match=r"bad\.arff:107: value 'q'"):
         arff.read_range(path, size // 2 - 50, size)
     assert arff.read_range(path, size - 20, size).n_instances in (2, 3)
+
+
+# ---------------------------------------------------------------------------- dates with zones (issue 16, point 3)
+
+@pytest.mark.parametrize("pattern,value,seconds", [
+    # expected instants from GNU date, e.g. `date -u -d "1999-01-31 00:01 UTC" +%s`
+    ("yyyy-MM-dd HH:mm Z", "1999-01-31 00:01 UTC", 917740860),
+    ("yy-MM-dd HH:mm:ss z", "99-01-31 00:01:00 +0430", 917724660),
+    ("yy-MM-dd HH:mm:ss z", "99-01-31 00:01:00 GMT+04:30", 917724660),
+    ("yyyy-MM-dd HH:mm:ss X", "2001-01-01 00:00:00 Z", 978307200),
+    ("yyyy-MM-dd HH:mm:ss Z", "2001-01-01 00:00:00 -0800", 978336000),
+])
+def test_dates_with_time_zones_are_stored_as_utc(pattern, value, seconds):
+    text = f"@relation r\n@attribute d date '{pattern}'\n@attribute c {{a}}\n@data\n'{value}',a\n"
+    ds = both(text)
+    assert ds.X[0, 0] == seconds * 1000.0
+    back = both(arff.to_text(ds))
+    assert back.X[0, 0] == seconds * 1000.0
+
+
+def test_java_milliseconds_are_a_number():
+    """SimpleDateFormat reads 'S' as a count of milliseconds: '.5' is 5 ms, not 500."""
+    ds = both("@relation r\n@attribute d date 'yyyy-MM-dd HH:mm:ss.SSS'\n@data\n'2001-01-01 00:00:00.5'\n"
+              "'2001-01-01 00:00:00.500'\n")
+    assert (ds.X[:, 0] - 978307200000.0).tolist() == [5.0, 500.0]
