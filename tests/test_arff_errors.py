@@ -33,7 +33,14 @@ CASES = {
     "non-numeric token": (GOOD_HEADER + "1,x,p\nabc,y,n\n", 7, "value 'abc' of numeric attribute 'a' is not a number"),
     "truncated file": (GOOD_HEADER + "1,x,p\n2,y,n\n3,", 8, "may be truncated"),
     "unknown type": ("@relation r\n@attribute a float\n@data\n", 2, "unknown type 'float'"),
-    "relational attribute": ("@relation r\n@attribute bag relational\n@end bag\n@data\n", 2, "relational"),
+    "relational attribute not closed": ("@relation r\n@attribute bag relational\n@attribute x numeric\n@data\n", 4,
+                                        "relational attribute 'bag' (line 2) is not closed"),
+    "relational attribute without attributes": ("@relation r\n@attribute bag relational\n@end bag\n@data\n", 3,
+                                                "relational attribute 'bag' declares no attributes"),
+    "bad value inside a bag": ("@relation r\n@attribute bag relational\n@attribute x numeric\n@end bag\n"
+                               "@attribute c {p}\n@data\n'1\\n2',p\n'3\\nz',p\n", 8,
+                               "relational attribute 'bag': value 'z' of numeric attribute 'x' is not a number "
+                               "(instance 2 of the bag)"),
     "data before header": ("1,2,3\n", 1, "expected @relation"),
     "duplicate nominal value": ("@relation r\n@attribute b {x,y,x}\n@data\n", 2, "declares the nominal value 'x' twice"),
     "empty value": (GOOD_HEADER + "1,,p\n", 6, "expected a value"),

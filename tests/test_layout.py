@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import import_rules as rules  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-FAMILIES = {"arff", "naive_bayes", "text", "linear", "ots", "metrics"}
+FAMILIES = {"arff", "naive_bayes", "text", "linear", "ots", "metrics", "csv", "libsvm"}
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:

@@ -11,6 +11,7 @@ from typing import Literal
 
 from toolkit.config import LoadOptions
 from toolkit.data import arff
+from toolkit.data.cache import cached_load
 from toolkit.data.dataset import Dataset
 from toolkit.errors import DatasetError
 
@@ -95,20 +96,32 @@ def resolve_dataset(name: str | os.PathLike[str]) -> Path:
 
 def load_arff(path: str | os.PathLike[str], *, class_attribute: str | int | None = -1,
               sparse: bool | Literal["auto"] = "auto", encoding: str = "utf-8") -> Dataset:
-    """Load an ARFF file or bundled dataset by name (``load_arff("iris")``)."""
-    return arff.read(resolve_dataset(path), class_attribute=class_attribute, sparse=sparse, encoding=encoding)
+    """Load an ARFF file or bundled dataset by name (``load_arff("iris")``); cached when a cache is set."""
+    resolved = resolve_dataset(path)
+    options = ("arff", class_attribute, sparse, encoding)
+    return cached_load(resolved, options, lambda: arff.read(resolved, class_attribute=class_attribute,
+                                                            sparse=sparse, encoding=encoding))
 
 
 def load_dataset(path: str | os.PathLike[str], options: LoadOptions | None = None) -> Dataset:
-    """Load through the ``load_dataset`` hook, so plugins can add formats; ARFF is the fallback."""
+    """Load through the ``load_dataset`` hook, so plugins can add formats; ARFF is the fallback.
+
+    With a cache (``--cache DIR`` or ``TOOLKIT_CACHE``) the parsed dataset is stored by content hash.
+    """
     from toolkit.plugin_host.manager import default_manager
 
     options = options or LoadOptions()
     resolved = resolve_dataset(path)
-    result = default_manager().hook.load_dataset(path=resolved, options=options)
-    if result is None:
-        raise DatasetError(f"{resolved}: no loader accepts this file (ARFF files end in .arff or .arff.gz)")
-    return result
+
+    def load() -> Dataset:
+        result = default_manager().hook.load_dataset(path=resolved, options=options)
+        if result is None:
+            raise DatasetError(f"{resolved}: no loader accepts this file (known: .arff, .csv, .libsvm, .svm, "
+                               f"and the same with .gz)")
+        return result
+
+    suffix = "".join(Path(resolved).suffixes[-2:]).lower()
+    return cached_load(resolved, ("hook", suffix, options), load)
 
 
 def save_arff(ds: Dataset, path: str | os.PathLike[str], *, sparse: bool | None = None) -> None:

@@ -77,10 +77,16 @@ def _main_callback(
     plugins_dir: Optional[Path] = typer.Option(None, "--plugins-dir", help="Also load *.py plugins from DIR.",
                                                exists=True, file_okay=False, dir_okay=True),
     block: list[str] = typer.Option([], "--block", help="Do not load the plugin NAME (repeatable)."),
+    cache: Optional[Path] = typer.Option(None, "--cache", metavar="DIR", file_okay=False,
+                                         help="Keep parsed datasets in DIR (by content hash; also TOOLKIT_CACHE=DIR)."),
 ) -> None:
     """Naive-Bayes-family and linear classifiers on ARFF data, evaluated the WEKA way."""
     global _debug_flag
     _debug_flag = debug
+    if cache is not None:
+        from toolkit.data.cache import set_cache_dir
+
+        set_cache_dir(cache)
     if plugins_dir is not None or block:
         from toolkit.plugin_host.manager import get_plugin_manager, reset_default_manager
 

@@ -1,1 +1,33 @@
-"""Data: the dataset model, ARFF reading and writing, and text vectorisation."""
+"""Data: the dataset model, ARFF reading and writing, and text vectorisation.
+
+The names below are the data layer's public API for plugins (a format plugin builds a
+:class:`Dataset` of :class:`Attribute` objects); they are imported on first use, so that importing
+this package costs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["Dataset", "Attribute", "AttributeList", "DateCodec", "parse_numbers", "format_number",
+           "resolve_class_index", "open_binary"]
+
+_WHERE = {
+    "Dataset": "toolkit.data.dataset",
+    "Attribute": "toolkit.data.attributes",
+    "AttributeList": "toolkit.data.attributes",
+    "DateCodec": "toolkit.data.arff_dates",
+    "parse_numbers": "toolkit.data.arff_syntax",
+    "format_number": "toolkit.data.arff",
+    "resolve_class_index": "toolkit.data.arff",
+    "open_binary": "toolkit.data.arff_source",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolkit.data' has no attribute '{name}'")
+    from importlib import import_module
+
+    return getattr(import_module(module), name)

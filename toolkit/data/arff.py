@@ -13,23 +13,25 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
 
 from toolkit.atomic_write import replaced_atomically
-from toolkit.data.arff_data import DataBuilder
+from toolkit.data.arff_data import Chunk, FastBuilder, StrictBuilder, StrictRows
 from toolkit.data.arff_dates import DateCodec
 from toolkit.data.arff_header import Header, read_header
-from toolkit.data.arff_source import LineSource
-from toolkit.data.arff_syntax import quote
+from toolkit.data.arff_source import BLOCK, ByteSource, line_ends, open_binary
+from toolkit.data.arff_syntax import WHITESPACE, parse_number, quote
 from toolkit.data.attributes import AttributeList
 from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import ArffFormatError, DatasetError
 
-__all__ = ["read", "read_text", "write", "to_text", "resolve_class_index"]
+__all__ = ["read", "read_text", "iter_chunks", "read_range", "split_ranges", "write", "to_text",
+           "resolve_class_index", "format_number"]
 
 ClassChoice = str | int | None
 
@@ -53,21 +55,20 @@ def resolve_class_index(attributes: AttributeList, class_attribute: ClassChoice,
     if not 0 <= index < n:
         raise DatasetError(f"{where}: class index {class_attribute} is out of range (the file has {n} attributes)")
     kind = attributes[index].kind
-    if kind in ("string", "date") and class_attribute != -1:
+    if kind in ("string", "date", "relational") and class_attribute != -1:
         raise DatasetError(f"{where}: attribute '{attributes.name(index)}' is {kind} and cannot be the class")
-    if kind in ("string", "date"):
+    if kind in ("string", "date", "relational"):
         return None  # the default (last) is not usable as a class: no class, as WEKA without -c
     return index
 
 
-def _finish(src: LineSource, header: Header, builder: DataBuilder, class_index: int | None,
-            sha256: str | None, sparse: bool | Literal["auto"]) -> Dataset:
-    X, y_raw, weights = builder.finish()
-    if builder.sparse is None:  # no data rows at all
-        builder.sparse = False
+def _dataset(header: Header, class_index: int | None, chunk: Chunk, path: str | None, sha256: str | None,
+             sparse: bool | Literal["auto"]) -> Dataset:
+    X = chunk.X
     y = None
     if class_index is not None:
         attr = header.attributes[class_index]
+        y_raw = chunk.y
         if attr.kind == "nominal":
             y = np.where(np.isnan(y_raw), -1, y_raw).astype(np.int64)
         else:
@@ -76,13 +77,9 @@ def _finish(src: LineSource, header: Header, builder: DataBuilder, class_index: 
         X = sp.csr_matrix(X)
     elif sparse is False and sp.issparse(X):
         X = np.asarray(X.toarray(), dtype=np.float64)
-    strings: dict[int, list[str]] = {}
-    for attr_index, table in builder.tables.items():
-        col = attr_index if class_index is None or attr_index < class_index else attr_index - 1
-        strings[col] = table
     return Dataset(relation=header.relation, attributes=header.attributes, X=X, y=y,
-                   class_index=class_index, weights=weights, strings=strings, path=src.path,
-                   sha256=sha256)
+                   class_index=class_index, weights=chunk.weights, strings=chunk.strings, bags=chunk.bags,
+                   path=path, sha256=sha256)
 
 
 def _file_sha256(path: str) -> str:
@@ -93,35 +90,59 @@ def _file_sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def _read_source(src: LineSource, class_attribute: ClassChoice, sparse: bool | Literal["auto"],
-                 engine: str, sha256: str | None) -> Dataset:
+_ENGINES = ("fast", "strict", "liac-arff")
+
+
+def _start(src: ByteSource, class_attribute: ClassChoice) -> tuple[Header, int | None, StrictRows]:
     header = read_header(src)
     class_index = resolve_class_index(header.attributes, class_attribute, src.display)
-    if engine == "liac-arff":
-        return _read_with_liac(src, header, class_index, sha256, sparse)
-    if engine != "fast":
-        raise DatasetError(f"unknown ARFF engine '{engine}'; expected 'fast' or 'liac-arff'")
-    builder = DataBuilder(src, header.attributes, class_index, header.date_codecs)
-    try:
-        for first, lines in src.chunks():
-            builder.add_chunk(first, lines)
-    except ArffFormatError as exc:
-        raise _maybe_truncated(src, exc) from None
-    return _finish(src, header, builder, class_index, sha256, sparse)
+    return header, class_index, StrictRows(src.display, header.attributes, class_index, header.date_codecs)
 
 
-def _maybe_truncated(src: LineSource, exc: ArffFormatError) -> ArffFormatError:
-    """Add a hint when the bad line is the last one and the file does not end with a newline."""
-    if exc.line != src.line_no:
-        return exc
+def _fast_chunks(src: ByteSource, builder: FastBuilder, first_line: int, rows: int = 0) -> Iterator[Chunk]:
+    """Chunks of ``rows`` rows (all rows in one chunk when 0) read by the fast engine."""
+    line_no = first_line
+    for data, end, final in src.data_blocks():
+        if not src.utf8 or not data.isascii():
+            data, end = src.to_utf8(data, line_no, end)
+        for line_no, _pos, n in builder.feed(data, end, line_no, rows, final):
+            if n >= 0:
+                chunk = builder.take()
+                builder.reset_tables()
+                yield chunk
+    yield builder.take()
+
+
+def _strict_chunk(src: ByteSource, rows: StrictRows) -> Chunk:
+    builder = StrictBuilder(rows)
+    lines = src.lines()
+    for line_no, text in lines:
+        try:
+            builder.add_line(line_no, text)
+        except ArffFormatError as exc:
+            if next(lines, None) is None and not src.ended_with_newline:
+                hint = (exc.hint + "; " if exc.hint else "") + "the last line has no line end: the file may be truncated"
+                raise ArffFormatError(exc.path, exc.line, exc.problem, exc.text, hint) from None
+            raise
+    return builder.finish()
+
+
+def _read_source(src: ByteSource, class_attribute: ClassChoice, sparse: bool | Literal["auto"],
+                 engine: str) -> Dataset:
+    if engine not in _ENGINES:
+        raise DatasetError(f"unknown ARFF engine '{engine}'; expected one of {', '.join(_ENGINES)}")
     try:
-        more = next(src.chunks(), None)
-    except ArffFormatError:
-        more = None
-    if more is None and not src.ended_with_newline:
-        hint = (exc.hint + "; " if exc.hint else "") + "the last line has no line end: the file may be truncated"
-        return ArffFormatError(exc.path, exc.line, exc.problem, exc.text, hint)
-    return exc
+        header, class_index, rows = _start(src, class_attribute)
+        if engine == "liac-arff":
+            ds = _read_with_liac(src, header, class_index, sparse)
+            return replace(ds, sha256=src.hexdigest())
+        if engine == "strict":
+            chunk = _strict_chunk(src, rows)
+        else:
+            chunk = next(_fast_chunks(src, FastBuilder(rows), header.data_line + 1))
+        return _dataset(header, class_index, chunk, src.path, src.hexdigest(), sparse)
+    finally:
+        src.close()
 
 
 def read(path: str | os.PathLike[str], *, class_attribute: ClassChoice = -1,
@@ -131,40 +152,170 @@ def read(path: str | os.PathLike[str], *, class_attribute: ClassChoice = -1,
     :param class_attribute: name or index of the class attribute; -1 (default) is the last
         attribute, as in WEKA; None loads without a class.
     :param sparse: "auto" keeps the file's form, True forces CSR, False forces a dense array.
-    :param engine: "fast" (default) or "liac-arff" (the reference parser; no instance weights).
+    :param engine: "fast" (default, the C scanner), "strict" (the tokenizer alone: the reference) or
+        "liac-arff" (liac-arff 2.5.0 on the pre-scanned header; no weights, dates or bags).
     """
     path = str(path)
     if os.path.isdir(path):
         raise DatasetError(f"{path}: is a directory, not an ARFF file")
     if not os.path.exists(path):
         raise DatasetError(f"{path}: no such file")
-    src = LineSource(path, encoding=encoding)
-    return _read_source(src, class_attribute, sparse, engine, _file_sha256(path))
+    return _read_source(ByteSource(path, encoding=encoding), class_attribute, sparse, engine)
 
 
 def read_text(text: str, *, class_attribute: ClassChoice = -1, sparse: bool | Literal["auto"] = "auto",
               name: str = "<string>", engine: str = "fast") -> Dataset:
     """Parse ARFF from a string."""
-    src = LineSource(text=text, display_name=name)
-    sha = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return _read_source(src, class_attribute, sparse, engine, sha)
+    return _read_source(ByteSource(text=text, display_name=name), class_attribute, sparse, engine)
+
+
+def iter_chunks(path: str | os.PathLike[str], *, rows: int = 100_000, class_attribute: ClassChoice = -1,
+                sparse: bool | Literal["auto"] = "auto", encoding: str = "utf-8") -> Iterator[Dataset]:
+    """The file's instances as datasets of ``rows`` instances each (the last may have fewer).
+
+    All chunks share one schema (the same ``attributes`` object) and form (dense or sparse, as the
+    first row decides); string tables and bags are per chunk, so memory is bounded by a chunk.
+    Errors name the file's own line numbers.
+    """
+    if rows < 1:
+        raise DatasetError(f"rows must be at least 1, not {rows}")
+    src = ByteSource(str(path), encoding=encoding)
+    try:
+        header, class_index, strict = _start(src, class_attribute)
+        builder = FastBuilder(strict)
+        pending: Chunk | None = None
+        given = 0
+        for chunk in _fast_chunks(src, builder, header.data_line + 1, rows):
+            if pending is not None:
+                given += 1
+                yield _dataset(header, class_index, pending, src.path, None, sparse)
+            pending = chunk
+        if pending is not None and (pending.n_rows or not given):
+            yield _dataset(header, class_index, pending, src.path, None, sparse)
+    finally:
+        src.close()
+
+
+def _line_start_at_or_after(fh, pos: int) -> int:  # type: ignore[no-untyped-def]
+    """The first line start at or after ``pos`` (``fh`` is positioned at ``pos - 1``). A line starts
+    after ``\n``, or after a ``\r`` not followed by ``\n``."""
+    prev = fh.read(1)
+    if prev == b"\n":
+        return pos
+    if prev == b"\r":
+        return pos + 1 if fh.read(1) == b"\n" else pos
+    at = pos
+    while True:
+        block = fh.read(BLOCK)
+        if not block:
+            return at
+        nl, cr = block.find(b"\n"), block.find(b"\r")
+        ends = [i for i in (nl, cr) if i >= 0]
+        if ends:
+            i = min(ends)
+            j = i + 1
+            if block[i] == 13:
+                if j == len(block):
+                    block += fh.read(1)
+                if j < len(block) and block[j] == 10:
+                    j += 1
+            return at + j
+        at += len(block)
+
+
+def _count_line_ends(fh, start: int, stop: int) -> int:  # type: ignore[no-untyped-def]
+    """Line ends in bytes [start, stop) of ``fh`` (positioned at ``start``)."""
+    count, left, last = 0, stop - start, b""
+    while left > 0:
+        block = fh.read(min(BLOCK, left))
+        if not block:
+            break
+        count += line_ends(block)
+        if last == b"\r" and block[:1] == b"\n":
+            count -= 1  # a \r\n pair split between two blocks
+        last = block[-1:]
+        left -= len(block)
+    return count
+
+
+def read_range(path: str | os.PathLike[str], start: int, stop: int, *, class_attribute: ClassChoice = -1,
+               sparse: bool | Literal["auto"] = "auto", encoding: str = "utf-8") -> Dataset:
+    """The data rows whose lines start at a byte offset in ``[start, stop)`` of the file.
+
+    Ranges that tile the file (e.g. :func:`split_ranges`) give every row exactly once: concatenated
+    in order they equal the whole file. Errors carry the file's own line numbers. Offsets count the
+    bytes of the file (of the decompressed text for ``.gz``, which is then read from its start).
+    String tables and bags are the range's own.
+    """
+    path = str(path)
+    src = ByteSource(path, encoding=encoding)
+    try:
+        header, class_index, strict = _start(src, class_attribute)
+    finally:
+        src.close()
+    begin = max(int(start), header.data_offset)
+    builder = FastBuilder(strict)
+    with open_binary(path) as fh:
+        if begin > header.data_offset:
+            fh.seek(begin - 1)
+            begin = _line_start_at_or_after(fh, begin)
+        fh.seek(header.data_offset)
+        line_no = header.data_line + 1 + _count_line_ends(fh, header.data_offset, begin)
+        fh.seek(begin)
+        pos, buf = begin, bytearray()
+        while stop > begin:
+            block = fh.read(BLOCK)
+            final = not block
+            buf += block
+            del block
+            end, done = 0, final
+            if pos + len(buf) >= stop:  # the range ends at the first line start at or after stop
+                rel = max(stop - 1 - pos, 0)
+                nl, cr = buf.find(b"\n", rel), buf.find(b"\r", rel)
+                i = min(j for j in (nl, cr, len(buf)) if j >= 0)
+                if i < len(buf) and not (buf[i] == 13 and i + 1 == len(buf) and not final):
+                    end, done = i + (2 if buf[i] == 13 and i + 1 < len(buf) and buf[i + 1] == 10 else 1), True
+            if final and not end:
+                end = len(buf)
+            if not done:
+                end = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1)) + 1
+            if end:
+                data, data_end = (buf, end) if src.utf8 and buf.isascii() else src.to_utf8(buf, line_no, end)
+                for line_no, _pos, _n in builder.feed(data, data_end, line_no, 0, final):
+                    pass
+                del data
+                pos += end
+                del buf[:end]
+            if done:
+                break
+    return _dataset(header, class_index, builder.take(), path, None, sparse)
+
+
+def split_ranges(path: str | os.PathLike[str], parts: int) -> list[tuple[int, int]]:
+    """``parts`` byte ranges of about equal size that tile the data section, for :func:`read_range`."""
+    if parts < 1:
+        raise DatasetError(f"parts must be at least 1, not {parts}")
+    src = ByteSource(str(path))
+    try:
+        header = read_header(src)
+    finally:
+        src.close()
+    with open_binary(path) as fh:
+        size = fh.seek(0, os.SEEK_END)
+    begin = header.data_offset
+    cuts = [begin + (size - begin) * k // parts for k in range(parts + 1)]
+    return list(zip(cuts[:-1], cuts[1:]))
 
 
 # ---------------------------------------------------------------------------- liac-arff engine
 
-def _read_with_liac(src: LineSource, header: Header, class_index: int | None, sha256: str | None,
+def _read_with_liac(src: ByteSource, header: Header, class_index: int | None,
                     sparse: bool | Literal["auto"]) -> Dataset:
     """Parse the data section with liac-arff, after our pre-scan normalised the header."""
     import arff  # liac-arff
 
-    lines: list[str] = []
-    numbers: list[int] = []
-    for first, chunk in src.chunks():
-        for offset, line in enumerate(chunk):
-            lines.append(line)
-            numbers.append(first + offset)
-    body = [ln.strip() for ln in lines]
-    data_lines = [(no, ln) for no, ln in zip(numbers, body) if ln and not ln.startswith("%")]
+    data_lines = [(no, ln.strip(WHITESPACE)) for no, ln in src.lines()]
+    data_lines = [(no, ln) for no, ln in data_lines if ln and not ln.startswith("%")]
     is_sparse = bool(data_lines) and data_lines[0][1].startswith("{")
     decl = []
     for attr in header.attributes:
@@ -199,7 +350,7 @@ def _read_with_liac(src: LineSource, header: Header, class_index: int | None, sh
             return float(tables[j].setdefault(str(value), len(tables[j])))
         if kind == "date":
             return header.date_codecs[j].parse(str(value))
-        return float(value)  # type: ignore[arg-type]
+        return parse_number(str(value))
 
     if is_sparse:
         values, rows, cols = obj["data"]
@@ -222,9 +373,6 @@ def _read_with_liac(src: LineSource, header: Header, class_index: int | None, sh
             X = np.delete(full, class_index, axis=1)
         else:
             y_raw, X = None, full
-    builder = DataBuilder(src, header.attributes, class_index, header.date_codecs)
-    builder.sparse = is_sparse
-    builder.tables = {j: list(t) for j, t in tables.items()}
     y = None
     if class_index is not None:
         if header.attributes[class_index].kind == "nominal":
@@ -232,18 +380,22 @@ def _read_with_liac(src: LineSource, header: Header, class_index: int | None, sh
         else:
             y = np.asarray(y_raw, dtype=np.float64)
     strings = {}
-    for j, table in builder.tables.items():
-        strings[j if class_index is None or j < class_index else j - 1] = table
+    for j, table in tables.items():
+        strings[j if class_index is None or j < class_index else j - 1] = list(table)
     if sparse is True and not sp.issparse(X):
         X = sp.csr_matrix(X)
     elif sparse is False and sp.issparse(X):
         X = X.toarray()
     return Dataset(relation=header.relation, attributes=header.attributes, X=X, y=y,
-                   class_index=class_index, weights=np.ones(n_rows), strings=strings, path=src.path,
-                   sha256=sha256)
+                   class_index=class_index, weights=np.ones(n_rows), strings=strings, path=src.path)
 
 
 # ---------------------------------------------------------------------------- writing
+
+def format_number(value: float) -> str:
+    """A number as the writer writes it: ``?`` for NaN, Java's Infinity spellings, integers without ``.0``."""
+    return _format_number(float(value))
+
 
 def _format_number(value: float) -> str:
     if value != value:
@@ -260,9 +412,10 @@ def _format_number(value: float) -> str:
 class _ColumnFormatter:
     """Turns the codes of one attribute into ARFF tokens."""
 
-    def __init__(self, attr: Attribute, table: list[str] | None):
+    def __init__(self, attr: Attribute, table: list[str] | None, bags: list[Dataset] | None = None):
         self.attr = attr
         self.table = table
+        self.bags = bags
         self.quoted_values = [quote(v) for v in attr.values] if attr.kind == "nominal" else None
         self.codec = DateCodec(attr.date_format) if attr.kind == "date" else None
 
@@ -282,6 +435,14 @@ class _ColumnFormatter:
             code = int(value)
             table = self.table or []
             return quote(table[code] if code < len(table) else "")
+        if kind == "relational":
+            code = int(value)
+            bags = self.bags or []
+            if not 0 <= code < len(bags):  # the implicit 0 of a sparse row without bags: an empty bag
+                return "''"
+            bag = bags[code]
+            rows = _sparse_rows(bag) if bag.is_sparse else _dense_rows(bag)
+            return quote("\n".join(rows))
         return quote(self.codec.format(value))  # type: ignore[union-attr]
 
     def column(self, values: np.ndarray) -> list[str]:
@@ -303,18 +464,23 @@ class _ColumnFormatter:
         return [self(v) for v in values.tolist()]
 
 
-def _header_lines(ds: Dataset) -> list[str]:
-    out = [f"@relation {quote(ds.relation)}", ""]
-    for attr in ds.attributes:
+def _attribute_lines(attributes: Iterable[Attribute]) -> Iterator[str]:
+    for attr in attributes:
         name = quote(attr.name)
         if attr.kind == "nominal":
-            out.append(f"@attribute {name} {{{','.join(quote(v) for v in attr.values)}}}")
+            yield f"@attribute {name} {{{','.join(quote(v) for v in attr.values)}}}"
         elif attr.kind == "date":
-            out.append(f"@attribute {name} date {quote(attr.date_format or '')}")
+            yield f"@attribute {name} date {quote(attr.date_format or '')}"
+        elif attr.kind == "relational":
+            yield f"@attribute {name} relational"
+            yield from _attribute_lines(attr.relation)
+            yield f"@end {name}"
         else:
-            out.append(f"@attribute {name} {attr.kind}")
-    out += ["", "@data"]
-    return out
+            yield f"@attribute {name} {attr.kind}"
+
+
+def _header_lines(ds: Dataset) -> list[str]:
+    return [f"@relation {quote(ds.relation)}", "", *_attribute_lines(ds.attributes), "", "@data"]
 
 
 class _Formatters:
@@ -330,7 +496,8 @@ class _Formatters:
         if fmt is None:
             col = self.feature_col[p]
             table = None if col is None else self.ds.strings.get(col)
-            fmt = self._cache[p] = _ColumnFormatter(self.ds.attributes[p], table)
+            bags = None if col is None else self.ds.bags.get(col)
+            fmt = self._cache[p] = _ColumnFormatter(self.ds.attributes[p], table, bags)
         return fmt
 
     def __iter__(self):  # type: ignore[no-untyped-def]
@@ -392,7 +559,7 @@ def _sparse_rows(ds: Dataset) -> Iterable[str]:
     text = np.empty(X.nnz, dtype=object)
     kinds = ds.attributes.kind_codes[position]
     entry_kind = kinds[X.indices] if X.nnz else np.zeros(0, dtype=np.int8)
-    for code, kind in enumerate(("numeric", "nominal", "string", "date")):
+    for code, kind in enumerate(("numeric", "nominal", "string", "date", "relational")):
         sel = np.flatnonzero(entry_kind == code)
         if not len(sel):
             continue
@@ -404,7 +571,9 @@ def _sparse_rows(ds: Dataset) -> Iterable[str]:
                 text[sub] = formatters[p].column(X.data[sub])
     pairs = np.array([f"{p} " for p in range(len(ds.attributes))], dtype=object)[pos_of_entry] + text \
         if X.nnz else np.zeros(0, dtype=object)
-    string_positions = [int(i) for i in np.flatnonzero(ds.attributes.mask("string")) if i != ds.class_index]
+    # string and bag codes are always written: code 0 is the first string or bag, not "empty"
+    string_positions = [int(i) for i in np.flatnonzero(ds.attributes.mask("string") | ds.attributes.mask("relational"))
+                        if i != ds.class_index]
     y = _class_column(ds) if ds.class_index is not None else None
     ci = ds.class_index
     for r in range(ds.n_instances):

@@ -1,107 +1,131 @@
-"""The ARFF data section, read in chunks into a dense array or a CSR matrix.
+"""The ARFF data section: the strict row grammar (the reference), and the two engines that use it.
 
-Chunks of plain lines (no quotes, braces, comments or escapes) take a vectorised path: one
-``str.split`` per line and one numpy conversion per column. Everything else goes through the
-linear tokenizer row by row. Sparse rows are appended to compact ``array.array`` buffers, so a
-sparse file becomes CSR without ever being densified and without a list of Python objects per
-non-zero value: peak memory stays within a small factor of the CSR's own size.
+**Grammar** (WEKA 3.6's ``ArffReader`` on ``java.io.StreamTokenizer``, with the stricter points noted):
+
+* whitespace is every code point up to the space (0x00-0x20) and nothing else: a no-break space is
+  part of a value, as in WEKA; ``%`` outside quotes starts a comment; quotes ``'`` and ``"`` take
+  Java escapes (:func:`toolkit.data.arff_syntax.unescape`);
+* values are separated by a comma or by whitespace (tabs and spaces separate values as in WEKA).
+  Unlike WEKA, an empty value (two commas, a leading or trailing comma) is an error, not skipped:
+  WEKA silently shifts the following values one column left;
+* a dense row has exactly one value per attribute; a sparse row is ``{index value, ...}`` with
+  indices in any order, each once, written as ASCII digits (an optional ``+``) and checked against
+  the number of attributes before any conversion; a row may end with an instance weight ``{w}``;
+* an unquoted ``?`` is a missing value; numbers are ASCII decimal or scientific (``NaN``, which WEKA
+  reads as missing, and ``Infinity`` spelled as Java spells them); no ``_``, no other digits.
+
+**Engines.** ``StrictBuilder`` reads row by row with the tokenizer and collects the rows with numpy
+alone: the reference the tests compare against. ``FastBuilder`` runs the C scanner
+(``toolkit/data/_arffscan.c``) over whole blocks of bytes; on any irregularity the scanner stops at
+the line and hands it to :class:`StrictRows`, so errors name the same line and text on both engines.
+Memory of the fast engine is the output arrays (grown in place) plus one block of input and the
+longest line; it never builds a table as wide as the longest value.
 """
 
 from __future__ import annotations
 
-import re
 from array import array
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from toolkit.data.arff_dates import DateCodec
-from toolkit.data.arff_source import LineSource
-from toolkit.data.arff_syntax import Token, UnterminatedQuote, tokenize
+from toolkit.data.arff_syntax import (Token, UnterminatedQuote, clip, is_index, iter_tokens, parse_number)
 from toolkit.data.attributes import KIND_CODES, AttributeList
 from toolkit.errors import ArffFormatError
 
-__all__ = ["DataBuilder"]
+__all__ = ["StrictRows", "StrictBuilder", "FastBuilder", "Chunk", "EMPTY", "DENSE", "SPARSE"]
 
-_NUMERIC, _NOMINAL, _STRING, _DATE = 0, 1, 2, 3
-assert (KIND_CODES["numeric"], KIND_CODES["nominal"], KIND_CODES["string"], KIND_CODES["date"]) == (0, 1, 2, 3)
-_SPECIAL = ("'", '"', "{", "}", "%", "\\")
-# a dense row of bare values and single-quoted values without escapes or inner quotes
-_SIMPLE_VALUE = r"(?:'[^'\\\n]*'|[^'\"{},%\\\x00-\x20]+)"
-_SIMPLE_QUOTED_ROW = re.compile(r"^" + _SIMPLE_VALUE + r"(?:[\x00-\x20]*,[\x00-\x20]*" + _SIMPLE_VALUE + r")*$")
-_SIMPLE_QUOTED_VALUE = re.compile(r"'([^']*)'|([^'\"{},%\\\x00-\x20]+)")
-
-
-def _is_plain(line: str) -> bool:
-    return not any(ch in line for ch in _SPECIAL)
+_NUMERIC, _NOMINAL, _STRING, _DATE, _RELATIONAL = 0, 1, 2, 3, 4
+assert [KIND_CODES[k] for k in ("numeric", "nominal", "string", "date", "relational")] == [0, 1, 2, 3, 4]
+EMPTY, DENSE, SPARSE = 0, 1, 2
+_VALUE = ("word", "quoted")
+#: characters of a line shown in an error message
+_SHOWN = 200
 
 
-def _is_plain_sparse(line: str) -> bool:
-    return (line[0] == "{" and line[-1] == "}" and line.count("{") == 1 and line.count("}") == 1
-            and "'" not in line and '"' not in line and "%" not in line and "\\" not in line)
+class Chunk:
+    """Rows read from a data section: X without the class column, the class column, weights, tables."""
+
+    __slots__ = ("X", "y", "weights", "strings", "bags", "sparse", "n_rows")
+
+    def __init__(self, X: Any, y: np.ndarray | None, weights: np.ndarray, strings: dict[int, list[str]],
+                 bags: dict[int, list[Any]], sparse: bool):
+        self.X = X
+        self.y = y
+        self.weights = weights
+        self.strings = strings
+        self.bags = bags
+        self.sparse = sparse
+        self.n_rows = int(X.shape[0])
 
 
-class DataBuilder:
-    """Accumulates the rows of one data section."""
+# ---------------------------------------------------------------------------- the strict grammar
 
-    def __init__(self, src: LineSource, attributes: AttributeList, class_index: int | None,
-                 date_codecs: dict[int, DateCodec]):
-        self.src = src
+class StrictRows:
+    """Parses one data line at a time by the grammar above; every error an :class:`ArffFormatError`.
+
+    String tables (``tables``/``table_index``) and relational bags (``bags``) are shared with the
+    fast engine, so that a line handed over continues the same tables.
+    """
+
+    def __init__(self, display: str, attributes: AttributeList, class_index: int | None,
+                 date_codecs: dict[int, DateCodec], *, context: str = ""):
+        self.display = display
         self.attributes = attributes
         self.n_attr = len(attributes)
         self.class_index = class_index
-        self.kind = np.asarray(attributes.kind_codes, dtype=np.int8)  # same codes as _KIND_CODES
+        self.kind = np.asarray(attributes.kind_codes, dtype=np.int8)
         self.lookup: dict[int, dict[str, float]] = {
             int(i): {v: float(code) for code, v in enumerate(attributes[int(i)].values)}
             for i in np.flatnonzero(self.kind == _NOMINAL)}
         self.tables: dict[int, list[str]] = {int(i): [] for i in np.flatnonzero(self.kind == _STRING)}
-        self._table_index: dict[int, dict[str, int]] = {i: {} for i in self.tables}
-        self.codecs = date_codecs
-        self.sparse: bool | None = None      # decided by the first data row
-        # dense buffers
-        self._dense_chunks: list[np.ndarray] = []
-        # sparse buffers (class column kept apart)
-        self._data = array("d")
-        self._cols = array("i")
-        self._indptr = array("q", [0])
-        self._class_values = array("d")
-        self._weights = array("d")
-        self.n_rows = 0
-        self.any_weight = False
+        self.table_index: dict[int, dict[str, int]] = {i: {} for i in self.tables}
+        self.bags: dict[int, list[Any]] = {int(i): [] for i in np.flatnonzero(self.kind == _RELATIONAL)}
+        self.codecs = dict(date_codecs)
+        for i in np.flatnonzero(self.kind == _DATE):
+            if int(i) not in self.codecs:
+                self.codecs[int(i)] = DateCodec(attributes[int(i)].date_format)
+        self.dates: dict[int, Callable[[str], float]] = {i: _memo(c.parse) for i, c in self.codecs.items()}
+        self.context = context
 
     # ------------------------------------------------------------------ errors
-    def _error(self, line_no: int, problem: str, line: str | None, hint: str | None = None) -> ArffFormatError:
-        return ArffFormatError(self.src.display, line_no, problem, line, hint)
+    def error(self, line_no: int | None, problem: str, line: str | None, hint: str | None = None) -> ArffFormatError:
+        shown = None if line is None else (line if len(line) <= _SHOWN else line[:_SHOWN] + "...")
+        return ArffFormatError(self.display, line_no, self.context + problem, shown, hint)
 
     def _value_error(self, line_no: int, line: str, attr_index: int, text: str) -> ArffFormatError:
         attr = self.attributes[attr_index]
+        shown_text = clip(text)
         if attr.kind == "nominal":
-            shown = ", ".join(attr.values[:8]) + (", ..." if len(attr.values) > 8 else "")
-            return self._error(line_no, f"value '{text}' is not declared for nominal attribute '{attr.name}'",
-                               line, f"expected one of {{{shown}}} or ?")
+            shown = ", ".join(clip(v, 30) for v in attr.values[:8]) + (", ..." if len(attr.values) > 8 else "")
+            return self.error(line_no, f"value '{shown_text}' is not declared for nominal attribute "
+                                       f"'{clip(attr.name)}'", line, f"expected one of {{{shown}}} or ?")
         if attr.kind == "date":
-            return self._error(line_no, f"value '{text}' of date attribute '{attr.name}' does not match "
-                                        f"the format '{attr.date_format}'", line)
-        return self._error(line_no, f"value '{text}' of numeric attribute '{attr.name}' is not a number",
-                           line, "expected a number or ? for a missing value")
+            return self.error(line_no, f"value '{shown_text}' of date attribute '{clip(attr.name)}' does not "
+                                       f"match the format '{clip(attr.date_format or '')}'", line)
+        return self.error(line_no, f"value '{shown_text}' of numeric attribute '{clip(attr.name)}' is not a number",
+                          line, "expected a number (ASCII digits, e.g. 1.5e-3) or ? for a missing value")
 
     # ------------------------------------------------------------------ single values
-    def _string_code(self, attr_index: int, text: str) -> float:
-        index = self._table_index[attr_index]
+    def string_code(self, attr_index: int, text: str) -> float:
+        index = self.table_index[attr_index]
         code = index.get(text)
         if code is None:
             code = index[text] = len(self.tables[attr_index])
             self.tables[attr_index].append(text)
         return float(code)
 
-    def _convert(self, attr_index: int, tok: Token, line_no: int, line: str) -> float:
+    def convert(self, attr_index: int, tok: Token, line_no: int, line: str) -> float:
         text = tok.text
         if tok.kind == "word" and text == "?":
             return np.nan
         kind = self.kind[attr_index]
         if kind == _NUMERIC:
             try:
-                return float(text)
+                return parse_number(text)
             except ValueError:
                 raise self._value_error(line_no, line, attr_index, text) from None
         if kind == _NOMINAL:
@@ -110,354 +134,364 @@ class DataBuilder:
                 raise self._value_error(line_no, line, attr_index, text)
             return code
         if kind == _STRING:
-            return self._string_code(attr_index, text)
-        try:
-            return self.codecs[attr_index].parse(text)
-        except ValueError:
-            raise self._value_error(line_no, line, attr_index, text) from None
+            return self.string_code(attr_index, text)
+        if kind == _DATE:
+            try:
+                return self.dates[attr_index](text)
+            except ValueError:
+                raise self._value_error(line_no, line, attr_index, text) from None
+        return self._bag(attr_index, text, line_no, line)
 
-    def _weight(self, tokens: list[Token], pos: int, line_no: int, line: str) -> float:
-        """Parse ``[,] {w}`` at tokens[pos:], the instance weight that closes a row."""
-        if pos < len(tokens) and tokens[pos].kind == ",":
-            pos += 1
-        if (pos + 3 != len(tokens) or tokens[pos].kind != "{" or tokens[pos + 2].kind != "}"
-                or tokens[pos + 1].kind not in ("word", "quoted")):
-            extra = tokens[pos].text if pos < len(tokens) else "end of line"
-            raise self._error(line_no, f"unexpected '{extra}' after the last value", line,
-                              f"expected {self._n_expected()} values, optionally followed by a weight {{w}}")
+    def _bag(self, attr_index: int, text: str, line_no: int, line: str) -> float:
+        """A relational value: the bag's instances, one per line of the (unescaped) value."""
+        attr = self.attributes[attr_index]
+        inner = StrictBuilder(StrictRows(self.display, attr.relation, None, {},
+                                         context=f"{self.context}relational attribute '{clip(attr.name)}': "))
         try:
-            weight = float(tokens[pos + 1].text)
+            for k, bag_line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n")):
+                inner.add_line(line_no, bag_line, where=f" (instance {k + 1} of the bag)")
+        except ArffFormatError as exc:
+            raise ArffFormatError(self.display, line_no, exc.problem,
+                                  line if len(line) <= _SHOWN else line[:_SHOWN] + "...", exc.hint) from None
+        from toolkit.data.dataset import Dataset
+
+        chunk = inner.finish()
+        bag = Dataset(relation=attr.name, attributes=attr.relation, X=chunk.X, y=None, class_index=None,
+                      weights=chunk.weights, strings=chunk.strings, bags=chunk.bags)
+        bags = self.bags[attr_index]
+        bags.append(bag)
+        return float(len(bags) - 1)
+
+    # ------------------------------------------------------------------ rows
+    def _tokens(self, line_no: int, line: str) -> Iterator[Token]:
+        try:
+            yield from iter_tokens(line)
+        except UnterminatedQuote as exc:
+            raise self.error(line_no, f"unterminated quote at column {exc.column + 1}", line,
+                             "close the quote, or escape a quote inside a value with a backslash") from None
+
+    def parse_row(self, line_no: int, line: str) -> tuple[int, list[Any], float]:
+        """``(EMPTY|DENSE|SPARSE, values or (index, value) pairs, weight)`` for one line."""
+        tokens = self._tokens(line_no, line)
+        first = next(tokens, None)
+        if first is None:
+            return EMPTY, [], 1.0  # blank or comment-only
+        if first.kind == "{":
+            pairs, weight = self._sparse(tokens, line_no, line)
+            return SPARSE, pairs, weight
+        values: list[float] = []
+        n = self.n_attr
+        tok = first
+        while True:
+            if tok.kind not in _VALUE:
+                if tok.kind == "{" and len(values) == n:
+                    return DENSE, values, self._weight(tokens, line_no, line)
+                raise self.error(line_no, f"expected a value, found '{clip(tok.text)}'", line,
+                                 "empty values are not allowed; write ? for a missing value")
+            if len(values) == n:
+                raise self.error(line_no, f"expected {n} values, found more", line,
+                                 "there is an extra value or a comma inside an unquoted value")
+            values.append(self.convert(len(values), tok, line_no, line))
+            nxt = next(tokens, None)
+            if nxt is None:
+                break
+            if nxt.kind == ",":
+                after = next(tokens, None)
+                if after is None:
+                    raise self.error(line_no, "the row ends after a comma", line, "a value is missing")
+                tok = after
+                continue
+            if nxt.kind == "{" and len(values) == n:
+                return DENSE, values, self._weight(tokens, line_no, line)
+            if nxt.kind in _VALUE and nxt.column > tok.end:
+                tok = nxt  # whitespace separates values, as in WEKA
+                continue
+            raise self.error(line_no, f"expected ',' after value '{clip(tok.text)}', found '{clip(nxt.text)}'",
+                             line, "quote values that contain spaces")
+        if len(values) != n:
+            raise self.error(line_no, f"expected {n} values, found {len(values)}", line,
+                             "a value or a comma is missing")
+        return DENSE, values, 1.0
+
+    def _index(self, tok: Token, line_no: int, line: str) -> int:
+        if tok.kind != "word":
+            raise self.error(line_no, f"expected an attribute index, found '{clip(tok.text)}'", line,
+                             "sparse rows look like {index value, index value}")
+        text = tok.text
+        if not is_index(text):
+            raise self.error(line_no, f"sparse index '{clip(text)}' is not an integer", line,
+                             "sparse rows look like {index value, index value}; indices are ASCII digits")
+        digits = text.lstrip("+").lstrip("0") or "0"
+        if len(digits) > len(str(self.n_attr)) or int(digits) >= self.n_attr:
+            raise self.error(line_no, f"sparse index {clip(digits)} is out of range", line,
+                             f"the header declares {self.n_attr} attributes (indices 0..{self.n_attr - 1})")
+        return int(digits)
+
+    def _sparse(self, tokens: Iterator[Token], line_no: int, line: str) -> tuple[list[tuple[int, float]], float]:
+        pairs: list[tuple[int, float]] = []
+        seen: set[int] = set()
+        not_closed = "sparse row is not closed with '}'"
+        tok = next(tokens, None)
+        if tok is None:
+            raise self.error(line_no, not_closed, line)
+        if tok.kind != "}":
+            while True:
+                index = self._index(tok, line_no, line)
+                if index in seen:
+                    raise self.error(line_no, f"sparse index {index} appears twice", line)
+                seen.add(index)
+                val = next(tokens, None)
+                if val is not None and val.kind == ",":
+                    val = next(tokens, None)
+                elif val is not None and val.column == tok.end:
+                    raise self.error(line_no, f"sparse index {index} and its value are not separated", line,
+                                     "put a space between an index and its value")
+                if val is None or val.kind not in _VALUE:
+                    raise self.error(line_no, f"sparse index {index} has no value", line,
+                                     "sparse rows look like {index value, index value}")
+                pairs.append((index, self.convert(index, val, line_no, line)))
+                nxt = next(tokens, None)
+                if nxt is None:
+                    raise self.error(line_no, not_closed, line)
+                if nxt.kind == "}":
+                    break
+                if nxt.kind == ",":
+                    nxt = next(tokens, None)
+                    if nxt is None:
+                        raise self.error(line_no, not_closed, line)
+                    if nxt.kind == "}":
+                        raise self.error(line_no, "a comma before '}' in a sparse row", line)
+                    tok = nxt
+                    continue
+                if nxt.kind == "word" and nxt.column > val.end:
+                    tok = nxt
+                    continue
+                raise self.error(line_no, f"expected ',' or '}}', found '{clip(nxt.text)}'", line)
+        rest = next(tokens, None)
+        if rest is None:
+            return pairs, 1.0
+        if rest.kind == ",":
+            rest = next(tokens, None)
+        if rest is None or rest.kind != "{":
+            shown = "end of line" if rest is None else clip(rest.text)
+            raise self.error(line_no, f"unexpected '{shown}' after the sparse row", line,
+                             "a sparse row may only be followed by a weight {w}")
+        return pairs, self._weight(tokens, line_no, line)
+
+    def _weight(self, tokens: Iterator[Token], line_no: int, line: str) -> float:
+        """``{w}`` after the values (the '{' was read), the instance weight that closes a row."""
+        value = next(tokens, None)
+        close = next(tokens, None) if value is not None else None
+        extra = next(tokens, None) if close is not None else None
+        if value is None or value.kind not in _VALUE or close is None or close.kind != "}" or extra is not None:
+            shown = "{" if value is None or value.kind not in _VALUE else clip((extra or close or value).text)
+            raise self.error(line_no, f"unexpected '{shown}' after the last value", line,
+                             f"expected {self.n_attr} values, optionally followed by a weight {{w}}")
+        try:
+            weight = parse_number(value.text)
         except ValueError:
-            raise self._error(line_no, f"instance weight '{tokens[pos + 1].text}' is not a number", line) from None
+            raise self.error(line_no, f"instance weight '{clip(value.text)}' is not a number", line) from None
         if not np.isfinite(weight) or weight < 0:
-            raise self._error(line_no, f"instance weight '{tokens[pos + 1].text}' is not a finite number >= 0",
-                              line)
-        self.any_weight = True
+            raise self.error(line_no, f"instance weight '{clip(value.text)}' is not a finite number >= 0", line)
         return weight
 
-    def _n_expected(self) -> int:
-        return self.n_attr
 
-    # ------------------------------------------------------------------ one row, general path
-    def _parse_row(self, line_no: int, line: str) -> tuple[bool, list, float]:
-        """Return (is_sparse_row, values or (index, value) pairs, weight)."""
+def _memo(parse: Callable[[str], float]) -> Callable[[str], float]:
+    """``parse`` remembering its results (dates repeat); failures are not remembered."""
+    cache: dict[str, float] = {}
+
+    def convert(text: str) -> float:
+        value = cache.get(text)
+        if value is None:
+            value = parse(text)
+            if len(cache) < 100_000:
+                cache[text] = value
+        return value
+
+    return convert
+
+
+# ---------------------------------------------------------------------------- the reference engine
+
+class StrictBuilder:
+    """Rows parsed by :class:`StrictRows`, collected with numpy alone (no C): the reference."""
+
+    def __init__(self, rows: StrictRows):
+        self.rows = rows
+        self.n_attr = rows.n_attr
+        self.class_index = rows.class_index
+        self.sparse: bool | None = None
+        self._dense: list[list[float]] = []
+        self._r = array("q")
+        self._c = array("q")
+        self._v = array("d")
+        self._weights = array("d")
+        self.n_rows = 0
+
+    def add_line(self, line_no: int, line: str, where: str = "") -> None:
         try:
-            tokens = tokenize(line)
-        except UnterminatedQuote as exc:
-            raise self._error(line_no, f"unterminated quote at column {exc.column + 1}", line,
-                              "close the quote, or escape a quote inside a value with a backslash") from None
-        if not tokens:
-            return False, [], -1.0  # comment-only line
-        if tokens[0].kind == "{":
-            return True, *self._parse_sparse_tokens(tokens, line_no, line)
-        values: list[float] = []
-        pos = 0
-        n = len(tokens)
-        while True:
-            if pos >= n:
-                raise self._error(line_no, "the row ends after a comma", line, "a value is missing")
-            tok = tokens[pos]
-            if tok.kind not in ("word", "quoted"):
-                if tok.kind == "{" and len(values) == self.n_attr:
-                    return False, values, self._weight(tokens, pos, line_no, line)
-                raise self._error(line_no, f"expected a value, found '{tok.text}'", line,
-                                  "empty values are not allowed; write ? for a missing value")
-            if len(values) == self.n_attr:
-                raise self._error(line_no, f"expected {self.n_attr} values, found more", line,
-                                  "there is an extra value or a comma inside an unquoted value")
-            values.append(self._convert(len(values), tok, line_no, line))
-            pos += 1
-            if pos == n:
-                break
-            if tokens[pos].kind != ",":
-                if tokens[pos].kind == "{" and len(values) == self.n_attr:
-                    return False, values, self._weight(tokens, pos, line_no, line)
-                raise self._error(line_no, f"expected ',' after value '{tok.text}', found '{tokens[pos].text}'",
-                                  line, "quote values that contain spaces")
-            pos += 1
-        if len(values) != self.n_attr:
-            raise self._error(line_no, f"expected {self.n_attr} values, found {len(values)}", line,
-                              "a value or a comma is missing")
-        return False, values, 1.0
-
-    def _parse_sparse_tokens(self, tokens: list[Token], line_no: int, line: str) -> tuple[list, float]:
-        pairs: list[tuple[int, float]] = []
-        pos = 1
-        n = len(tokens)
-        seen: set[int] = set()
-        while True:
-            if pos >= n:
-                raise self._error(line_no, "sparse row is not closed with '}'", line)
-            tok = tokens[pos]
-            if tok.kind == "}":
-                if pairs and tokens[pos - 1].kind == ",":
-                    raise self._error(line_no, "a comma before '}' in a sparse row", line)
-                pos += 1
-                break
-            if tok.kind != "word":
-                raise self._error(line_no, f"expected an attribute index, found '{tok.text}'", line,
-                                  "sparse rows look like {index value, index value}")
-            try:
-                index = int(tok.text)
-            except ValueError:
-                raise self._error(line_no, f"sparse index '{tok.text}' is not an integer", line,
-                                  "sparse rows look like {index value, index value}") from None
-            if not 0 <= index < self.n_attr:
-                raise self._error(line_no, f"sparse index {index} is out of range", line,
-                                  f"the header declares {self.n_attr} attributes (indices 0..{self.n_attr - 1})")
-            if index in seen:
-                raise self._error(line_no, f"sparse index {index} appears twice", line)
-            seen.add(index)
-            if pos + 1 >= n or tokens[pos + 1].kind not in ("word", "quoted"):
-                raise self._error(line_no, f"sparse index {index} has no value", line,
-                                  "sparse rows look like {index value, index value}")
-            pairs.append((index, self._convert(index, tokens[pos + 1], line_no, line)))
-            pos += 2
-            if pos < n and tokens[pos].kind == ",":
-                pos += 1
-            elif pos < n and tokens[pos].kind != "}":
-                raise self._error(line_no, f"expected ',' or '}}', found '{tokens[pos].text}'", line)
-        weight = 1.0 if pos == n else self._weight(tokens, pos, line_no, line)
-        return pairs, weight
-
-    # ------------------------------------------------------------------ chunks
-    def add_chunk(self, first: int, lines: list[str]) -> None:
-        numbers: list[int] = []
-        kept: list[str] = []
-        for offset, raw in enumerate(lines):
-            line = raw.strip()
-            if line and line[0] != "%":
-                kept.append(line)
-                numbers.append(first + offset)
-        if not kept:
+            kind, values, weight = self.rows.parse_row(line_no, line)
+        except ArffFormatError as exc:
+            if not where:
+                raise
+            raise ArffFormatError(exc.path, exc.line, exc.problem + where, exc.text, exc.hint) from None
+        if kind == EMPTY:
             return
         if self.sparse is None:
-            self.sparse = kept[0][0] == "{"
+            self.sparse = kind == SPARSE
         if self.sparse:
-            if all(_is_plain_sparse(ln) for ln in kept) and self._plain_sparse(numbers, kept):
-                return
-            self._general_sparse(numbers, kept)
+            items = values if kind == SPARSE else [(j, v) for j, v in enumerate(values) if v != 0.0]
+            for j, v in items:
+                if v != 0.0 or j == self.class_index:
+                    self._r.append(self.n_rows)
+                    self._c.append(j)
+                    self._v.append(v)
         else:
-            if all(_is_plain(ln) for ln in kept) and self._plain_dense(numbers, kept):
-                return
-            if self._simple_quoted_dense(kept):
-                return
-            self._general_dense(numbers, kept)
+            if kind == SPARSE:
+                row = [0.0] * self.n_attr
+                for j, v in values:
+                    row[j] = v
+                values = row
+            self._dense.append(values)
+        self._weights.append(weight)
+        self.n_rows += 1
 
-    # dense ------------------------------------------------------------
-    def _plain_dense(self, numbers: list[int], lines: list[str]) -> bool:
-        rows = [ln.split(",") for ln in lines]
-        d = self.n_attr
-        if any(len(r) != d for r in rows):
-            return False  # the general path reports the exact problem
-        table = np.char.strip(np.array(rows, dtype=str).reshape(len(rows), d))
-        return self._convert_table(table, table == "?")
+    def finish(self) -> Chunk:
+        n, d, ci = self.n_rows, self.n_attr, self.class_index
+        weights = np.frombuffer(self._weights, dtype=np.float64).copy() if n else np.ones(0)
+        strings = {col: list(t) for col, t in _by_feature(self.rows.tables, ci).items()}
+        bags = {col: list(b) for col, b in _by_feature(self.rows.bags, ci).items()}
+        if self.sparse:
+            r = np.frombuffer(self._r, dtype=np.int64) if len(self._r) else np.zeros(0, np.int64)
+            c = np.frombuffer(self._c, dtype=np.int64) if len(self._c) else np.zeros(0, np.int64)
+            v = np.frombuffer(self._v, dtype=np.float64) if len(self._v) else np.zeros(0)
+            y = None
+            if ci is not None:
+                y = np.zeros(n)
+                is_class = c == ci
+                y[r[is_class]] = v[is_class]
+                keep = ~is_class
+                r, c, v = r[keep], c[keep], v[keep]
+                c = np.where(c > ci, c - 1, c)
+            full = sp.csr_matrix((v, (r, c)), shape=(n, d - (ci is not None)))
+            full.sort_indices()
+            return Chunk(full, y, weights, strings, bags, True)
+        full = np.array(self._dense, dtype=np.float64).reshape(n, d)
+        if ci is None:
+            return Chunk(full, None, weights, strings, bags, False)
+        return Chunk(np.delete(full, ci, axis=1), full[:, ci].copy(), weights, strings, bags, False)
 
-    def _simple_quoted_dense(self, lines: list[str]) -> bool:
-        """Rows of bare or single-quoted values without escapes (e.g. 'x','s',?): one C regex per row."""
-        if not all(_SIMPLE_QUOTED_ROW.match(ln) for ln in lines):
-            return False
-        d = self.n_attr
-        rows = [_SIMPLE_QUOTED_VALUE.findall(ln) for ln in lines]
-        if any(len(r) != d for r in rows):
-            return False
-        pairs = np.array(rows, dtype=str).reshape(len(rows), d, 2)
-        quoted, bare = pairs[:, :, 0], pairs[:, :, 1]
-        is_quoted = np.char.str_len(bare) == 0
-        table = np.where(is_quoted, quoted, bare)
-        return self._convert_table(table, ~is_quoted & (bare == "?"))
 
-    def _convert_table(self, table: np.ndarray, missing: np.ndarray) -> bool:
-        """Convert a (rows, attributes) table of value strings; False sends the chunk to the exact path."""
-        n, d = table.shape
-        out = np.empty((n, d), dtype=np.float64)
-        for j in range(d):
-            col = table[:, j]
-            miss = missing[:, j]
-            kind = self.kind[j]
-            if kind == _NUMERIC:
-                if miss.any():
-                    col = np.where(miss, "nan", col)
-                try:
-                    out[:, j] = col.astype(np.float64)
-                except ValueError:
-                    return False
-            elif kind == _NOMINAL:
-                uniq, inverse = np.unique(col, return_inverse=True)
-                lookup = self.lookup[j]
-                mapped = np.empty(len(uniq))
-                for u, value in enumerate(uniq):
-                    code = lookup.get(str(value))  # type: ignore[union-attr]
-                    mapped[u] = np.nan if code is None else code
-                values = mapped[inverse.reshape(-1)]
-                if np.isnan(values[~miss]).any():
-                    return False  # an undeclared value: the exact path names it
-                values[miss] = np.nan
-                out[:, j] = values
-            else:
-                return False  # strings and dates keep the exact path
-        self._dense_chunks.append(out)
-        self._weights.extend([1.0] * n)
-        self.n_rows += n
-        return True
+def _by_feature(tables: dict[int, Any], class_index: int | None) -> dict[int, Any]:
+    """Tables keyed by attribute position, re-keyed by feature column (the class is not a feature)."""
+    return {(a if class_index is None or a < class_index else a - 1): t for a, t in tables.items()}
 
-    def _general_dense(self, numbers: list[int], lines: list[str]) -> None:
-        out = np.empty((len(lines), self.n_attr), dtype=np.float64)
-        weights = []
-        count = 0
-        for line_no, line in zip(numbers, lines):
-            is_sparse, values, weight = self._parse_row(line_no, line)
-            if weight < 0:
+
+# ---------------------------------------------------------------------------- the fast engine
+
+def _scanner():  # type: ignore[no-untyped-def]
+    from toolkit.data import _arffscan
+
+    return _arffscan
+
+
+class FastBuilder:
+    """The C scanner over blocks of bytes; lines it does not take go to :class:`StrictRows`."""
+
+    def __init__(self, rows: StrictRows):
+        scan = _scanner()
+        self.rows = rows
+        attrs = rows.attributes
+        n = rows.n_attr
+        kinds = rows.kind
+        nominal: list[Any] = [None] * n
+        for i in np.flatnonzero(kinds == _NOMINAL).tolist():
+            nominal[i] = [v.encode("utf-8", "surrogatepass") for v in attrs[i].values]
+        strings: list[Any] = [None] * n
+        for i, table in rows.tables.items():
+            strings[i] = (rows.table_index[i], table)
+        converters: list[Any] = [None] * n
+        for i, convert in rows.dates.items():
+            converters[i] = convert
+        ci = -1 if rows.class_index is None else rows.class_index
+        self.n_features = n - (rows.class_index is not None)
+        self.parser = scan.Parser(kinds.astype(np.uint8).tobytes(), nominal, strings, converters, ci, -1)
+
+    @property
+    def n_rows(self) -> int:
+        return self.parser.n_rows
+
+    @property
+    def declined(self) -> int:
+        return self.parser.declined
+
+    def feed(self, data: bytes, end: int, line_no: int, max_rows: int = 0,
+             last_block: bool = False) -> Iterator[tuple[int, int, int]]:
+        """Read the whole lines of ``data[:end]`` starting at line ``line_no``.
+
+        Yields ``(line_no, pos, rows)`` each time ``max_rows`` rows are ready (then call :meth:`take`),
+        and finally the line number after the last line with ``rows`` = -1.
+        """
+        pos = 0
+        parser = self.parser
+        while True:
+            want = max_rows - parser.n_rows if max_rows else 0
+            if max_rows and want <= 0:
+                yield line_no, pos, parser.n_rows
                 continue
-            if is_sparse:
-                row = np.zeros(self.n_attr)
-                for index, value in values:
-                    row[index] = value
-                out[count] = row
-            else:
-                out[count] = values
-            weights.append(weight)
-            count += 1
-        self._dense_chunks.append(out[:count])
-        self._weights.extend(weights)
-        self.n_rows += count
-
-    # sparse -----------------------------------------------------------
-    def _plain_sparse(self, numbers: list[int], lines: list[str]) -> bool:
-        inners = [ln[1:-1] for ln in lines]
-        counts = np.fromiter((s.count(",") + 1 if s.strip() else 0 for s in inners), dtype=np.int64,
-                             count=len(inners))
-        parts = " ".join(inners).replace(",", " ").split()
-        total = int(counts.sum())
-        if len(parts) != 2 * total:
-            return False
-        if total == 0:
-            self._append_sparse(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), len(lines),
-                                np.ones(len(lines)), np.zeros(len(lines)))
-            return True
-        try:
-            idx = np.array(parts[0::2]).astype(np.int64)
-        except ValueError:
-            return False
-        if idx.min() < 0 or idx.max() >= self.n_attr:
-            return False
-        vals_text = np.array(parts[1::2])
-        del parts
-        rows = np.repeat(np.arange(len(lines), dtype=np.int64), counts)
-        vals = np.empty(total, dtype=np.float64)
-        kinds = self.kind[idx]
-        numeric = kinds == _NUMERIC
-        if numeric.any():
-            sub = vals_text[numeric]
-            missing = sub == "?"
-            if missing.any():
-                sub = sub.copy()
-                sub[missing] = "nan"
+            status, pos, line_no, line_end, after = parser.feed(data, pos, end, line_no, want, True)
+            if status == 0:
+                yield line_no, pos, -1
+                return
+            if status == 1:
+                yield line_no, pos, parser.n_rows
+                continue
+            line = data[pos:line_end].decode("utf-8", "surrogateescape")
             try:
-                vals[numeric] = sub.astype(np.float64)
-            except ValueError:
-                return False
-        other = ~numeric
-        if other.any():
-            for attr_index in np.unique(idx[other]):
-                where = np.flatnonzero(idx == attr_index)
-                kind = self.kind[attr_index]
-                for w in where:
-                    text = str(vals_text[w])
-                    if text == "?":
-                        vals[w] = np.nan
-                    elif kind == _NOMINAL:
-                        code = self.lookup[attr_index].get(text)
-                        if code is None:
-                            return False
-                        vals[w] = code
-                    elif kind == _STRING:
-                        vals[w] = self._string_code(int(attr_index), text)
-                    else:
-                        try:
-                            vals[w] = self.codecs[int(attr_index)].parse(text)
-                        except ValueError:
-                            return False
-        # duplicate indices within a row are an error: let the exact path name the line
-        order = np.lexsort((idx, rows))
-        r_sorted, i_sorted = rows[order], idx[order]
-        if np.any((r_sorted[1:] == r_sorted[:-1]) & (i_sorted[1:] == i_sorted[:-1])):
-            return False
-        self._append_sparse(rows, idx, vals, len(lines), np.ones(len(lines)), None)
-        return True
+                kind, values, weight = self.rows.parse_row(line_no, line)
+            except ArffFormatError as exc:
+                if last_block and after == end and data[end - 1:end] not in (b"\n", b"\r"):
+                    hint = (exc.hint + "; " if exc.hint else "") + \
+                        "the last line has no line end: the file may be truncated"
+                    raise ArffFormatError(exc.path, exc.line, exc.problem, exc.text, hint) from None
+                raise
+            if kind == SPARSE:
+                parser.add_sparse(values, weight)
+            elif kind == DENSE:
+                parser.add_dense(values, weight)
+            pos = after
+            line_no += 1
 
-    def _general_sparse(self, numbers: list[int], lines: list[str]) -> None:
-        rows: list[int] = []
-        idx: list[int] = []
-        vals: list[float] = []
-        weights: list[float] = []
-        count = 0
-        for line_no, line in zip(numbers, lines):
-            is_sparse, values, weight = self._parse_row(line_no, line)
-            if weight < 0:
-                continue
-            if is_sparse:
-                for index, value in values:
-                    rows.append(count)
-                    idx.append(index)
-                    vals.append(value)
-            else:
-                for index, value in enumerate(values):
-                    if value != 0.0:
-                        rows.append(count)
-                        idx.append(index)
-                        vals.append(value)
-            weights.append(weight)
-            count += 1
-        self._append_sparse(np.asarray(rows, dtype=np.int64), np.asarray(idx, dtype=np.int64),
-                            np.asarray(vals, dtype=np.float64), count, np.asarray(weights), None)
-
-    def _append_sparse(self, rows: np.ndarray, idx: np.ndarray, vals: np.ndarray, n_rows: int,
-                       weights: np.ndarray, _unused: object) -> None:
-        class_values = np.zeros(n_rows)
-        ci = self.class_index
-        if ci is not None:
-            is_class = idx == ci
-            class_values[rows[is_class]] = vals[is_class]
-            keep = ~is_class & (vals != 0.0)
-            rows, idx, vals = rows[keep], idx[keep], vals[keep]
-            idx = np.where(idx > ci, idx - 1, idx)
-        else:
-            keep = vals != 0.0
-            rows, idx, vals = rows[keep], idx[keep], vals[keep]
-        order = np.lexsort((idx, rows))
-        rows, idx, vals = rows[order], idx[order], vals[order]
-        per_row = np.bincount(rows, minlength=n_rows)
-        self._data.frombytes(vals.tobytes())
-        self._cols.frombytes(idx.astype(np.int32).tobytes())
-        ends = self._indptr[-1] + np.cumsum(per_row)
-        self._indptr.frombytes(ends.astype(np.int64).tobytes())
-        self._class_values.frombytes(class_values.tobytes())
-        self._weights.frombytes(np.asarray(weights, dtype=np.float64).tobytes())
-        self.n_rows += n_rows
-
-    # ------------------------------------------------------------------ result
-    def finish(self) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray | None, np.ndarray]:
-        """Return (X without the class column, class column or None, weights)."""
-        n_features = self.n_attr - (0 if self.class_index is None else 1)
-        weights = np.frombuffer(self._weights, dtype=np.float64).copy() if self.n_rows else np.ones(0)
-        if self.sparse:
-            data = np.frombuffer(self._data, dtype=np.float64) if len(self._data) else np.zeros(0)
-            cols = np.frombuffer(self._cols, dtype=np.int32) if len(self._cols) else np.zeros(0, np.int32)
-            indptr = np.frombuffer(self._indptr, dtype=np.int64)
+    def take(self) -> Chunk:
+        """The rows read since the last call, as arrays (no copy of the values), and string tables."""
+        d = self.parser.take()
+        n = d["n_rows"]
+        ci = self.rows.class_index
+        y = np.frombuffer(d["y"], dtype=np.float64) if n else np.zeros(0)
+        weights = np.frombuffer(d["w"], dtype=np.float64) if n else np.ones(0)
+        sparse = d["sparse"] == 1
+        if sparse:
+            data = np.frombuffer(d["data"], dtype=np.float64)
+            indices = np.frombuffer(d["indices"], dtype=np.int32)
+            indptr = np.frombuffer(d["indptr"], dtype=np.int64)
+            if not len(indptr):
+                indptr = np.zeros(1, dtype=np.int64)
             if indptr[-1] <= np.iinfo(np.int32).max:
                 indptr = indptr.astype(np.int32)
-            X = sp.csr_matrix((data, cols, indptr), shape=(self.n_rows, n_features), copy=False)
-            y = np.frombuffer(self._class_values, dtype=np.float64) if self.n_rows else np.zeros(0)
-            return X, (y if self.class_index is not None else None), weights
-        if self._dense_chunks:
-            full = np.concatenate(self._dense_chunks, axis=0) if len(self._dense_chunks) > 1 \
-                else self._dense_chunks[0]
+            else:
+                indices = indices.astype(np.int64)
+            X = sp.csr_matrix((data, indices, indptr), shape=(n, self.n_features), copy=False)
         else:
-            full = np.zeros((0, self.n_attr))
-        self._dense_chunks = []
-        if self.class_index is None:
-            return full, None, weights
-        y = full[:, self.class_index].copy()
-        X = np.delete(full, self.class_index, axis=1)
-        return X, y, weights
+            X = np.frombuffer(d["X"], dtype=np.float64).reshape(n, self.n_features) if n and self.n_features \
+                else np.zeros((n, self.n_features))
+        strings = {col: list(t) for col, t in _by_feature(self.rows.tables, ci).items()}
+        bags = {col: list(b) for col, b in _by_feature(self.rows.bags, ci).items()}
+        return Chunk(X, y if ci is not None else None, weights, strings, bags, sparse)
+
+    def reset_tables(self) -> None:
+        """Start new string tables and bag lists (each chunk of a stream has its own)."""
+        for i in self.rows.tables:
+            self.rows.tables[i].clear()
+            self.rows.table_index[i].clear()
+        for i in self.rows.bags:
+            self.rows.bags[i] = []

@@ -1,8 +1,11 @@
 """ARFF DATE attributes: Java SimpleDateFormat patterns, parsed to and from epoch milliseconds.
 
 WEKA stores a date as milliseconds since 1970-01-01 in the JVM's time zone; the toolkit uses UTC
-so that a file means the same everywhere. The common pattern letters are supported (y M d H h m
-s S a E z Z and quoted literals); others are refused with the attribute named.
+so that a file means the same everywhere (a value with a zone is converted to UTC). The common
+pattern letters are supported (y M d H h m s S a E z Z X and quoted literals); others are refused
+with the attribute named. Zones: UTC, GMT and UT (with an optional offset, GMT+04:30), and numeric
+offsets (+0430, +04:30, Z), as Java's SimpleDateFormat reads them; other zone names are refused.
+S is a number of milliseconds, as in Java (".5" is 5 ms).
 """
 
 from __future__ import annotations
@@ -75,12 +78,23 @@ def _translate(pattern: str) -> tuple[str, bool]:
     return "".join(out), millis
 
 
+_ZONE_NAME = re.compile(r"(?<![A-Za-z])(?:UTC|GMT|UT)(?:([+-])(\d{1,2})(?::?(\d{2}))?)?(?![A-Za-z])")
+
+
+def _zone_offset(m: re.Match[str]) -> str:
+    sign, hours, minutes = m.group(1), m.group(2), m.group(3)
+    if sign is None:
+        return "+0000"
+    return f"{sign}{int(hours):02d}{int(minutes or 0):02d}"
+
+
 class DateCodec:
     """Parses and formats the values of one DATE attribute."""
 
     def __init__(self, pattern: str = DEFAULT_DATE_FORMAT):
         self.pattern = pattern
         self.strftime, self.millis = _translate(pattern)
+        self.zoned = "%z" in self.strftime
         try:  # a pattern that repeats a field cannot be parsed: refuse it here, not on the first value
             probe = datetime(2001, 2, 3, 4, 5, 6, tzinfo=timezone.utc)
             datetime.strptime(probe.strftime(self.strftime), self.strftime)
@@ -91,9 +105,20 @@ class DateCodec:
         """Milliseconds since the epoch (UTC) for ``text``; ValueError when it does not match."""
         value = text
         fmt = self.strftime
+        if self.zoned:
+            # Java's z, Z and X read UTC, GMT, UT (optionally with an offset, GMT+4:30) as well as
+            # +0430, +04:30 and Z; strptime's %z reads the numeric forms only
+            value = _ZONE_NAME.sub(_zone_offset, value)
         if self.millis:
-            # Java's S is milliseconds; %f wants microseconds: pad the digits after the seconds
-            value = re.sub(r"(?<=[.,:])(\d{1,3})(?!\d)", lambda m: m.group(1).ljust(3, "0"), value, count=1)
+            # Java's S is a number of milliseconds ("5" is 5 ms, "1234" is out of range);
+            # %f reads a fraction: give it the milliseconds as three digits
+            found = list(re.finditer(r"(?<=[.,])(\d+)(?!\d)", value))
+            if not found:
+                raise ValueError(text)
+            last = found[-1]  # the milliseconds follow the seconds, the last of the numeric fields
+            if len(last.group(1)) > 3:
+                raise ValueError(text)
+            value = value[:last.start()] + last.group(1).rjust(3, "0") + value[last.end():]
         moment = datetime.strptime(value, fmt)
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=timezone.utc)

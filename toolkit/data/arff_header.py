@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from toolkit.data.arff_dates import DEFAULT_DATE_FORMAT, DateCodec, UnsupportedDateFormat
-from toolkit.data.arff_source import LineSource
 from array import array
 
 import numpy as np
 
-from toolkit.data.arff_syntax import Token, UnterminatedQuote, tokenize
+from toolkit.data.arff_dates import DEFAULT_DATE_FORMAT, DateCodec, UnsupportedDateFormat
+from toolkit.data.arff_source import ByteSource
+from toolkit.data.arff_syntax import WHITESPACE, Token, UnterminatedQuote, clip, tokenize
 from toolkit.data.attributes import AttributeList, AttributeListBuilder
 from toolkit.data.dataset import Attribute
 from toolkit.errors import ArffFormatError
@@ -27,6 +27,10 @@ __all__ = ["Header", "read_header"]
 
 _FAST_ATTRIBUTE = re.compile(
     r"^@attribute[ \t]+([^\x00-\x20{},'\"%]+)[ \t]+(numeric|real|integer|string)[ \t]*$", re.IGNORECASE)
+# the same lines in bytes, each with its line end (a lone \r is left to the line reader)
+_FAST_LINE = rb"[ \t]*@attribute[ \t]+([^\x00-\x20{},'\"%]+)[ \t]+(numeric|real|integer|string)[ \t]*(?:\r\n|\n)"
+_FAST_RUN = re.compile(_FAST_LINE, re.IGNORECASE)
+_FAST_RUNS = re.compile(rb"(?:" + _FAST_LINE.replace(b"(", b"(?:").replace(b"(?:?:", b"(?:") + rb")+", re.IGNORECASE)
 _RANGE = re.compile(r"^[\[(][^,\[\]()]*,[^,\[\]()]*[\])]$")
 _NUMERIC_TYPES = ("numeric", "real", "integer")
 _EXPECTED_TYPES = "numeric, integer, real, string, date or {value, ...}"
@@ -46,14 +50,49 @@ class Header:
     attributes: AttributeList = field(default_factory=AttributeList)
     data_line: int = 0
     date_codecs: dict[int, DateCodec] = field(default_factory=dict)
+    open_relations: list[_Relation] = field(default_factory=list)
+    data_offset: int = 0
 
 
-def _error(src: LineSource, line: int, problem: str, text: str | None = None,
+@dataclass
+class _Relation:
+    """A relational attribute whose nested attributes are being read (until ``@end name``)."""
+
+    name: str
+    line: int
+    parent: AttributeListBuilder
+    parent_lines: array
+
+
+def _close_relation(src: ByteSource, header: Header, line_no: int, line: str) -> None:
+    """``@end NAME``: the nested attributes become one relational attribute of the enclosing level."""
+    tokens = _tokens(src, line_no, line)
+    if not header.open_relations:
+        raise _error(src, line_no, "@end outside a relational attribute", line,
+                     "@end NAME closes '@attribute NAME relational'")
+    rel = header.open_relations[-1]
+    name = tokens[1].text if len(tokens) > 1 and tokens[1].kind in ("word", "quoted") else None
+    if name != rel.name:
+        raise _error(src, line_no, f"@end {clip(name or '')} does not close relational attribute '{rel.name}' "
+                                   f"(line {rel.line})", line, f"expected '@end {rel.name}'")
+    if len(tokens) > 2:
+        raise _error(src, line_no, f"unexpected '{clip(tokens[2].text)}' after @end {rel.name}", line)
+    if not len(header.building):
+        raise _error(src, line_no, f"relational attribute '{rel.name}' declares no attributes", line)
+    inner = header.building.build()
+    _check_duplicates(src, inner, header.attribute_lines)
+    header.building, header.attribute_lines = rel.parent, rel.parent_lines
+    header.open_relations.pop()
+    header.building.add_attribute(Attribute(rel.name, "relational", relation=inner))
+    header.attribute_lines.append(rel.line)
+
+
+def _error(src: ByteSource, line: int, problem: str, text: str | None = None,
            hint: str | None = None) -> ArffFormatError:
     return ArffFormatError(src.display, line, problem, text, hint)
 
 
-def _tokens(src: LineSource, line_no: int, line: str) -> list[Token]:
+def _tokens(src: ByteSource, line_no: int, line: str) -> list[Token]:
     try:
         return tokenize(line)
     except UnterminatedQuote as exc:
@@ -62,7 +101,7 @@ def _tokens(src: LineSource, line_no: int, line: str) -> list[Token]:
         raise return_error from None
 
 
-def _parse_nominal(src: LineSource, line_no: int, line: str, name: str,
+def _parse_nominal(src: ByteSource, line_no: int, line: str, name: str,
                    tokens: list[Token]) -> tuple[tuple[str, ...], int]:
     """Values of a ``{a, b, ...}`` spec starting at tokens[0]; returns (values, tokens used)."""
     values: list[str] = []
@@ -71,33 +110,33 @@ def _parse_nominal(src: LineSource, line_no: int, line: str, name: str,
     expect_value = True
     while True:
         if i >= len(tokens):
-            raise _error(src, line_no, f"nominal values of attribute '{name}' are not closed with '}}'",
+            raise _error(src, line_no, f"nominal values of attribute '{clip(name)}' are not closed with '}}'",
                          line, "a value may contain an unescaped quote or comma")
         tok = tokens[i]
         if tok.kind == "}":
             if expect_value and values:
-                raise _error(src, line_no, f"empty nominal value in attribute '{name}'", line,
+                raise _error(src, line_no, f"empty nominal value in attribute '{clip(name)}'", line,
                              "remove the extra comma or quote the empty value ''")
             return tuple(values), i + 1
         if expect_value:
             if tok.kind not in ("word", "quoted"):
-                raise _error(src, line_no, f"expected a nominal value of attribute '{name}', found '{tok.text}'",
+                raise _error(src, line_no, f"expected a nominal value of attribute '{clip(name)}', found '{clip(tok.text)}'",
                              line)
             if tok.text in seen:
-                raise _error(src, line_no, f"attribute '{name}' declares the nominal value '{tok.text}' twice",
+                raise _error(src, line_no, f"attribute '{clip(name)}' declares the nominal value '{clip(tok.text)}' twice",
                              line, "nominal values must be unique")
             seen[tok.text] = len(values)
             values.append(tok.text)
             expect_value = False
         else:
             if tok.kind != ",":
-                raise _error(src, line_no, f"expected ',' or '}}' between nominal values of attribute '{name}', "
-                             f"found '{tok.text}'", line, "quote values that contain spaces")
+                raise _error(src, line_no, f"expected ',' or '}}' between nominal values of attribute '{clip(name)}', "
+                             f"found '{clip(tok.text)}'", line, "quote values that contain spaces")
             expect_value = True
         i += 1
 
 
-def _parse_attribute(src: LineSource, header: Header, line_no: int, line: str) -> None:
+def _parse_attribute(src: ByteSource, header: Header, line_no: int, line: str) -> None:
     fast = _FAST_ATTRIBUTE.match(line)
     if fast:
         name, type_name = fast.group(1), fast.group(2).lower()
@@ -109,7 +148,7 @@ def _parse_attribute(src: LineSource, header: Header, line_no: int, line: str) -
         raise _error(src, line_no, "expected an attribute name after @attribute", line)
     name = tokens[1].text
     if len(tokens) < 3:
-        raise _error(src, line_no, f"attribute '{name}' has no type", line, f"expected {_EXPECTED_TYPES}")
+        raise _error(src, line_no, f"attribute '{clip(name)}' has no type", line, f"expected {_EXPECTED_TYPES}")
     tok = tokens[2]
     rest = tokens[3:]
     codec = None
@@ -124,7 +163,7 @@ def _parse_attribute(src: LineSource, header: Header, line_no: int, line: str) -
             text = line[rest[0].column:]
             text = text.split("%", 1)[0].strip()
             if not _RANGE.match(text.replace(" ", "").replace("\t", "")):
-                raise _error(src, line_no, f"unexpected text after the type of attribute '{name}'", line,
+                raise _error(src, line_no, f"unexpected text after the type of attribute '{clip(name)}'", line,
                              "a numeric type may only be followed by a range such as [0,10]")
             rest = []
     elif tok.kind == "word" and tok.text.lower() == "string":
@@ -137,28 +176,32 @@ def _parse_attribute(src: LineSource, header: Header, line_no: int, line: str) -
         try:
             codec = DateCodec(pattern)
         except UnsupportedDateFormat as exc:
-            raise _error(src, line_no, f"attribute '{name}': {exc}", line) from None
+            raise _error(src, line_no, f"attribute '{clip(name)}': {exc}", line) from None
         attr = Attribute(name, "date", date_format=pattern)
     elif tok.kind == "word" and tok.text.lower() == "relational":
-        raise _error(src, line_no, f"attribute '{name}' is relational", line,
-                     "relational (multi-instance) attributes are not supported")
+        if rest:
+            raise _error(src, line_no, f"unexpected '{clip(rest[0].text)}' after the type of attribute '{clip(name)}'",
+                         line)
+        header.open_relations.append(_Relation(name, line_no, header.building, header.attribute_lines))
+        header.building = AttributeListBuilder()
+        header.attribute_lines = array("q")
+        return
     else:
-        raise _error(src, line_no, f"unknown type '{tok.text}' for attribute '{name}'", line,
+        raise _error(src, line_no, f"unknown type '{clip(tok.text)}' for attribute '{clip(name)}'", line,
                      f"expected {_EXPECTED_TYPES}")
     if rest:
-        raise _error(src, line_no, f"unexpected '{rest[0].text}' after the type of attribute '{name}'", line)
-    if codec is not None:
+        raise _error(src, line_no, f"unexpected '{clip(rest[0].text)}' after the type of attribute '{clip(name)}'", line)
+    if codec is not None and not header.open_relations:
         header.date_codecs[len(header.building)] = codec
     header.building.add_attribute(attr)
     header.attribute_lines.append(line_no)
 
 
-def _check_duplicates(src: LineSource, header: Header) -> None:
+def _check_duplicates(src: ByteSource, attributes: AttributeList, attribute_lines: array) -> None:
     """Refuse repeated attribute names, without a dictionary of every name (wide files).
 
     Names are compared through 64-bit hashes first; only equal hashes are compared as text.
     """
-    attributes = header.attributes
     n = len(attributes)
     hashes = np.fromiter((hash(attributes.name(i)) for i in range(n)), dtype=np.int64, count=n)
     order = np.argsort(hashes, kind="stable")
@@ -170,68 +213,91 @@ def _check_duplicates(src: LineSource, header: Header) -> None:
             clashes = [int(i) for i in order[np.flatnonzero(hashes[order] == hashes[order][k])]]
             name = attributes.name(first)
             same_name = sorted(i for i in clashes if attributes.name(i) == name)
-            raise _error(src, header.attribute_lines[same_name[1]],
-                         f"duplicate attribute name '{name}' (first declared on line "
-                         f"{header.attribute_lines[same_name[0]]})", None, "attribute names must be unique")
+            raise _error(src, attribute_lines[same_name[1]],
+                         f"duplicate attribute name '{clip(name)}' (first declared on line "
+                         f"{attribute_lines[same_name[0]]})", None, "attribute names must be unique")
 
 
-def read_header(src: LineSource) -> Header:
-    """Read lines up to and including ``@data``; the data lines that follow are pushed back."""
+def _take_attribute_run(src: ByteSource, header: Header) -> None:
+    """The plain attribute lines that follow, in bulk (a word-count header has 100,000 of them)."""
+    first = src.line_no + 1
+    run = src.take_run(_FAST_RUN, _FAST_RUNS)
+    if not run:
+        return
+    try:
+        names = b"\x00".join(m.group(1) for m in run).decode(src.encoding).split("\x00")
+    except UnicodeDecodeError:
+        names = None
+    if names is None or len(names) != len(run):
+        # undecodable (or, in another encoding, a NUL): give the lines back to the line reader
+        src.line_no -= len(run)
+        src.offset -= run[-1].end() - run[0].start()
+        src._pos = run[0].start()
+        return
+    header.building.add_many(names, [m.group(2).lower() == b"string" for m in run])
+    header.attribute_lines.extend(range(first, first + len(run)))
+
+
+def read_header(src: ByteSource) -> Header:
+    """Read lines up to and including ``@data``; the data lines that follow stay unread in ``src``."""
     header: Header | None = None
     seen_any = False
-    for first, lines in src.chunks():
-        for offset, raw in enumerate(lines):
-            line_no = first + offset
-            line = raw.strip()
-            if not line or line[0] == "%":
-                continue
-            fast = _FAST_ATTRIBUTE.match(line) if header is not None else None
-            if fast:  # the common case, e.g. "@attribute w17 integer", without the general tokenizer
-                kind = "string" if fast.group(2).lower() == "string" else "numeric"
-                header.building.add(fast.group(1), kind)  # type: ignore[union-attr]
-                header.attribute_lines.append(line_no)  # type: ignore[union-attr]
-                seen_any = True
-                continue
-            seen_any = True
-            keyword = line.split(None, 1)[0].lower() if line[0] == "@" else ""
-            if keyword.startswith("@attribute"):
-                if header is None:
-                    raise _error(src, line_no, "@attribute before @relation", line,
-                                 "an ARFF file starts with '@relation NAME'")
-                _parse_attribute(src, header, line_no, line)
-            elif keyword.startswith("@relation"):
-                if header is not None:
-                    raise _error(src, line_no, "a second @relation", line)
-                tokens = _tokens(src, line_no, line)
-                if len(tokens) < 2 or tokens[1].kind not in ("word", "quoted"):
-                    raise _error(src, line_no, "expected a relation name after @relation", line)
-                if len(tokens) > 2:
-                    raise _error(src, line_no, f"unexpected '{tokens[2].text}' after the relation name", line,
-                                 "quote a relation name that contains spaces")
-                header = Header(relation=tokens[1].text)
-            elif keyword.startswith("@data"):
-                if header is None:
-                    raise _error(src, line_no, "@data before @relation", line)
-                if not len(header.building):
-                    raise _error(src, line_no, "@data before any @attribute", line,
-                                 "declare at least one attribute")
-                header.attributes = header.building.build()
-                header.building = AttributeListBuilder()
-                tail = line[5:].strip()
-                if tail and not tail.startswith("%"):
-                    raise _error(src, line_no, "unexpected text after @data", line,
-                                 "start the data on the next line")
-                _check_duplicates(src, header)
-                header.data_line = line_no
-                src.push_back(lines[offset + 1:])
-                return header
-            elif keyword.startswith("@end"):
-                raise _error(src, line_no, "@end outside a relational attribute", line,
-                             "relational attributes are not supported")
-            else:
-                what = "@relation" if header is None else "@attribute or @data"
-                raise _error(src, line_no, f"expected {what}", line,
-                             "this does not look like an ARFF header" if header is None else None)
+    for line_no, raw in src.lines():
+        line = raw.strip(WHITESPACE)
+        if not line or line[0] == "%":
+            continue
+        seen_any = True
+        fast = _FAST_ATTRIBUTE.match(line) if header is not None else None
+        if fast:  # the common case, e.g. "@attribute w17 integer", without the general tokenizer
+            kind = "string" if fast.group(2).lower() == "string" else "numeric"
+            header.building.add(fast.group(1), kind)  # type: ignore[union-attr]
+            header.attribute_lines.append(line_no)  # type: ignore[union-attr]
+            _take_attribute_run(src, header)  # type: ignore[arg-type]
+            continue
+        keyword = line.split(None, 1)[0].lower() if line[0] == "@" else ""
+        if keyword.startswith("@attribute"):
+            if header is None:
+                raise _error(src, line_no, "@attribute before @relation", line,
+                             "an ARFF file starts with '@relation NAME'")
+            _parse_attribute(src, header, line_no, line)
+        elif keyword.startswith("@relation"):
+            if header is not None:
+                raise _error(src, line_no, "a second @relation", line)
+            tokens = _tokens(src, line_no, line)
+            if len(tokens) < 2 or tokens[1].kind not in ("word", "quoted"):
+                raise _error(src, line_no, "expected a relation name after @relation", line)
+            if len(tokens) > 2:
+                raise _error(src, line_no, f"unexpected '{clip(tokens[2].text)}' after the relation name", line,
+                             "quote a relation name that contains spaces")
+            header = Header(relation=tokens[1].text)
+        elif keyword.startswith("@end"):
+            if header is None:
+                raise _error(src, line_no, "@end before @relation", line)
+            _close_relation(src, header, line_no, line)
+        elif keyword.startswith("@data"):
+            if header is None:
+                raise _error(src, line_no, "@data before @relation", line)
+            if header.open_relations:
+                rel = header.open_relations[-1]
+                raise _error(src, line_no, f"relational attribute '{rel.name}' (line {rel.line}) is not closed",
+                             line, f"end its attributes with '@end {rel.name}' before @data")
+            if not len(header.building):
+                raise _error(src, line_no, "@data before any @attribute", line,
+                             "declare at least one attribute")
+            header.attributes = header.building.build()
+            header.building = AttributeListBuilder()
+            tail = line[5:].strip(WHITESPACE)
+            if tail and not tail.startswith("%"):
+                raise _error(src, line_no, "unexpected text after @data", line,
+                             "start the data on the next line")
+            _check_duplicates(src, header.attributes, header.attribute_lines)
+            header.data_line = line_no
+            header.data_offset = src.offset
+            return header
+        else:
+            what = "@relation" if header is None else "@attribute or @data"
+            raise _error(src, line_no, f"expected {what}", line,
+                         "this does not look like an ARFF header" if header is None else None)
     if not seen_any:
         raise _error(src, src.line_no or 1, "the file is empty", None,
                      "an ARFF file needs @relation, @attribute lines and @data")

@@ -1,147 +1,302 @@
-"""Line-oriented reading of ARFF text from a file (plain or gzip) or a string.
+"""Bytes of an ARFF text from a file (plain or gzip) or a string, read in bounded blocks.
 
-Lines come in chunks of roughly ``hint`` bytes, so that a large file is never held in memory
-whole. Every decoding problem is reported with the file and the line: invalid UTF-8, binary data,
-a truncated or damaged gzip stream.
+The header is handed out as decoded lines with their numbers; the data section as blocks of whole
+lines (bytes, UTF-8), which the data reader parses without decoding them line by line. A line ends
+at ``\\n``, ``\\r\\n`` or a lone ``\\r``. Every decoding problem is reported with the file and the line:
+invalid UTF-8, binary data, a truncated or damaged gzip stream. The SHA-256 of the file's bytes (the
+compressed bytes for a ``.gz``) is computed while reading, so that the file is read once.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
+import hashlib
 import io
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 from toolkit.errors import ArffFormatError, DatasetError
 
-__all__ = ["LineSource", "open_binary"]
+__all__ = ["ByteSource", "open_binary", "BLOCK"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+#: bytes read at a time; a chunk of lines is at most this plus one line
+BLOCK = 1 << 20
 
 
-def open_binary(path: str | os.PathLike[str]) -> io.BufferedIOBase:
-    """Open ``path`` for reading bytes, decompressing gzip transparently (by content, not name)."""
+class _ThreadedHash:
+    """SHA-256 computed on a second thread (hashlib releases the GIL), so that hashing a large file
+    overlaps with parsing it; blocks are hashed in the order given."""
+
+    def __init__(self, sha: hashlib._Hash):  # type: ignore[name-defined]
+        import queue
+        import threading
+
+        self.sha = sha
+        self.queue: queue.Queue[bytes | None] = queue.Queue(maxsize=16)
+        self.thread = threading.Thread(target=self._run, name="toolkit-sha256", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            self.sha.update(item)
+
+    def update(self, data: bytes) -> None:
+        self.queue.put(data)
+
+    def finish(self) -> None:
+        if self.thread.is_alive():
+            self.queue.put(None)
+            self.thread.join()
+
+
+class _Hashing(io.RawIOBase):
+    """A raw file that hashes what is read from it."""
+
+    def __init__(self, raw: io.BufferedReader, sha: hashlib._Hash, threaded: bool = False):  # type: ignore
+        self.raw = raw
+        self.sha = _ThreadedHash(sha) if threaded else sha
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+        n = self.raw.readinto(b)
+        if n:
+            view = memoryview(b)[:n]
+            self.sha.update(bytes(view) if isinstance(self.sha, _ThreadedHash) else view)
+        return n
+
+    def read_rest(self) -> None:
+        for block in iter(lambda: self.raw.read(BLOCK), b""):
+            self.sha.update(block)
+
+    def close(self) -> None:
+        if isinstance(self.sha, _ThreadedHash):
+            self.sha.finish()
+        self.raw.close()
+        super().close()
+
+
+def _open_raw(path: str | os.PathLike[str]) -> io.BufferedReader:
     try:
-        raw = open(path, "rb")
+        return open(path, "rb")
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise DatasetError(f"{path}: is a directory, not an ARFF file") from None
     except OSError as exc:
         raise DatasetError(f"{path}: cannot open ({exc.strerror or exc})") from None
-    magic = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-    if magic == _GZIP_MAGIC:
-        # BufferedReader splits lines in C; GzipFile.readline alone is Python code per line
-        return io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), buffer_size=1 << 16)  # type: ignore[arg-type]
+
+
+def open_binary(path: str | os.PathLike[str]) -> io.BufferedIOBase:
+    """Open ``path`` for reading bytes, decompressing gzip transparently (by content, not name)."""
+    raw = _open_raw(path)
+    if raw.peek(2)[:2] == _GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
     return raw
 
 
-class LineSource:
-    """Decoded lines of an ARFF text with their 1-based line numbers."""
+def _is_utf8(encoding: str) -> bool:
+    try:
+        return codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        raise DatasetError(f"unknown text encoding '{encoding}'") from None
+
+
+def line_ends(data: bytes, start: int = 0, stop: int | None = None) -> int:
+    """Number of line ends (``\\n``, ``\\r\\n``, lone ``\\r``) in ``data[start:stop]``."""
+    stop = len(data) if stop is None else stop
+    return data.count(b"\n", start, stop) + data.count(b"\r", start, stop) - data.count(b"\r\n", start, stop)
+
+
+class ByteSource:
+    """An ARFF text, read once from the start: header lines, then blocks of data lines."""
 
     def __init__(self, source: str | os.PathLike[str] | None = None, *, text: str | None = None,
-                 encoding: str = "utf-8", display_name: str | None = None):
+                 encoding: str = "utf-8", display_name: str | None = None, block: int = BLOCK):
         if (source is None) == (text is None):
             raise ValueError("give either a path or text")
         self.path = None if source is None else str(source)
         self.display = display_name or self.path or "<string>"
         self.encoding = encoding
-        self._text = text
+        self.utf8 = _is_utf8(encoding)
+        self.block = block
+        self.sha = hashlib.sha256()
         self.line_no = 0            # number of the last line handed out
+        self.offset = 0             # bytes of the (decompressed) text consumed so far
         self.ended_with_newline = True
-        self._pending: list[str] = []
-        self._raw: Iterator[list[bytes] | list[str]] | None = None
-
-    # ------------------------------------------------------------------ internals
-    def _raw_chunks(self, hint: int) -> Iterator[list[bytes] | list[str]]:
-        if self._text is not None:
-            text = self._text[1:] if self._text.startswith("\ufeff") else self._text
-            lines = [ln + "\n" for ln in text.split("\n")]
-            lines[-1] = lines[-1][:-1]
-            if not lines[-1]:
-                lines.pop()
-            for start in range(0, len(lines), 4096):
-                yield lines[start:start + 4096]
-            return
-        stream = open_binary(self.path)  # type: ignore[arg-type]
-        try:
-            first = True
-            while True:
-                try:
-                    lines = stream.readlines(hint)
-                except EOFError:
-                    raise ArffFormatError(self.display, self.line_no + 1,
-                                          "the gzip stream ends early",
-                                          hint="the file is truncated; download or copy it again") from None
-                except (gzip.BadGzipFile, zlib.error) as exc:
-                    raise ArffFormatError(self.display, self.line_no + 1,
-                                          f"damaged gzip data ({exc})",
-                                          hint="the file is corrupt; download or copy it again") from None
-                if not lines:
-                    return
-                if first:
-                    first = False
-                    if lines[0].startswith(b"\xef\xbb\xbf"):
-                        lines[0] = lines[0][3:]
-                    head = b"".join(lines[:64])[:8192]
-                    if b"\x00" in head:
-                        raise ArffFormatError(
-                            self.display, 1 + head[: head.index(b"\x00")].count(b"\n"),
-                            "binary data (a NUL byte)", hint="this is not an ARFF text file")
-                yield lines
-        finally:
-            stream.close()
-
-    def _decode(self, lines: list[bytes]) -> list[str]:
-        try:
-            return [ln.decode(self.encoding) for ln in lines]
-        except UnicodeDecodeError:
-            pass
-        for offset, ln in enumerate(lines):
+        self._buf = b""             # read; consumed up to _pos
+        self._pos = 0
+        self._eof = False
+        self._hashing: _Hashing | None = None
+        self._first = True
+        if text is not None:
+            data = text.encode("utf-8", "surrogatepass")
+            self.sha.update(data)
+            if text.startswith("\ufeff"):
+                data = data[3:]
+                self.offset = 3
+            self._stream: io.BufferedIOBase = io.BytesIO(data)
+            self.utf8 = True
+            self.gzip = False
+        else:
+            raw = _open_raw(self.path)  # type: ignore[arg-type]
+            self.gzip = raw.peek(2)[:2] == _GZIP_MAGIC
             try:
-                ln.decode(self.encoding)
+                large = os.fstat(raw.fileno()).st_size > (8 << 20)
+            except OSError:
+                large = False
+            self._hashing = _Hashing(raw, self.sha, threaded=large)
+            buffered = io.BufferedReader(self._hashing, buffer_size=1 << 16)
+            self._stream = gzip.GzipFile(fileobj=buffered, mode="rb") if self.gzip else buffered  # type: ignore
+
+    # ------------------------------------------------------------------ reading
+    def _read(self) -> bytes:
+        """The next block of the decompressed text (b"" at the end)."""
+        if self._eof:
+            return b""
+        try:
+            data = self._stream.read(self.block)
+        except EOFError:
+            raise ArffFormatError(self.display, self.line_no + line_ends(self._buf) + 1,
+                                  "the gzip stream ends early",
+                                  hint="the file is truncated; download or copy it again") from None
+        except (gzip.BadGzipFile, zlib.error, OSError) as exc:
+            raise ArffFormatError(self.display, self.line_no + line_ends(self._buf) + 1,
+                                  f"damaged gzip data ({exc})",
+                                  hint="the file is corrupt; download or copy it again") from None
+        if not data:
+            self._eof = True
+            self.close()
+            return b""
+        if self._first:
+            self._first = False
+            if self.path is not None and data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]
+                self.offset = 3
+            head = data[:8192]
+            if b"\x00" in head:
+                raise ArffFormatError(self.display, 1 + line_ends(head, 0, head.index(b"\x00")),
+                                      "binary data (a NUL byte)", hint="this is not an ARFF text file")
+        return data
+
+    def close(self) -> None:
+        """Stop reading; the hash covers the whole file once the file was read to its end."""
+        if self._hashing is not None and not self._hashing.closed:
+            if self._eof:
+                self._hashing.read_rest()
+            self._stream.close()
+            self._hashing.close()
+
+    def hexdigest(self) -> str:
+        self.close()
+        return self.sha.hexdigest()
+
+    # ------------------------------------------------------------------ decoding
+    def decode_error(self, data: bytes, exc: UnicodeDecodeError, first_line: int) -> ArffFormatError:
+        """The error for undecodable bytes in ``data`` whose first line is ``first_line``."""
+        before = data[: exc.start]
+        line = first_line + line_ends(before)
+        line_start = max(before.rfind(b"\n"), before.rfind(b"\r")) + 1
+        bad = data[exc.start:exc.start + 1]
+        return ArffFormatError(
+            self.display, line,
+            f"byte 0x{bad.hex()} at column {exc.start - line_start + 1} is not valid {self.encoding}",
+            hint="the file is binary or in another encoding; re-encode it as UTF-8 or pass encoding='latin-1'")
+
+    def to_utf8(self, data: bytes | bytearray, first_line: int, end: int) -> tuple[bytes | bytearray, int]:
+        """``(data, end)`` with ``data[:end]`` checked as UTF-8, or converted to UTF-8 from another encoding."""
+        with memoryview(data) as whole, whole[:end] as view:
+            try:
+                text = str(view, self.encoding)
             except UnicodeDecodeError as exc:
-                bad = ln[exc.start:exc.start + 1]
-                raise ArffFormatError(
-                    self.display, self.line_no + offset + 1,
-                    f"byte 0x{bad.hex()} at column {exc.start + 1} is not valid {self.encoding}",
-                    hint="the file is binary or in another encoding; re-encode it as UTF-8 "
-                         "or pass encoding='latin-1'") from None
-        raise AssertionError("unreachable")  # pragma: no cover
+                raise self.decode_error(bytes(view), exc, first_line) from None
+        if self.utf8:
+            return data, end
+        out = text.encode("utf-8", "surrogatepass")
+        return out, len(out)
 
-    # ------------------------------------------------------------------ public
-    def chunks(self, hint: int = 1 << 16) -> Iterator[tuple[int, list[str]]]:
-        """Yield ``(number of the first line, lines)`` with line endings removed."""
-        if self._pending:
-            pending, self._pending = self._pending, []
-            first = self.line_no - len(pending) + 1
-            yield first, pending
-        if self._raw is None:
-            self._raw = self._raw_chunks(hint)
-        for raw in self._raw:
-            lines = raw if self._text is not None else self._decode(raw)  # type: ignore[arg-type]
-            out: list[str] = []
-            for ln in lines:
-                if ln.endswith("\n"):
-                    ln = ln[:-1]
-                    self.ended_with_newline = True
-                else:
-                    self.ended_with_newline = False
-                if ln.endswith("\r"):
-                    ln = ln[:-1]
-                if "\r" in ln:  # old Mac line ends inside a line
-                    out.extend(ln.replace("\r\n", "\r").split("\r"))
-                else:
-                    out.append(ln)
-            first = self.line_no + 1
-            self.line_no += len(out)
-            yield first, out
+    # ------------------------------------------------------------------ the header
+    def lines(self) -> Iterator[tuple[int, str]]:
+        """Decoded lines with their numbers, consumed one by one (the header). A consumer that stops
+        leaves the rest for :meth:`data_blocks`."""
+        while True:
+            buf, pos = self._buf, self._pos
+            n = len(buf)
+            nl = buf.find(b"\n", pos)
+            cr = buf.find(b"\r", pos, nl if nl >= 0 else n)
+            end = cr if cr >= 0 else nl
+            if end < 0 or (end == n - 1 and buf[end] == 13 and not self._eof):
+                if not self._eof:
+                    more = self._read()
+                    self._buf = buf[pos:] + more
+                    self._pos = 0
+                    continue
+                if pos >= n:
+                    return
+                end = after = n
+                self.ended_with_newline = False
+            else:
+                after = end + 2 if buf[end] == 13 and end + 1 < n and buf[end + 1] == 10 else end + 1
+            raw = buf[pos:end]
+            self.line_no += 1
+            self.offset += after - pos
+            self._pos = after
+            try:
+                text = raw.decode(self.encoding)
+            except UnicodeDecodeError as exc:
+                raise self.decode_error(raw, exc, self.line_no) from None
+            yield self.line_no, text
 
-    def push_back(self, lines: list[str]) -> None:
-        """Return unread lines (the header reader hands the data lines over this way)."""
-        self._pending = lines
+    def take_run(self, pattern: re.Pattern[bytes], run: re.Pattern[bytes]) -> list[re.Match[bytes]]:
+        """Consume the lines that follow, as long as each matches ``pattern`` whole (with its line end),
+        within what is already read: a bulk path for the attribute lines of a wide header. ``run``
+        matches one or more such lines (it finds where the run ends in one call)."""
+        buf, pos = self._buf, self._pos
+        whole = run.match(buf, pos)
+        if whole is None:
+            return []
+        found = list(pattern.finditer(buf, pos, whole.end()))
+        pos = whole.end()
+        if found:
+            self.line_no += len(found)
+            self.offset += pos - self._pos
+            self._pos = pos
+        return found
+
+    # ------------------------------------------------------------------ the data section
+    def data_blocks(self) -> Iterator[tuple[bytearray, int, bool]]:
+        """``(data, end, final)``: ``data[:end]`` holds whole lines (the last one may lack its line end
+        when ``final``). ``data`` is one buffer reused from block to block: use it before asking for the
+        next block. A line longer than a block grows the buffer (amortised, never copied twice)."""
+        buf = bytearray(self._buf[self._pos:])
+        self._buf = b""
+        self._pos = 0
+        while True:
+            block = self._read()
+            final = not block
+            if block:
+                scan_from = len(buf)
+                buf += block
+                del block
+                if buf.find(b"\n", scan_from) < 0 and buf.find(b"\r", max(scan_from - 1, 0), len(buf) - 1) < 0:
+                    continue  # still inside one line
+            if final:
+                self.ended_with_newline = not buf or buf.endswith((b"\n", b"\r"))
+                if buf:
+                    yield buf, len(buf), True
+                return
+            cut = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1)) + 1
+            yield buf, cut, False
+            del buf[:cut]
 
     @property
     def name(self) -> str:

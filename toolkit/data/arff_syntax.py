@@ -11,20 +11,69 @@ so no input can make it backtrack exponentially (liac-arff 2.5.0 can, see conven
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import Any
 
-__all__ = ["Token", "tokenize", "unescape", "quote", "WHITESPACE", "UnterminatedQuote"]
+__all__ = ["Token", "tokenize", "iter_tokens", "unescape", "quote", "WHITESPACE", "UnterminatedQuote",
+           "parse_number", "parse_numbers", "is_index", "strip_ws", "clip"]
 
-#: Characters WEKA's tokenizer treats as whitespace: every code point up to the space.
+#: Characters WEKA's tokenizer treats as whitespace: every code point up to the space, and no other
+#: (a no-break space is part of a value, as in WEKA). Every path strips exactly these.
 WHITESPACE = "".join(chr(i) for i in range(33))
 
+# Numbers as WEKA reads them with Java's Double.valueOf, restricted to ASCII decimal and scientific
+# notation: no '_' separators, no non-ASCII digits (Python's float() takes both), no hexadecimal or
+# 'd'/'f' suffixes; NaN and Infinity spelled as Java spells them. Surrounding whitespace is trimmed
+# (Double.valueOf trims), which matters only inside quotes.
+_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|NaN|Infinity)", re.ASCII)
+_INDEX = re.compile(r"\+?[0-9]+", re.ASCII)
+
+
+def strip_ws(text: str) -> str:
+    """``text`` without leading and trailing ARFF whitespace (code points up to the space)."""
+    return text.strip(WHITESPACE)
+
+
+def parse_number(text: str) -> float:
+    """The value of an ARFF number; ValueError when ``text`` is not one (see ``_NUMBER``)."""
+    text = text.strip(WHITESPACE)
+    if _NUMBER.fullmatch(text) is None:
+        raise ValueError(text)
+    return float(text)
+
+
+def parse_numbers(texts: list[str]) -> tuple[Any, Any]:
+    """``(values, ok)``: float64 and bool arrays for a list of strings, in the ARFF number grammar
+    (the C scanner's; NaN where ``ok`` is False). For other readers' type detection (CSV)."""
+    import numpy as np
+
+    from toolkit.data import _arffscan
+
+    values, ok = _arffscan.parse_numbers(list(texts))
+    return np.frombuffer(values, dtype=np.float64).copy(), np.frombuffer(ok, dtype=np.bool_).copy()
+
+
+def is_index(text: str) -> bool:
+    """An attribute index of a sparse row: ASCII digits with an optional '+'."""
+    return _INDEX.fullmatch(text) is not None
+
+
+def clip(text: str, width: int = 80) -> str:
+    """``text`` cut to ``width`` characters with an ellipsis, for messages (never the whole of a huge value)."""
+    if len(text) <= width:
+        return text
+    return text[: width - 3] + "..."
+
 # One token per match. The alternatives start with disjoint characters, and inside a quoted
-# string the two alternatives ([^'\\] and \\.) are disjoint too: matching is linear.
+# string the runs of plain characters and the escapes are disjoint too: matching is linear. The
+# quoted bodies are written as "unrolled loops" ([^'\\]* (\\. [^'\\]*)*): the regex engine then
+# keeps no state per character, so a value of millions of characters costs its own size.
 _TOKEN = re.compile(
     r"""
     [\x00-\x20]*
     (?:
-        '(?P<sq>(?:[^'\\]|\\.)*)'
-      | "(?P<dq>(?:[^"\\]|\\.)*)"
+        '(?P<sq>[^'\\]*(?:\\.[^'\\]*)*)'
+      | "(?P<dq>[^"\\]*(?:\\.[^"\\]*)*)"
       | (?P<punct>[{},])
       | (?P<comment>%.*)
       | (?P<word>[^\x00-\x20{},'"%]+)
@@ -47,14 +96,16 @@ class UnterminatedQuote(ValueError):
 
 
 class Token:
-    """One lexical token: ``kind`` is 'word', 'quoted', '{', '}' or ','."""
+    """One lexical token: ``kind`` is 'word', 'quoted', '{', '}' or ','; ``column`` and ``end`` delimit it
+    in the line (0-based, end exclusive)."""
 
-    __slots__ = ("kind", "text", "column")
+    __slots__ = ("kind", "text", "column", "end")
 
-    def __init__(self, kind: str, text: str, column: int):
+    def __init__(self, kind: str, text: str, column: int, end: int = -1):
         self.kind = kind
         self.text = text
         self.column = column
+        self.end = end
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Token({self.kind!r}, {self.text!r})"
@@ -74,37 +125,41 @@ def unescape(body: str) -> str:
     return _ESCAPE.sub(_unescape_one, body)
 
 
-def tokenize(line: str) -> list[Token]:
-    """Split one line into tokens, dropping whitespace and a trailing ``%`` comment.
+def iter_tokens(line: str) -> Iterator[Token]:
+    """The tokens of one line, one at a time, dropping whitespace and a trailing ``%`` comment.
 
+    Lazy, so that a reader can stop at the first error of a line with millions of values.
     Raises :class:`UnterminatedQuote` when a quote is never closed on the line.
     """
-    tokens: list[Token] = []
     pos = 0
     end = len(line)
     match = _TOKEN.match
     while pos < end:
         m = match(line, pos)
         if m is None:  # only trailing whitespace is left
-            break
+            return
         if m.end() == pos:
-            break
+            return
         kind = m.lastgroup
         start = m.start(kind) if kind else pos
         if kind == "sq":
-            tokens.append(Token("quoted", unescape(m.group("sq")), start - 1))
+            yield Token("quoted", unescape(m.group("sq")), start - 1, m.end())
         elif kind == "dq":
-            tokens.append(Token("quoted", unescape(m.group("dq")), start - 1))
+            yield Token("quoted", unescape(m.group("dq")), start - 1, m.end())
         elif kind == "punct":
-            tokens.append(Token(m.group("punct"), m.group("punct"), start))
+            yield Token(m.group("punct"), m.group("punct"), start, start + 1)
         elif kind == "word":
-            tokens.append(Token("word", m.group("word"), start))
+            yield Token("word", m.group("word"), start, m.end())
         elif kind == "comment":
-            break
+            return
         elif kind == "quote":
             raise UnterminatedQuote(start)
         pos = m.end()
-    return tokens
+
+
+def tokenize(line: str) -> list[Token]:
+    """All tokens of one line (see :func:`iter_tokens`)."""
+    return list(iter_tokens(line))
 
 
 _NEEDS_QUOTES = re.compile(r"""[\x00-\x20'"\\%,{}\x7f]""")

@@ -19,27 +19,37 @@ from toolkit.errors import DatasetError
 
 __all__ = ["Attribute", "AttributeKind", "AttributeList", "AttributeListBuilder", "KIND_CODES", "KIND_NAMES"]
 
-KIND_NAMES = ("numeric", "nominal", "string", "date")
+KIND_NAMES = ("numeric", "nominal", "string", "date", "relational")
 KIND_CODES = {name: code for code, name in enumerate(KIND_NAMES)}
 
 
-AttributeKind = Literal["numeric", "nominal", "string", "date"]
+AttributeKind = Literal["numeric", "nominal", "string", "date", "relational"]
 
 
 @dataclass(frozen=True)
 class Attribute:
-    """One ARFF attribute: its name, kind, declared nominal values and date format."""
+    """One ARFF attribute: its name, kind, declared nominal values and date format.
+
+    A relational (multi-instance) attribute carries ``relation``, the attributes of the bags it
+    holds; its values are bags, each a dataset of those attributes (``Dataset.bags``).
+    """
 
     name: str
     kind: AttributeKind
     values: tuple[str, ...] = ()
     date_format: str | None = None
+    relation: AttributeList | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KIND_NAMES:
             raise DatasetError(f"attribute '{self.name}': unknown kind '{self.kind}'; expected one of {KIND_NAMES}")
         if self.kind != "nominal" and self.values:
             raise DatasetError(f"attribute '{self.name}': only nominal attributes have values")
+        if (self.kind == "relational") != (self.relation is not None):
+            raise DatasetError(f"attribute '{self.name}': a relational attribute (and only one) declares the "
+                               f"attributes of its bags")
+        if self.relation is not None and not isinstance(self.relation, AttributeList):
+            object.__setattr__(self, "relation", AttributeList(self.relation))
 
     @property
     def is_nominal(self) -> bool:
@@ -83,9 +93,22 @@ class AttributeListBuilder:
         self._kinds[self.n] = KIND_CODES[kind]
         self.n += 1
 
+    def add_many(self, names: list[str], is_string: list[bool]) -> None:
+        """Numeric attributes (string ones where ``is_string``), in one step."""
+        k = len(names)
+        while self.n + k > len(self._lengths):
+            self._grow()
+        self._pieces.append("".join(self._pending))
+        self._pending = []
+        self._pieces.append("".join(names))
+        self._lengths[self.n:self.n + k] = np.fromiter(map(len, names), dtype=np.int64, count=k)
+        self._kinds[self.n:self.n + k] = np.where(np.asarray(is_string, dtype=bool), KIND_CODES["string"],
+                                                  KIND_CODES["numeric"])
+        self.n += k
+
     def add_attribute(self, attr: Any) -> None:
-        """Any attribute; nominal and date ones are kept as objects."""
-        if attr.kind in ("nominal", "date"):
+        """Any attribute; nominal, date and relational ones are kept as objects."""
+        if attr.kind in ("nominal", "date", "relational"):
             self._special[self.n] = attr
         self.add(attr.name, attr.kind)
 
@@ -213,7 +236,7 @@ class AttributeList(Sequence):  # type: ignore[type-arg]
     # ------------------------------------------------------------------ vectorised views
     @property
     def kind_codes(self) -> np.ndarray:
-        """One byte per attribute: 0 numeric, 1 nominal, 2 string, 3 date."""
+        """One byte per attribute: 0 numeric, 1 nominal, 2 string, 3 date, 4 relational."""
         return self._kinds
 
     def mask(self, kind: str) -> np.ndarray:

@@ -27,7 +27,8 @@ class Dataset:
     """A loaded dataset. ``X`` holds every attribute but the class, in file order.
 
     ``strings`` maps a feature column index to the table that its codes index (string
-    attributes only). ``class_index`` is the class attribute's position among all attributes of
+    attributes only); ``bags`` does the same for relational (multi-instance) attributes, whose
+    codes index a list of datasets, one bag per instance. ``class_index`` is the class attribute's position among all attributes of
     the file, or None when the dataset has no class.
     """
 
@@ -41,6 +42,7 @@ class Dataset:
     path: str | None = None
     sha256: str | None = None
     task: str | None = None  # the positive class of a one-vs-rest task made by one_vs_rest()
+    bags: dict[int, list[Dataset]] = field(default_factory=dict)  # relational columns: code -> bag
 
     def __post_init__(self) -> None:
         if not isinstance(self.attributes, AttributeList):
@@ -176,8 +178,9 @@ class Dataset:
         if sp.issparse(X):
             X = sp.csr_matrix(X)
         strings = {new: self.strings[int(old)] for new, old in enumerate(columns) if int(old) in self.strings}
+        bags = {new: self.bags[int(old)] for new, old in enumerate(columns) if int(old) in self.bags}
         return replace(self, attributes=attributes, X=X, class_index=class_index, strings=strings,
-                       sha256=None)
+                       bags=bags, sha256=None)
 
     def concat(self, other: Dataset) -> Dataset:
         """This dataset's instances followed by ``other``'s (same header; string tables merged)."""
@@ -213,13 +216,24 @@ class Dataset:
                     ok = ~np.isnan(vals)
                     vals[ok] = remap[vals[ok].astype(np.int64)]
                     X_other[:, col] = vals
+        bags = {col: list(items) for col, items in self.bags.items()}
+        if other.bags:
+            X_other = X_other.copy() if X_other is other.X else X_other
+            for col, items in other.bags.items():
+                offset = len(bags.setdefault(col, []))
+                bags[col].extend(items)
+                if sp.issparse(X_other):
+                    X_other = sp.csr_matrix(X_other)
+                    X_other.data[X_other.indices == col] += offset
+                else:
+                    X_other[:, col] += offset
         if self.is_sparse or sp.issparse(X_other):
             X = sp.vstack([sp.csr_matrix(self.X), sp.csr_matrix(X_other)], format="csr")
         else:
             X = np.vstack([self.X, X_other])
         y = None if self.y is None else np.concatenate([self.y, other.y])
         return replace(self, X=X, y=y, weights=np.concatenate([self.weights, other.weights]),
-                       strings=strings, sha256=None)
+                       strings=strings, bags=bags, sha256=None)
 
     def with_class(self, index: int | None) -> Dataset:
         """The same data with the attribute at ``index`` (position among all attributes) as the class."""
@@ -228,7 +242,7 @@ class Dataset:
         if index is not None and not 0 <= index < len(self.attributes):
             raise DatasetError(f"{self.name}: class index {index} is out of range "
                                f"(the dataset has {len(self.attributes)} attributes)")
-        if index is not None and self.attributes[index].kind in ("string", "date"):
+        if index is not None and self.attributes[index].kind in ("string", "date", "relational"):
             raise DatasetError(f"{self.name}: attribute '{self.attributes.name(index)}' is "
                                f"{self.attributes[index].kind} and cannot be the class")
         # all attributes as columns, in file order
@@ -246,8 +260,11 @@ class Dataset:
         for col, table in self.strings.items():
             pos = col if self.class_index is None or col < self.class_index else col + 1
             strings_full[pos] = table
+        bags_full = {(col if self.class_index is None or col < self.class_index else col + 1): items
+                     for col, items in self.bags.items()}
         if index is None:
-            return replace(self, X=full, y=None, class_index=None, strings=strings_full, sha256=self.sha256)
+            return replace(self, X=full, y=None, class_index=None, strings=strings_full, bags=bags_full,
+                           sha256=self.sha256)
         target = full[:, index]
         target = np.asarray(target.toarray()).ravel() if sp.issparse(target) else np.asarray(target, dtype=np.float64)
         keep = np.delete(np.arange(full.shape[1]), index)
@@ -259,7 +276,8 @@ class Dataset:
         else:
             y = target
         strings = {(p if p < index else p - 1): t for p, t in strings_full.items()}
-        return replace(self, X=X, y=y, class_index=index, strings=strings, sha256=self.sha256)
+        bags = {(p if p < index else p - 1): t for p, t in bags_full.items()}
+        return replace(self, X=X, y=y, class_index=index, strings=strings, bags=bags, sha256=self.sha256)
 
     def to_dense(self) -> Dataset:
         """The same data with a dense ``X``."""
@@ -275,6 +293,18 @@ class Dataset:
         table = self.strings.get(column, [])
         code = int(code)
         return table[code] if code < len(table) else ""
+
+    def bag(self, column: int, code: float) -> Dataset | None:
+        """The bag (a dataset) that a relational column's code stands for (None when missing)."""
+        if np.isnan(code):
+            return None
+        bags = self.bags.get(column, [])
+        if 0 <= int(code) < len(bags):
+            return bags[int(code)]
+        # the implicit 0 of a sparse row in a column without bags: an empty bag
+        relation = self.features[column].relation
+        return Dataset(relation=self.features.name(column), attributes=relation, X=np.zeros((0, len(relation))),
+                       y=None, class_index=None, weights=np.ones(0))
 
     def missing_share(self) -> np.ndarray:
         """Share of missing values per feature column."""
@@ -305,7 +335,7 @@ class Dataset:
             return f"class index {self.class_index} != {other.class_index}"
         if self.X.shape != other.X.shape:
             return f"shape {self.X.shape} != {other.X.shape}"
-        if (self.is_sparse or other.is_sparse) and not self.strings and not other.strings:
+        if (self.is_sparse or other.is_sparse) and not (self.strings or other.strings or self.bags or other.bags):
             problem = _sparse_difference(self.X, other.X)
             if problem:
                 return problem
@@ -322,6 +352,15 @@ class Dataset:
                 vb = other.string_value(col, other._dense_value(r, col))
                 if va != vb:
                     return f"string at row {r}, column {col}: {va!r} != {vb!r}"
+        for col in self.bags.keys() | other.bags.keys():
+            for r in range(self.n_instances):
+                ba, bb = self.bag(col, self._dense_value(r, col)), other.bag(col, other._dense_value(r, col))
+                if (ba is None) != (bb is None):
+                    return f"bag at row {r}, column {col}: one is missing"
+                if ba is not None:
+                    problem = ba.difference(bb)
+                    if problem:
+                        return f"bag at row {r}, column {col}: {problem}"
         if self.y is None or other.y is None:
             if (self.y is None) != (other.y is None):
                 return "one dataset has a class vector, the other not"
@@ -339,8 +378,8 @@ class Dataset:
 
     def _comparable_matrix(self) -> np.ndarray:
         X = self.X.toarray() if self.is_sparse else np.array(self.X, dtype=np.float64)
-        for col in self.strings:
-            X[:, col] = 0.0  # compared through the tables instead
+        for col in list(self.strings) + list(self.bags):
+            X[:, col] = np.where(np.isnan(X[:, col]), np.nan, 0.0)  # compared through the tables instead
         return X
 
     def _dense_value(self, row: int, col: int) -> float:

@@ -287,6 +287,11 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
     there (nominal, missing, negative values), for a check made before a feature selector runs."""
     caps = step.capabilities
     name = step.name
+    bags = schema.columns_of_kind("relational")
+    if len(bags) and not getattr(caps, "relational", False):
+        attr = schema.features.name(int(bags[0]))
+        raise CapabilityError(f"{name} cannot use relational (multi-instance) attribute '{attr}'; "
+                              f"choose a multi-instance classifier or remove the attribute")
     strings = schema.columns_of_kind("string")
     if len(strings) and not caps.string:
         attr = schema.features.name(int(strings[0]))

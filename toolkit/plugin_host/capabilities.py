@@ -26,6 +26,7 @@ class Capabilities:
     probabilities: bool = True
     partial_fit: bool = False
     nonnegative: bool = False   # numeric inputs must be >= 0 (word counts)
+    relational: bool = False    # relational (multi-instance) attributes: bags as values
     min_classes: int = 1
 
     def as_dict(self) -> dict[str, bool | int]:

@@ -46,6 +46,8 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "linear": "toolkit.plugins.linear",
     "ots": "toolkit.plugins.ots",
     "metrics": "toolkit.plugins.metrics",
+    "csv": "toolkit.plugins.csv",
+    "libsvm": "toolkit.plugins.libsvm",
 }
 
 

@@ -1,0 +1,194 @@
+"""CSV with a header row, read as WEKA's CSVLoader reads it, and written back.
+
+* The first row names the attributes. A column whose values (other than missing ones) are all
+  numbers (the ARFF number grammar: ASCII decimal or scientific) is numeric; any other column is
+  nominal, its values in order of first appearance (WEKA's CSVLoader); ``?`` and empty cells are
+  missing. ``nominal=``, ``string=``, ``numeric=`` and ``date=`` force a column's type (names or
+  1-based positions); dates are parsed with ``date_format`` (Java SimpleDateFormat, default
+  ``yyyy-MM-dd'T'HH:mm:ss``).
+* Cells follow RFC 4180 (``"`` quotes, ``""`` inside quotes, quoted line breaks); leading and
+  trailing ASCII whitespace (0x00-0x20, as in ARFF) is stripped from every cell but a string's.
+* The class is the last column unless ``class_attribute`` names another (or None).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from toolkit.data import Attribute, DateCodec, Dataset, format_number, open_binary, parse_numbers, \
+    resolve_class_index
+from toolkit.errors import DatasetError
+
+__all__ = ["read_csv", "write_csv"]
+
+_WS = "".join(chr(i) for i in range(33))
+_MISSING = ("?", "")
+
+
+def _columns(spec: Iterable[str | int] | None, names: list[str], display: str, what: str) -> set[int]:
+    out: set[int] = set()
+    for item in spec or ():
+        if isinstance(item, int) or (isinstance(item, str) and item.isdigit()):
+            k = int(item)
+            if not 1 <= k <= len(names):
+                raise DatasetError(f"{display}: {what} column {k} is out of range (1..{len(names)})")
+            out.add(k - 1)
+        elif item in names:
+            out.add(names.index(item))
+        else:
+            raise DatasetError(f"{display}: no column named '{item}' for {what}; the columns are "
+                               + ", ".join(names[:10]) + (", ..." if len(names) > 10 else ""))
+    return out
+
+
+def read_csv(path: str | os.PathLike[str], *, class_attribute: str | int | None = -1,
+             sparse: bool | str = "auto", encoding: str = "utf-8", delimiter: str = ",",
+             nominal: Sequence[str | int] = (), string: Sequence[str | int] = (),
+             numeric: Sequence[str | int] = (), date: Sequence[str | int] = (),
+             date_format: str | None = None, relation: str | None = None) -> Dataset:
+    """Load a CSV file (``.gz`` too) into a dataset; see the module docstring."""
+    display = str(path)
+    with open_binary(path) as raw:
+        text = io.TextIOWrapper(raw, encoding=encoding, newline="")  # type: ignore[arg-type]
+        try:
+            rows = list(csv.reader(text, delimiter=delimiter, quotechar='"', strict=True))
+        except csv.Error as exc:
+            raise DatasetError(f"{display}: not a valid CSV file ({exc})") from None
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{display}: byte 0x{exc.object[exc.start:exc.start + 1].hex()} is not valid "
+                               f"{encoding}; pass the file's encoding") from None
+    rows = [r for r in rows if any(c.strip(_WS) for c in r)]
+    if not rows:
+        raise DatasetError(f"{display}: the file is empty; a CSV file needs a header row of attribute names")
+    names = [c.strip(_WS) for c in rows[0]]
+    if len(set(names)) != len(names) or "" in names:
+        bad = next(n for n in names if names.count(n) > 1 or n == "")
+        raise DatasetError(f"{display}: the header row names '{bad}' twice or not at all; names must be unique")
+    width = len(names)
+    for k, row in enumerate(rows[1:], start=2):
+        if len(row) != width:
+            raise DatasetError(f"{display}: row {k} has {len(row)} cells, the header {width}")
+    forced = {"nominal": _columns(nominal, names, display, "nominal"),
+              "string": _columns(string, names, display, "string"),
+              "numeric": _columns(numeric, names, display, "numeric"),
+              "date": _columns(date, names, display, "date")}
+    codec = DateCodec(date_format) if date_format else DateCodec()
+    n = len(rows) - 1
+    attributes: list[Attribute] = []
+    columns: list[np.ndarray] = []
+    strings: dict[int, list[str]] = {}
+    for j, name in enumerate(names):
+        cells = [r[j].strip(_WS) for r in rows[1:]]
+        missing = np.fromiter((c in _MISSING for c in cells), dtype=bool, count=n)
+        values, ok = parse_numbers(cells) if n else (np.zeros(0), np.zeros(0, bool))
+        kind = next((k for k, cols in forced.items() if j in cols), None)
+        if kind is None:
+            kind = "numeric" if bool(np.all(ok | missing)) else "nominal"
+        if kind == "numeric":
+            bad = np.flatnonzero(~(ok | missing))
+            if len(bad):
+                raise DatasetError(f"{display}: row {bad[0] + 2}, column '{name}': '{cells[bad[0]][:80]}' is not a number")
+            col = np.where(missing, np.nan, values)
+            attributes.append(Attribute(name, "numeric"))
+        elif kind == "date":
+            col = np.full(n, np.nan)
+            for i, c in enumerate(cells):
+                if not missing[i]:
+                    try:
+                        col[i] = codec.parse(c)
+                    except ValueError:
+                        raise DatasetError(f"{display}: row {i + 2}, column '{name}': '{c[:80]}' does not match "
+                                           f"the date format '{codec.pattern}'") from None
+            attributes.append(Attribute(name, "date", date_format=codec.pattern))
+        else:
+            index: dict[str, int] = {}
+            codes = np.full(n, np.nan)
+            for i, c in enumerate(cells):
+                if not missing[i]:
+                    codes[i] = index.setdefault(c, len(index))
+            col = codes
+            if kind == "string":  # strings keep their spaces (a quoted text may end in a line break)
+                index = {}
+                for i, r in enumerate(rows[1:]):
+                    if not missing[i]:
+                        codes[i] = index.setdefault(r[j], len(index))
+                attributes.append(Attribute(name, "string"))
+                strings[j] = list(index)
+            else:
+                attributes.append(Attribute(name, "nominal", tuple(index)))
+        columns.append(col)
+    full = np.column_stack(columns) if columns else np.zeros((n, 0))
+    class_index = resolve_class_index(attributes, class_attribute, display)
+    y = None
+    X = full
+    if class_index is not None:
+        y_raw = full[:, class_index]
+        X = np.delete(full, class_index, axis=1)
+        y = np.where(np.isnan(y_raw), -1, y_raw).astype(np.int64) if attributes[class_index].kind == "nominal" \
+            else y_raw
+        strings = {(c if c < class_index else c - 1): t for c, t in strings.items()}
+    if sparse is True:
+        X = sp.csr_matrix(X)
+    stem = os.path.basename(display)
+    for suffix in (".csv.gz", ".csv"):
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+    return Dataset(relation=relation or stem, attributes=attributes, X=X, y=y, class_index=class_index,
+                   weights=np.ones(n), strings=strings, path=display)
+
+
+def _cell(ds: Dataset, attr: Attribute, column: int | None, value: float, codec: Any) -> str:
+    if value != value:
+        return "?"
+    if attr.kind == "numeric":
+        return format_number(value)
+    if attr.kind == "nominal":
+        return attr.values[int(value)]
+    if attr.kind == "string":
+        return ds.string_value(column, value) or ""  # type: ignore[arg-type]
+    if attr.kind == "date":
+        return codec.format(value)
+    raise DatasetError(f"attribute '{attr.name}' is {attr.kind}: CSV has no form for it")
+
+
+def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
+    """Write ``ds`` as CSV with a header row (gzip when the name ends in ``.gz``); ``?`` marks missing."""
+    n = ds.n_instances
+    position = [i for i in range(len(ds.attributes))]
+    feature_of = {}
+    col = 0
+    for i in position:
+        if i != ds.class_index:
+            feature_of[i] = col
+            col += 1
+    codecs = {i: DateCodec(a.date_format) for i, a in enumerate(ds.attributes) if a.kind == "date"}
+    for i, a in enumerate(ds.attributes):
+        if a.kind == "relational":
+            raise DatasetError(f"attribute '{a.name}' is relational: CSV has no form for bags; write ARFF")
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "wt", encoding="utf-8", newline="") as fh:  # type: ignore[operator]
+        out = csv.writer(fh, lineterminator="\n")
+        out.writerow(ds.attributes.names())
+        block = 4096
+        for start in range(0, n, block):
+            X = ds.X[start:start + block]
+            X = X.toarray() if sp.issparse(X) else np.asarray(X)
+            for r in range(X.shape[0]):
+                row = []
+                for i, attr in enumerate(ds.attributes):
+                    if i == ds.class_index:
+                        v = float(ds.y[start + r])
+                        if attr.kind == "nominal" and v < 0:
+                            v = float("nan")
+                        row.append(_cell(ds, attr, None, v, codecs.get(i)))
+                    else:
+                        row.append(_cell(ds, attr, feature_of[i], float(X[r, feature_of[i]]), codecs.get(i)))
+                out.writerow(row)

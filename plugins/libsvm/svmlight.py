@@ -1,0 +1,121 @@
+"""LIBSVM / svmlight files: ``label index:value ...`` per line, read into a sparse dataset and written back.
+
+* Indices are 1-based ASCII integers, each at most once per line, in any order; values are numbers
+  of the ARFF grammar. ``qid:n`` tokens (svmlight's query ids) are skipped; ``#`` starts a comment.
+* Labels become the nominal class, its values the distinct labels in numeric order (written as the
+  shortest text of the number: ``1``, ``-1``, ``2.5``). Several labels on one line (multi-label)
+  are refused. Features are named ``a1``, ``a2``, ... (WEKA's LibSVMLoader names them ``att_1``...).
+* Writing: the class label's text when it is a number, else its code (0, 1, ...); nominal features
+  as their codes. LIBSVM has no missing values, strings or bags: such datasets are refused.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+import scipy.sparse as sp
+
+from toolkit.data import Attribute, Dataset, format_number, open_binary, parse_numbers
+from toolkit.errors import DatasetError
+
+__all__ = ["read_libsvm", "write_libsvm"]
+
+
+def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, sparse: bool | str = "auto",
+                encoding: str = "utf-8") -> Dataset:
+    """Load a LIBSVM/svmlight file (``.gz`` too); see the module docstring."""
+    display = str(path)
+    with open_binary(path) as raw:
+        try:
+            lines = io.TextIOWrapper(raw, encoding=encoding).read().splitlines()  # type: ignore[arg-type]
+        except UnicodeDecodeError:
+            raise DatasetError(f"{display}: not a {encoding} text file") from None
+    labels: list[str] = []
+    pairs: list[str] = []
+    counts: list[int] = []
+    numbers: list[int] = []
+    for no, line in enumerate(lines, start=1):
+        body = line.split("#", 1)[0].split()
+        if not body:
+            continue
+        label = body[0]
+        if "," in label:
+            raise DatasetError(f"{display}:{no}: several labels ('{label[:80]}'): multi-label files are not supported")
+        if ":" in label:
+            raise DatasetError(f"{display}:{no}: the line starts with '{label[:80]}', not a label")
+        items = [t for t in body[1:] if not t.startswith("qid:")]
+        labels.append(label)
+        pairs.extend(items)
+        counts.append(len(items))
+        numbers.append(no)
+    n = len(labels)
+    split = [p.partition(":") for p in pairs]
+    bad = next((k for k, (i, c, v) in enumerate(split) if not c or not i.isascii() or not i.isdigit()), None)
+    if bad is not None:
+        row = int(np.searchsorted(np.cumsum(counts), bad, side="right"))
+        raise DatasetError(f"{display}:{numbers[row]}: '{pairs[bad][:80]}' is not index:value (a 1-based index)")
+    index = np.array([int(i) for i, _, _ in split], dtype=np.int64)
+    values, ok = parse_numbers([v for _, _, v in split])
+    if not ok.all():
+        k = int(np.argmin(ok))
+        row = int(np.searchsorted(np.cumsum(counts), k, side="right"))
+        raise DatasetError(f"{display}:{numbers[row]}: value '{split[k][2][:80]}' is not a number")
+    if len(index) and index.min() < 1:
+        k = int(np.argmin(index))
+        row = int(np.searchsorted(np.cumsum(counts), k, side="right"))
+        raise DatasetError(f"{display}:{numbers[row]}: index 0 in '{pairs[k][:80]}'; LIBSVM indices start at 1")
+    width = int(index.max()) if len(index) else 0
+    if n_features is not None:
+        if width > n_features:
+            raise DatasetError(f"{display}: index {width} is beyond n_features={n_features}")
+        width = n_features
+    rows = np.repeat(np.arange(n), counts)
+    X = sp.csr_matrix((values, (rows, index - 1)), shape=(n, width))
+    if X.nnz != len(values):
+        dup = np.flatnonzero(np.diff(np.lexsort((index, rows))) == 0)
+        raise DatasetError(f"{display}: an index appears twice on one line")
+    X.sort_indices()
+    X.eliminate_zeros()
+    label_values, label_ok = parse_numbers(labels)
+    if not label_ok.all():
+        k = int(np.argmin(label_ok))
+        raise DatasetError(f"{display}:{numbers[k]}: label '{labels[k][:80]}' is not a number")
+    classes, y = np.unique(label_values, return_inverse=True)
+    names = [format_number(float(c)) for c in classes]
+    attributes = [Attribute(f"a{j + 1}", "numeric") for j in range(width)] + [Attribute("class", "nominal", tuple(names))]
+    if sparse is False:
+        X = X.toarray()
+    stem = os.path.basename(display)
+    return Dataset(relation=stem.split(".")[0], attributes=attributes, X=X, y=y.astype(np.int64),
+                   class_index=width, weights=np.ones(n), path=display)
+
+
+def write_libsvm(ds: Dataset, path: str | os.PathLike[str]) -> None:
+    """Write ``ds`` as LIBSVM (gzip when the name ends in ``.gz``); see the module docstring."""
+    for a in ds.features:
+        if a.kind not in ("numeric", "nominal"):
+            raise DatasetError(f"attribute '{a.name}' is {a.kind}: LIBSVM holds numbers only")
+    X = sp.csr_matrix(ds.X, dtype=np.float64)
+    if np.isnan(X.data).any():
+        col = int(X.indices[np.isnan(X.data)][0])
+        raise DatasetError(f"attribute '{ds.features.name(col)}' has missing values: LIBSVM has none "
+                           f"(replace them first)")
+    if ds.y is None or ds.class_attribute is None or not ds.class_attribute.is_nominal:
+        raise DatasetError("LIBSVM needs a nominal class attribute for its labels")
+    if (np.asarray(ds.y) < 0).any():
+        raise DatasetError(f"class '{ds.class_attribute.name}' has missing values: LIBSVM has none")
+    labels = list(ds.class_attribute.values)
+    numeric = all(parse_numbers(labels)[1]) if labels else True
+    text = labels if numeric else [str(k) for k in range(len(labels))]
+    X.sort_indices()
+    import gzip
+
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "wt", encoding="utf-8", newline="\n") as fh:  # type: ignore[operator]
+        for r in range(X.shape[0]):
+            lo, hi = X.indptr[r], X.indptr[r + 1]
+            items = " ".join(f"{c + 1}:{format_number(v)}" for c, v in zip(X.indices[lo:hi].tolist(),
+                                                                         X.data[lo:hi].tolist()) if v != 0)
+            fh.write(text[int(ds.y[r])] + (" " + items if items else "") + "\n")

@@ -1,0 +1,338 @@
+"""The fast engine (C scanner) and the strict engine (tokenizer, numpy only) read every input alike:
+value by value, weights, missing values, string tables, bags; and on bad input the same error, line
+and text. Also WEKA's grammar points of issue 16 and hostile inputs at a scale that runs in CI."""
+
+from __future__ import annotations
+
+import gzip
+import random
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import SHARED, shared_path
+from strategies import datasets
+from toolkit.data import arff
+from toolkit.errors import ArffFormatError, ToolkitError
+
+H = "@relation r\n@attribute a numeric\n@attribute b {x,y,'z z'}\n@attribute s string\n@attribute class {p,n}\n@data\n"
+
+
+def both(text: str, **kw):
+    """Read ``text`` with both engines; both succeed alike or both fail with the same message."""
+    results = []
+    for engine in ("fast", "strict"):
+        try:
+            results.append(arff.read_text(text, engine=engine, **kw))
+        except ToolkitError as exc:
+            results.append(exc)
+    fast, strict = results
+    if isinstance(fast, Exception) or isinstance(strict, Exception):
+        assert type(fast) is type(strict) and str(fast) == str(strict), (fast, strict)
+        raise fast
+    assert fast.difference(strict) is None, fast.difference(strict)
+    assert fast.is_sparse == strict.is_sparse
+    np.testing.assert_array_equal(fast.weights, strict.weights)
+    return fast
+
+
+# ---------------------------------------------------------------------------- property tests
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(datasets(), st.sampled_from([None, True, False]), st.sampled_from([",", ", ", " ", "\t", " ,\t"]))
+def test_generated_files_read_alike_on_both_engines(ds, sparse, sep):
+    text = arff.to_text(ds, sparse=sparse)
+    if sep != ",":  # the same file with other separators between values (outside quotes) reads the same
+        text = _resep(text, sep)
+    back = both(text, class_attribute=ds.class_index)
+    assert ds.difference(back) is None
+
+
+def _resep(text: str, sep: str) -> str:
+    """Replace the commas between values of dense data rows (outside quotes) by ``sep``."""
+    head, data = text.split("@data\n", 1)
+    out = []
+    for line in data.split("\n"):
+        if line.startswith("{") or "'" in line or '"' in line:
+            out.append(line)
+        else:
+            out.append(line.replace(",", sep))
+    return head + "@data\n" + "\n".join(out)
+
+
+_VALID = arff.to_text(arff.read_text(
+    "@relation 'r r'\n@attribute a numeric\n@attribute 'b b' {x,'y y',z}\n@attribute s string\n"
+    "@attribute d date\n@attribute class {p,n}\n@data\n1.5,x,'hi there',2001-01-01T00:00:00,p\n"
+    "?,'y y','a\\'b',?,n,{2}\n{0 3,1 z,4 n}\n"))
+
+
+def _mutate(text: str, rng: random.Random, steps: int) -> str:
+    chars = list(text)
+    alphabet = list("{}',\"%?@\\ \n\t\r0123456789abcxyz-+.eE") + ["@data", "{0 ", "\x00", "\u00a0", "_", "\u0661",
+                                                                  "NaN", "Infinity", "1e400", ",{"]
+    for _ in range(steps):
+        op = rng.randrange(3)
+        pos = rng.randrange(len(chars) + 1)
+        if op == 0 and chars:
+            del chars[min(pos, len(chars) - 1)]
+        elif op == 1:
+            chars.insert(pos, rng.choice(alphabet))
+        elif chars:
+            chars[min(pos, len(chars) - 1)] = rng.choice(alphabet)
+    return "".join(chars)
+
+
+@settings(max_examples=400)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 6))
+def test_damaged_files_fail_alike_on_both_engines(seed, steps):
+    """Valid or not, both engines agree: the same values, or the same error at the same line."""
+    text = _mutate(_VALID, random.Random(seed), steps)
+    try:
+        both(text)
+    except ToolkitError:
+        pass
+
+
+def _shared_files():
+    if not SHARED.is_dir():
+        return []
+    return sorted(p.relative_to(SHARED).as_posix() for p in SHARED.rglob("*") if p.name.endswith((".arff", ".arff.gz")))
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("name", _shared_files())
+def test_every_shared_file_reads_alike_on_both_engines(name):
+    path = shared_path(name)
+    fast = arff.read(path)
+    strict = arff.read(path, engine="strict")
+    assert fast.difference(strict) is None
+    np.testing.assert_array_equal(fast.weights, strict.weights)
+    assert fast.sha256 == strict.sha256
+
+
+# ---------------------------------------------------------------------------- grammar (issue 16, point 3)
+
+@pytest.mark.parametrize("value", ["1_000", "\u0661\u0662", "0x10", "1.5d", "inf", "nan", "+-1", "1e", ".", "1,5e"])
+def test_numbers_are_ascii_decimal_only(value):
+    with pytest.raises(ArffFormatError, match=":7: value .* of numeric attribute 'a' is not a number"):
+        both(H + f"'{value}',x,s,p\n")
+
+
+def test_nan_and_infinity_as_java_spells_them():
+    ds = both(H + "NaN,x,s,p\n-Infinity,x,s,p\n+Infinity,x,s,p\n' 2.5 ',x,s,p\n1.,x,s,p\n.5e1,x,s,p\n")
+    np.testing.assert_array_equal(ds.X[:, 0], [np.nan, -np.inf, np.inf, 2.5, 1.0, 5.0])
+
+
+def test_tabs_and_spaces_separate_values_as_in_weka():
+    ds = both(H + "1\tx\ts\tp\n2 'z z'   t , n\n3 ,\ty,\t'u v' p\n")
+    np.testing.assert_array_equal(ds.X[:, 0], [1, 2, 3])
+    assert [ds.string_value(2, v) for v in ds.X[:, 2]] == ["s", "t", "u v"]
+    assert ds.y.tolist() == [0, 1, 0]
+
+
+@pytest.mark.parametrize("row", ["1,,x,s,p", ",1,x,s,p", "1,x,s,p,", "1,x,s,p ,% comment"])
+def test_empty_values_are_errors_not_skipped(row):
+    with pytest.raises(ArffFormatError, match=":7:"):
+        both(H + row + "\n")
+
+
+def test_no_break_space_is_part_of_a_value_on_every_path():
+    """WEKA's whitespace is 0x00-0x20 only: '\u00a0x' is not the value x, whatever the other rows hold."""
+    for rows in ("1,\u00a0x,s,p\n", "1,x,s,p\n" * 50 + "1,\u00a0x,s,p\n", "{0 1,1 \u00a0x}\n"):
+        with pytest.raises(ArffFormatError, match="value '\u00a0x' is not declared"):
+            both(H + rows)
+    ds = both("@relation r\n@attribute b {'\u00a0x',y}\n@data\n\u00a0x\ny\u00a0\u00a0\n" .replace("y\u00a0\u00a0", "y"))
+    assert ds.y.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("index,problem", [("99999999999999999999", "sparse index 99999999999999999999 is out of range"),
+                                           ("1_0", "sparse index '1_0' is not an integer"),
+                                           ("\u0661", "sparse index '\u0661' is not an integer"),
+                                           ("-1", "sparse index '-1' is not an integer"),
+                                           ("4", "sparse index 4 is out of range"),
+                                           ("1" * 5000, "sparse index " + "1" * 77 + "... is out of range")])
+def test_sparse_indices_are_checked_as_integers_in_range(index, problem):
+    with pytest.raises(ArffFormatError, match=":7: " + problem.replace("(", r"\(").replace(".", r"\.")):
+        both(H + "{0 1,%s 1}\n" % index)
+
+
+def test_sparse_rows_in_any_order_with_whitespace_or_commas():
+    ds = both(H + "{3 n,0 1}\n{0\t2 1 y}\n{0,3,1,x}\n{ }\n")
+    assert ds.X.toarray()[:, :2].tolist() == [[1, 0], [2, 1], [3, 0], [0, 0]]
+    assert ds.y.tolist() == [1, 0, 0, 0]
+
+
+def test_error_messages_shorten_huge_values():
+    with pytest.raises(ArffFormatError) as info:
+        both(H + "'" + "9" * 5000 + "q',x,s,p\n")
+    assert len(str(info.value)) < 400
+    assert "..." in str(info.value)
+
+
+def test_chunked_reading_equals_whole_file(tmp_path):
+    lines = [f"{i}.5,{'xy'[i % 2]},'s {i % 7}',{'pn'[i % 3 == 0]}" for i in range(2500)]
+    path = tmp_path / "c.arff"
+    path.write_text(H + "\n".join(lines) + "\n% the end\n")
+    whole = arff.read(path)
+    parts = list(arff.iter_chunks(path, rows=1000))
+    assert [p.n_instances for p in parts] == [1000, 1000, 500]
+    assert all(p.attributes is parts[0].attributes for p in parts)
+    joined = parts[0].concat(parts[1]).concat(parts[2])
+    assert whole.difference(joined) is None
+
+
+def test_strict_path_takes_over_mid_block_and_keeps_string_tables():
+    """A relational row is read by the strict path between rows of the C path; codes stay in step."""
+    text = ("@relation r\n@attribute s string\n@attribute bag relational\n@attribute v numeric\n@end bag\n"
+            "@attribute c {p}\n@data\n" + "a,?,p\n" * 3 + "b,'1\\n2',p\n" + "c,?,p\na,?,p\n")
+    ds = both(text)
+    assert [ds.string_value(0, v) for v in ds.X[:, 0]] == ["a", "a", "a", "b", "c", "a"]
+    assert ds.bag(1, ds.X[3, 1]).X.tolist() == [[1.0], [2.0]]
+
+
+# ---------------------------------------------------------------------------- hostile inputs (issue 16, point 2)
+
+def _bounded(path, seconds=10.0):
+    """Read ``path``; return (dataset or error, seconds taken)."""
+    start = time.perf_counter()
+    try:
+        out = arff.read(path)
+    except ToolkitError as exc:
+        out = exc
+    return out, time.perf_counter() - start
+
+
+def _traced_peak(fn):
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        result = fn()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_one_long_string_value_costs_its_own_size(tmp_path):
+    n = 2_000_000  # 10 million at full scale in benchmarks/arff_loading.py
+    path = tmp_path / "long.arff"
+    path.write_text("@relation r\n@attribute s string\n@attribute c {a}\n@data\n'" + "x" * n + "',a\n1,a\n")
+    ds, peak = _traced_peak(lambda: arff.read(path))
+    assert ds.strings[0][0] == "x" * n
+    assert peak < 3 * n  # the value once as text, once as the table's string (not 530 bytes a character)
+
+
+def test_a_huge_number_in_many_rows(tmp_path):
+    path = tmp_path / "num.arff"
+    digits = 200_000  # 1 MB at full scale
+    path.write_text("@relation r\n@attribute x numeric\n@attribute c {a}\n@data\n" + "1,a\n" * 15_000
+                    + "1" * digits + ",a\n" + "2,a\n" * 15_000)
+    ds, peak = _traced_peak(lambda: arff.read(path))
+    assert ds.X[15_000, 0] == np.inf and ds.n_instances == 30_001
+    output = ds.X.nbytes + ds.y.nbytes + ds.weights.nbytes
+    assert peak < 3 * output + 3 * digits  # never rows x longest cell
+
+
+def test_a_row_with_a_million_values_is_refused_at_once(tmp_path):
+    path = tmp_path / "wide.arff"
+    path.write_text("@relation r\n@attribute x numeric\n@attribute y numeric\n@data\n1,2\n" + ",".join(["1"] * 1_000_000) + "\n")
+    for engine in ("fast", "strict"):
+        with pytest.raises(ArffFormatError, match=r":6: expected 2 values, found more") as info:
+            arff.read(path, engine=engine)
+        assert len(str(info.value)) < 400
+
+
+def test_a_small_gzip_that_inflates_a_thousandfold(tmp_path):
+    """About 1,000:1 is deflate's limit; 1 GB from 1 MB at full scale in the benchmark."""
+    path = tmp_path / "bomb.arff.gz"
+    with gzip.open(path, "wb", compresslevel=9) as fh:
+        fh.write(b"@relation r\n@attribute x numeric\n@attribute c {a}\n@data\n")
+        fh.write(b"%" + b"-" * 8_000_000 + b"\n")   # one long comment line
+        fh.write(b"1,a\n" + b" " * 4_000_000 + b"\n")  # a line of blanks
+        fh.write(b"'" + b"z" * 4_000_000 + b"',a\n")   # a long value where a number is expected
+    assert path.stat().st_size < 40_000
+    result, peak = _traced_peak(lambda: _bounded(path))
+    err, seconds = result
+    assert isinstance(err, ArffFormatError) and ":8: value 'zzzz" in str(err) and len(str(err)) < 400
+    assert peak < 3 * 16_000_000
+
+
+def test_binary_and_damaged_gzip_raise_toolkit_errors(tmp_path):
+    path = tmp_path / "x.arff.gz"
+    path.write_bytes(gzip.compress(b"@relation r\n@attribute a numeric\n@data\n" + bytes(range(256)) * 100))
+    with pytest.raises(ToolkitError):
+        arff.read(path)
+
+
+# ---------------------------------------------------------------------------- byte ranges (issue 16, point 4)
+
+def _ranges_cover(path, cuts):
+    whole = arff.read(path)
+    parts = [arff.read_range(path, a, b) for a, b in zip(cuts[:-1], cuts[1:])]
+    joined = parts[0]
+    for p in parts[1:]:
+        joined = joined.concat(p)
+    assert joined.n_instances == whole.n_instances
+    assert whole.difference(joined) is None
+    return parts
+
+
+@pytest.mark.shared
+def test_seven_random_ranges_of_a_shared_text_file_concatenate_to_the_whole_file():
+    path = shared_path("text", "tr11.wc.arff")
+    size = path.stat().st_size
+    rng = random.Random(16)
+    cuts = [0] + sorted(rng.sample(range(1, size), 6)) + [size]
+    parts = _ranges_cover(path, cuts)
+    assert len(parts) == 7 and sum(p.n_instances > 0 for p in parts) >= 5
+
+
+def test_ranges_split_lines_correctly_with_every_line_end(tmp_path):
+    rows = [f"{i},{'xy'[i % 2]},'s {i}',{'pn'[i % 2]}" for i in range(300)]
+    for name, sep in (("lf", "\n"), ("crlf", "\r\n"), ("cr", "\r")):
+        path = tmp_path / f"{name}.arff"
+        path.write_bytes((H + sep.join(rows) + sep + "% end" + sep).replace("\n", sep).encode())
+        size = path.stat().st_size
+        for seed in range(5):
+            rng = random.Random(seed)
+            cuts = [0] + sorted(rng.sample(range(1, size), 8)) + [size]
+            _ranges_cover(path, cuts)
+        parts = [arff.read_range(path, a, b) for a, b in arff.split_ranges(path, 4)]
+        assert sum(p.n_instances for p in parts) == 300
+
+
+def test_range_errors_name_the_files_own_line(tmp_path):
+    path = tmp_path / "bad.arff"
+    path.write_text(H + "1,x,s,p\n" * 100 + "1,q,s,p\n" + "1,x,s,p\n" * 100)
+    size = path.stat().st_size
+    with pytest.raises(ArffFormatError, match=r"bad\.arff:107: value 'q'"):
+        arff.read_range(path, size // 2 - 50, size)
+    assert arff.read_range(path, size - 20, size).n_instances in (2, 3)
+
+
+# ---------------------------------------------------------------------------- dates with zones (issue 16, point 3)
+
+@pytest.mark.parametrize("pattern,value,seconds", [
+    # expected instants from GNU date, e.g. `date -u -d "1999-01-31 00:01 UTC" +%s`
+    ("yyyy-MM-dd HH:mm Z", "1999-01-31 00:01 UTC", 917740860),
+    ("yy-MM-dd HH:mm:ss z", "99-01-31 00:01:00 +0430", 917724660),
+    ("yy-MM-dd HH:mm:ss z", "99-01-31 00:01:00 GMT+04:30", 917724660),
+    ("yyyy-MM-dd HH:mm:ss X", "2001-01-01 00:00:00 Z", 978307200),
+    ("yyyy-MM-dd HH:mm:ss Z", "2001-01-01 00:00:00 -0800", 978336000),
+])
+def test_dates_with_time_zones_are_stored_as_utc(pattern, value, seconds):
+    text = f"@relation r\n@attribute d date '{pattern}'\n@attribute c {{a}}\n@data\n'{value}',a\n"
+    ds = both(text)
+    assert ds.X[0, 0] == seconds * 1000.0
+    back = both(arff.to_text(ds))
+    assert back.X[0, 0] == seconds * 1000.0
+
+
+def test_java_milliseconds_are_a_number():
+    """SimpleDateFormat reads 'S' as a count of milliseconds: '.5' is 5 ms, not 500."""
+    ds = both("@relation r\n@attribute d date 'yyyy-MM-dd HH:mm:ss.SSS'\n@data\n'2001-01-01 00:00:00.5'\n"
+              "'2001-01-01 00:00:00.500'\n")
+    assert (ds.X[:, 0] - 978307200000.0).tolist() == [5.0, 500.0]

@@ -1,0 +1,155 @@
+"""CSV and LIBSVM loaders (built-in plugins through the load_dataset hook), `toolkit convert`, and the
+dataset cache: the bundled datasets round-trip, WEKA's CSVLoader rules hold, bad input is refused."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from toolkit.cli import app
+from toolkit.config import LoadOptions
+from toolkit.data import arff
+from toolkit.errors import DatasetError
+from toolkit.loading import list_bundled, load_dataset
+
+runner = CliRunner()
+BUNDLED = sorted(list_bundled(), key=lambda p: p.name)
+
+
+def _labels(ds, r, attr_index):
+    """The value of attribute ``attr_index`` (position in the file) at row ``r``, as text or number."""
+    attr = ds.attributes[attr_index]
+    if attr_index == ds.class_index:
+        v = float(ds.y[r]) if not (attr.kind == "nominal" and ds.y[r] < 0) else np.nan
+        col = None
+    else:
+        col = attr_index - (ds.class_index is not None and attr_index > ds.class_index)
+        X = ds.X
+        v = float(X[r, col])
+    if v != v:
+        return None
+    if attr.kind == "nominal":
+        return attr.values[int(v)]
+    if attr.kind == "string":
+        return ds.string_value(col, v)
+    return v
+
+
+def _same_by_value(a, b):
+    assert a.n_instances == b.n_instances and len(a.attributes) == len(b.attributes)
+    assert a.attributes.names() == b.attributes.names()
+    for j in range(len(a.attributes)):
+        for r in range(a.n_instances):
+            assert _labels(a, r, j) == _labels(b, r, j), (a.attributes.name(j), r)
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=[p.name for p in BUNDLED])
+def test_bundled_datasets_round_trip_through_csv(path, tmp_path):
+    ds = arff.read(path)
+    out = tmp_path / "x.csv.gz"
+    result = runner.invoke(app, ["convert", str(path), str(out)])
+    assert result.exit_code == 0, result.output
+    kinds = {"nominal": [], "string": []}
+    for a in ds.attributes:
+        if a.kind in kinds:
+            kinds[a.kind].append(a.name)
+    from toolkit.plugins.csv.reader import read_csv
+
+    back = read_csv(out, **kinds)
+    _same_by_value(ds, back)
+    assert ds.class_index == back.class_index
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=[p.name for p in BUNDLED])
+def test_bundled_datasets_round_trip_through_libsvm_or_are_refused(path, tmp_path):
+    ds = arff.read(path)
+    out = tmp_path / "x.libsvm"
+    result = runner.invoke(app, ["convert", str(path), str(out)])
+    has_missing = bool(np.isnan(ds.X.data if ds.is_sparse else ds.X).any()) or bool((ds.y < 0).any())
+    if ds.strings or has_missing:
+        assert result.exit_code == 2 and ("missing values" in result.stderr or "string" in result.stderr)
+        return
+    assert result.exit_code == 0, result.output
+    back = load_dataset(out)
+    dense = lambda X: X.toarray() if hasattr(X, "toarray") else np.asarray(X)  # noqa: E731
+    a, b = dense(ds.X), dense(back.X)
+    np.testing.assert_array_equal(a[:, : b.shape[1]], b)  # nominal features as their codes
+    assert not a[:, b.shape[1]:].any()  # trailing all-zero columns are not written
+    labels = ds.class_attribute.values
+    numeric = all(x.lstrip("-").replace(".", "", 1).isdigit() for x in labels)
+    want = [labels[k] if numeric else str(k) for k in ds.y]
+    got = [back.class_attribute.values[k] for k in back.y]
+    assert [float(x) for x in want] == [float(x) for x in got]
+
+
+def test_csv_follows_wekas_csvloader(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("x, colour ,n,when,text\n1.5,red,3,2020-01-02T03:04:05,\"a, b\"\n?,blue,,?,\"say \"\"hi\"\"\"\n"
+                    " 2 ,red,1e3,2021-06-01T00:00:00,c\n")
+    ds = load_dataset(path, LoadOptions(class_attribute="colour"))
+    assert ds.attributes.names() == ["x", "colour", "n", "when", "text"]
+    assert [a.kind for a in ds.attributes] == ["numeric", "nominal", "numeric", "nominal", "nominal"]
+    assert ds.class_attribute.values == ("red", "blue")  # order of appearance
+    np.testing.assert_array_equal(ds.X[:, 0], [1.5, np.nan, 2.0])
+    np.testing.assert_array_equal(ds.X[:, 1], [3, np.nan, 1000])
+    from toolkit.plugins.csv.reader import read_csv
+
+    forced = read_csv(path, date=["when"], string=[5], nominal=["n"], class_attribute=None)
+    assert [a.kind for a in forced.attributes] == ["numeric", "nominal", "nominal", "date", "string"]
+    assert forced.X[0, 3] == 1577934245000.0  # date -u -d "2020-01-02 03:04:05" +%s
+    assert forced.string_value(4, forced.X[1, 4]) == 'say "hi"'
+    with pytest.raises(DatasetError, match="row 3, column 'x': 'oops' is not a number"):
+        path.write_text("x,c\n1,a\noops,b\n")
+        read_csv(path, numeric=["x"])
+    with pytest.raises(DatasetError, match="row 2 has 3 cells, the header 2"):
+        path.write_text("x,c\n1,a,9\n")
+        read_csv(path)
+
+
+def test_libsvm_reading(tmp_path):
+    path = tmp_path / "d.svm"
+    path.write_text("# a comment\n+1 3:0.5 1:2 qid:7\n-1 2:1e-3 # tail\n2.5\n")
+    ds = load_dataset(path)
+    assert ds.is_sparse and ds.X.shape == (3, 3)
+    np.testing.assert_array_equal(ds.X.toarray(), [[2, 0, 0.5], [0, 1e-3, 0], [0, 0, 0]])
+    assert ds.class_attribute.values == ("-1", "1", "2.5") and ds.y.tolist() == [1, 0, 2]
+    for text, problem in (("1 0:1\n", "indices start at 1"), ("1,2 1:1\n", "multi-label"),
+                          ("1 1:1 1:2\n", "appears twice"), ("1 a:1\n", "not index:value"),
+                          ("1 1:1_0\n", "is not a number"), ("x 1:1\n", "label 'x' is not a number")):
+        path.write_text(text)
+        with pytest.raises(DatasetError, match=problem):
+            load_dataset(path)
+
+
+def test_convert_refuses_unknown_formats(tmp_path):
+    result = runner.invoke(app, ["convert", "iris", str(tmp_path / "x.xlsx")])
+    assert result.exit_code == 2 and "cannot tell the format" in result.stderr
+
+
+def test_cache_stores_by_content_and_survives_damage(tmp_path, monkeypatch):
+    from toolkit.data import cache
+
+    folder = tmp_path / "cache"
+    src = tmp_path / "d.arff"
+    src.write_text("@relation r\n@attribute s string\n@attribute c {a,b}\n@data\nhello,a\n'w o',b\n")
+    result = runner.invoke(app, ["--cache", str(folder), "info", str(src), "--json"])
+    assert result.exit_code == 0, result.output
+    entries = list(folder.rglob("*.zip"))
+    assert len(entries) == 1
+    monkeypatch.setenv("TOOLKIT_CACHE", str(folder))
+    try:
+        first = load_dataset(src)
+        assert len(list(folder.rglob("*.zip"))) == 1  # the same entry was read
+        assert first.difference(arff.read(src)) is None and first.sha256 == arff.read(src).sha256
+        src.write_text(src.read_text().replace("hello", "bye"))  # other bytes: another entry
+        assert load_dataset(src).string_value(0, 0.0) == "bye"
+        assert len(list(folder.rglob("*.zip"))) == 2
+        for entry in folder.rglob("*.zip"):  # damaged entries are ignored, not trusted
+            entry.write_bytes(b"PK\x03\x04garbage")
+        assert load_dataset(src).string_value(0, 0.0) == "bye"
+    finally:
+        cache.set_cache_dir(None)

@@ -1,0 +1,81 @@
+"""``toolkit convert IN OUT``: between ARFF, CSV and LIBSVM (and their ``.gz``), formats from the names."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from toolkit.cli.output import out
+
+__all__ = ["register", "convert"]
+
+_FORMATS = {".arff": "arff", ".csv": "csv", ".libsvm": "libsvm", ".svm": "libsvm", ".svmlight": "libsvm"}
+
+
+def format_of(name: str) -> str:
+    """``arff``, ``csv`` or ``libsvm`` from a file name (a ``.gz`` suffix is looked through)."""
+    from pathlib import Path
+
+    from toolkit.errors import DatasetError
+
+    suffixes = [s.lower() for s in Path(name).suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    fmt = _FORMATS.get(suffixes[-1] if suffixes else "")
+    if fmt is None:
+        raise DatasetError(f"{name}: cannot tell the format from the name; use .arff, .csv, .libsvm, .svm "
+                           f"or .svmlight (each optionally with .gz)")
+    return fmt
+
+
+def _split(values: list[str]) -> list[str]:
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def convert(
+    source: str = typer.Argument(..., help="Input: .arff, .csv, .libsvm/.svm/.svmlight (optionally .gz), or a bundled name."),
+    target: str = typer.Argument(..., help="Output file; its name gives the format (and .gz compresses)."),
+    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help="Class attribute by name or index "
+                                                  "(default: last)."),
+    nominal: list[str] = typer.Option([], "--nominal", help="CSV input: these columns are nominal (names or 1-based "
+                                      "positions, comma-separated; repeatable)."),
+    string: list[str] = typer.Option([], "--string", help="CSV input: these columns are strings."),
+    numeric: list[str] = typer.Option([], "--numeric", help="CSV input: these columns are numeric."),
+    date: list[str] = typer.Option([], "--date", help="CSV input: these columns are dates (see --date-format)."),
+    date_format: Optional[str] = typer.Option(None, "--date-format", help="CSV input: Java SimpleDateFormat "
+                                              "pattern of the dates (default yyyy-MM-dd'T'HH:mm:ss)."),
+    sparse: Optional[bool] = typer.Option(None, "--sparse/--dense", help="ARFF output: sparse or dense rows "
+                                          "(default: as read)."),
+) -> None:
+    """Convert a dataset between ARFF, CSV and LIBSVM."""
+    from toolkit.config import LoadOptions
+    from toolkit.loading import load_dataset, resolve_dataset
+
+    cls: str | int | None = -1 if class_attribute is None else class_attribute
+    fmt_in = format_of(str(resolve_dataset(source)))
+    fmt_out = format_of(target)
+    forced = {"nominal": _split(nominal), "string": _split(string), "numeric": _split(numeric), "date": _split(date)}
+    if fmt_in == "csv" and (any(forced.values()) or date_format):
+        from toolkit.plugins.csv.reader import read_csv
+
+        ds = read_csv(resolve_dataset(source), class_attribute=cls, date_format=date_format, **forced)
+    else:
+        ds = load_dataset(source, LoadOptions(class_attribute=cls))
+    if fmt_out == "arff":
+        from toolkit.data import arff
+
+        arff.write(ds, target, sparse=sparse)
+    elif fmt_out == "csv":
+        from toolkit.plugins.csv.reader import write_csv
+
+        write_csv(ds, target)
+    else:
+        from toolkit.plugins.libsvm.svmlight import write_libsvm
+
+        write_libsvm(ds, target)
+    out(f"{ds.n_instances} instances, {len(ds.attributes)} attributes: {source} ({fmt_in}) -> {target} ({fmt_out})")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("convert")(convert)

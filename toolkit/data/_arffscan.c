@@ -1,0 +1,1309 @@
+/* The fast path of the ARFF data-section reader: one pass over UTF-8 bytes, no Python object per value.
+ *
+ * A Parser is built from the header (kind of each attribute, declared nominal values, the string
+ * tables, converters for dates) and fed buffers of data lines. It appends values to growable C
+ * buffers (a dense row-major matrix, or CSR arrays) and hands them over as buffer objects that numpy
+ * wraps without a copy. It never writes an error message: on any irregularity in a line (a syntax
+ * error, an undeclared value, a quote that is not closed, a value it does not handle itself) it stops
+ * before that line and reports where, and the strict tokenizer in arff_data.py re-reads the line, so
+ * that every error names the same line and text whichever path met it.
+ *
+ * The grammar is the one arff_data.StrictRows implements (see its docstring): bytes 0x00-0x20 are
+ * whitespace, a value ends at whitespace or one of , { } ' " %, values are separated by a comma or by
+ * whitespace, quoted values take Java StreamTokenizer escapes, numbers are ASCII decimal/scientific.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+
+/* ------------------------------------------------------------------ growable byte buffers */
+
+typedef struct {
+    char *p;
+    Py_ssize_t len; /* bytes used */
+    Py_ssize_t cap; /* bytes allocated */
+} gbuf;
+
+static int gbuf_reserve(gbuf *b, Py_ssize_t extra)
+{
+    if (extra <= b->cap - b->len)
+        return 0;
+    if (extra > PY_SSIZE_T_MAX - b->len) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t want = b->len + extra;
+    Py_ssize_t cap = b->cap ? b->cap : 1024;
+    while (cap < want) {
+        if (cap > PY_SSIZE_T_MAX / 3) {
+            cap = want;
+            break;
+        }
+        cap += cap / 2; /* 1.5x: large blocks are moved by mremap, never copied */
+    }
+    char *p = PyMem_RawRealloc(b->p, (size_t)cap);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static void gbuf_free(gbuf *b)
+{
+    PyMem_RawFree(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+#define GB_D(b) ((double *)(b).p)
+#define GB_I32(b) ((int32_t *)(b).p)
+#define GB_I64(b) ((int64_t *)(b).p)
+
+/* ------------------------------------------------------------------ Buf: memory handed to numpy */
+
+typedef struct {
+    PyObject_HEAD
+    char *p;
+    Py_ssize_t len;
+} BufObject;
+
+static char empty_bytes[8];
+
+static int Buf_getbuffer(BufObject *self, Py_buffer *view, int flags)
+{
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->p ? self->p : empty_bytes, self->len, 0, flags);
+}
+
+static void Buf_dealloc(BufObject *self)
+{
+    PyMem_RawFree(self->p);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyBufferProcs Buf_as_buffer = {(getbufferproc)Buf_getbuffer, NULL};
+
+static PyTypeObject BufType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "toolkit.data._arffscan.Buf",
+    .tp_basicsize = sizeof(BufObject),
+    .tp_dealloc = (destructor)Buf_dealloc,
+    .tp_as_buffer = &Buf_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Memory filled by the parser, exposed through the buffer protocol.",
+};
+
+/* Move a gbuf's memory (shrunk to its length) into a new Buf; the gbuf is left empty. */
+static PyObject *gbuf_take(gbuf *b)
+{
+    BufObject *o = PyObject_New(BufObject, &BufType);
+    if (o == NULL)
+        return NULL;
+    if (b->len == 0) {
+        gbuf_free(b);
+        o->p = NULL;
+        o->len = 0;
+        return (PyObject *)o;
+    }
+    char *p = PyMem_RawRealloc(b->p, (size_t)b->len);
+    o->p = p ? p : b->p;
+    o->len = b->len;
+    b->p = NULL;
+    b->len = b->cap = 0;
+    return (PyObject *)o;
+}
+
+/* ------------------------------------------------------------------ nominal lookup tables */
+
+typedef struct {
+    const char *s; /* NULL: empty slot */
+    Py_ssize_t n;
+    double code;
+} nslot;
+
+typedef struct {
+    nslot *slots;
+    size_t mask;
+} ntable;
+
+static uint64_t hash_bytes(const char *s, Py_ssize_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h ^ (h >> 29);
+}
+
+static int ntable_build(ntable *t, PyObject *values)
+{
+    Py_ssize_t count = PyList_GET_SIZE(values);
+    size_t size = 8;
+    while (size < (size_t)count * 2 + 2)
+        size <<= 1;
+    t->slots = PyMem_RawCalloc(size, sizeof(nslot));
+    if (t->slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->mask = size - 1;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *item = PyList_GET_ITEM(values, k);
+        if (!PyBytes_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "nominal values must be bytes");
+            return -1;
+        }
+        const char *s = PyBytes_AS_STRING(item);
+        Py_ssize_t n = PyBytes_GET_SIZE(item);
+        size_t i = (size_t)hash_bytes(s, n) & t->mask;
+        while (t->slots[i].s != NULL) {
+            if (t->slots[i].n == n && memcmp(t->slots[i].s, s, (size_t)n) == 0)
+                break; /* a repeated value keeps its first code (the header refuses repeats anyway) */
+            i = (i + 1) & t->mask;
+        }
+        if (t->slots[i].s == NULL) {
+            t->slots[i].s = s;
+            t->slots[i].n = n;
+            t->slots[i].code = (double)k;
+        }
+    }
+    return 0;
+}
+
+static int ntable_find(const ntable *t, const char *s, Py_ssize_t n, double *code)
+{
+    size_t i = (size_t)hash_bytes(s, n) & t->mask;
+    while (t->slots[i].s != NULL) {
+        if (t->slots[i].n == n && memcmp(t->slots[i].s, s, (size_t)n) == 0) {
+            *code = t->slots[i].code;
+            return 1;
+        }
+        i = (i + 1) & t->mask;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ character classes */
+
+/* 1 where a bare value ends: whitespace (0x00-0x20) and , { } ' " % */
+static unsigned char STOP[256];
+
+static void init_tables(void)
+{
+    for (int c = 0; c <= 0x20; c++)
+        STOP[c] = 1;
+    STOP[(unsigned char)','] = STOP[(unsigned char)'{'] = STOP[(unsigned char)'}'] = 1;
+    STOP[(unsigned char)'\''] = STOP[(unsigned char)'"'] = STOP[(unsigned char)'%'] = 1;
+}
+
+#define IS_WS(c) ((unsigned char)(c) <= 0x20)
+#define IS_DIGIT(c) ((unsigned char)((c) - '0') < 10)
+
+/* ------------------------------------------------------------------ numbers */
+
+static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* An ASCII decimal or scientific number, NaN or Infinity (with an optional sign), surrounded by
+ * optional whitespace (Java's Double.valueOf trims). Returns 0 and sets *out, or -1. The value is
+ * correctly rounded: Clinger's fast path when it is exact, CPython's dtoa otherwise. */
+static int parse_number(const char *s, Py_ssize_t n, double *out, gbuf *scratch)
+{
+    while (n > 0 && IS_WS(s[0])) {
+        s++;
+        n--;
+    }
+    while (n > 0 && IS_WS(s[n - 1]))
+        n--;
+    if (n == 0)
+        return -1;
+    const char *p = s, *e = s + n;
+    int neg = 0;
+    if (*p == '+' || *p == '-') {
+        neg = *p == '-';
+        p++;
+    }
+    if (p == e)
+        return -1;
+    if (*p == 'N') {
+        if (e - p == 3 && memcmp(p, "NaN", 3) == 0) {
+            *out = Py_NAN;
+            return 0;
+        }
+        return -1;
+    }
+    if (*p == 'I') {
+        if (e - p == 8 && memcmp(p, "Infinity", 8) == 0) {
+            *out = neg ? -Py_HUGE_VAL : Py_HUGE_VAL;
+            return 0;
+        }
+        return -1;
+    }
+    uint64_t mant = 0;
+    int64_t exp10 = 0;
+    int digits = 0, exact = 1;
+    while (p < e && IS_DIGIT(*p)) {
+        int d = *p - '0';
+        if (mant < 100000000000000000ULL)
+            mant = mant * 10 + (uint64_t)d;
+        else {
+            exp10++;
+            if (d)
+                exact = 0;
+        }
+        digits++;
+        p++;
+    }
+    if (p < e && *p == '.') {
+        p++;
+        while (p < e && IS_DIGIT(*p)) {
+            int d = *p - '0';
+            if (mant < 100000000000000000ULL) {
+                mant = mant * 10 + (uint64_t)d;
+                exp10--;
+            }
+            else if (d)
+                exact = 0;
+            digits++;
+            p++;
+        }
+    }
+    if (digits == 0)
+        return -1;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        int eneg = 0;
+        if (p < e && (*p == '+' || *p == '-')) {
+            eneg = *p == '-';
+            p++;
+        }
+        if (p == e || !IS_DIGIT(*p))
+            return -1;
+        int64_t ev = 0;
+        while (p < e && IS_DIGIT(*p)) {
+            if (ev < 100000000)
+                ev = ev * 10 + (*p - '0');
+            p++;
+        }
+        exp10 += eneg ? -ev : ev;
+    }
+    if (p != e)
+        return -1;
+    double v;
+    if (mant == 0) {
+        v = 0.0;
+    }
+    else if (exact && mant <= (1ULL << 53) && exp10 >= -22 && exp10 <= 22) {
+        v = (double)mant;
+        v = exp10 >= 0 ? v * POW10[exp10] : v / POW10[-exp10];
+    }
+    else {
+        /* the grammar was checked: dtoa reads exactly these characters */
+        scratch->len = 0;
+        if (gbuf_reserve(scratch, n + 1) < 0)
+            return -2;
+        memcpy(scratch->p, s, (size_t)n);
+        scratch->p[n] = '\0';
+        v = PyOS_string_to_double(scratch->p, NULL, NULL);
+        if (v == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+        *out = v; /* the sign was read by dtoa */
+        return 0;
+    }
+    *out = neg ? -v : v;
+    return 0;
+}
+
+/* A bare number of at most 15 significant digits and a small exponent, read while scanning (no
+ * separate token pass): 1 with *pp moved past it when it is exactly that and ends at a delimiter,
+ * 0 (nothing consumed) otherwise; the general path then reads the token. Same value as parse_number. */
+static inline int quick_number(const char **pp, const char *le, double *out)
+{
+    const char *p = *pp;
+    int neg = 0;
+    if (p < le && (*p == '-' || *p == '+')) {
+        neg = *p == '-';
+        p++;
+    }
+    uint64_t mant = 0;
+    int digits = 0, frac = 0;
+    while (p < le && IS_DIGIT(*p)) {
+        mant = mant * 10 + (uint64_t)(*p - '0');
+        digits++;
+        p++;
+    }
+    if (p < le && *p == '.') {
+        p++;
+        while (p < le && IS_DIGIT(*p)) {
+            mant = mant * 10 + (uint64_t)(*p - '0');
+            digits++;
+            frac++;
+            p++;
+        }
+    }
+    if (digits == 0 || digits > 15 || frac > 22)
+        return 0;
+    if (p < le && !STOP[(unsigned char)*p])
+        return 0; /* an exponent, or something else: the general path */
+    double v = (double)mant;
+    if (frac)
+        v /= POW10[frac];
+    *out = neg ? -v : v;
+    *pp = p;
+    return 1;
+}
+
+/* ------------------------------------------------------------------ tokens */
+
+typedef struct {
+    const char *s;
+    Py_ssize_t n;
+    int quoted;
+} token;
+
+/* Append code point c (< 256) as UTF-8. */
+static inline char *put_latin1(char *o, unsigned int c)
+{
+    if (c < 0x80)
+        *o++ = (char)c;
+    else {
+        *o++ = (char)(0xC0 | (c >> 6));
+        *o++ = (char)(0x80 | (c & 0x3F));
+    }
+    return o;
+}
+
+/* Resolve Java StreamTokenizer escapes of s[0:n] into scratch (see arff_syntax.unescape). */
+static int unescape(const char *s, Py_ssize_t n, gbuf *scratch, token *tok)
+{
+    scratch->len = 0;
+    if (gbuf_reserve(scratch, 2 * n + 1) < 0)
+        return -1;
+    char *o = scratch->p;
+    const char *e = s + n;
+    while (s < e) {
+        char c = *s++;
+        if (c != '\\' || s == e) {
+            *o++ = c;
+            continue;
+        }
+        c = *s++;
+        if (c >= '0' && c <= '7') {
+            unsigned int v = (unsigned int)(c - '0');
+            int more = c <= '3' ? 2 : 1;
+            while (more-- > 0 && s < e && *s >= '0' && *s <= '7')
+                v = v * 8 + (unsigned int)(*s++ - '0');
+            o = put_latin1(o, v);
+            continue;
+        }
+        switch (c) {
+        case 'n': *o++ = '\n'; break;
+        case 't': *o++ = '\t'; break;
+        case 'r': *o++ = '\r'; break;
+        case 'a': *o++ = '\a'; break;
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'v': *o++ = '\v'; break;
+        default: *o++ = c;
+        }
+    }
+    tok->s = scratch->p;
+    tok->n = o - scratch->p;
+    return 0;
+}
+
+/* Read one value at *pp (which is not whitespace). 1: a token; 0: not a value here; -1: error set. */
+static int read_value(const char **pp, const char *le, token *tok, gbuf *scratch)
+{
+    const char *p = *pp;
+    if (p >= le)
+        return 0;
+    char q = *p;
+    if (q == '\'' || q == '"') {
+        const char *i = p + 1;
+        int esc = 0;
+        while (i < le && *i != q) {
+            if (*i == '\\') {
+                esc = 1;
+                i += 2;
+            }
+            else
+                i++;
+        }
+        if (i >= le)
+            return 0; /* unterminated */
+        tok->quoted = 1;
+        if (esc) {
+            if (unescape(p + 1, i - p - 1, scratch, tok) < 0)
+                return -1;
+        }
+        else {
+            tok->s = p + 1;
+            tok->n = i - p - 1;
+        }
+        *pp = i + 1;
+        return 1;
+    }
+    if (STOP[(unsigned char)q])
+        return 0;
+    const char *i = p + 1;
+    while (i < le && !STOP[(unsigned char)*i])
+        i++;
+    tok->s = p;
+    tok->n = i - p;
+    tok->quoted = 0;
+    *pp = i;
+    return 1;
+}
+
+enum { SEP_END, SEP_COMMA, SEP_WS, SEP_NONE };
+
+/* Skip what separates two tokens; *pp ends on the next token (or at le). */
+static inline int skip_sep(const char **pp, const char *le)
+{
+    const char *p = *pp;
+    int ws = 0;
+    while (p < le && IS_WS(*p)) {
+        p++;
+        ws = 1;
+    }
+    if (p < le && *p == ',') {
+        p++;
+        while (p < le && IS_WS(*p))
+            p++;
+        *pp = p;
+        return SEP_COMMA;
+    }
+    *pp = p;
+    if (p == le || *p == '%')
+        return SEP_END;
+    return ws ? SEP_WS : SEP_NONE;
+}
+
+/* ------------------------------------------------------------------ the parser */
+
+enum { K_NUMERIC = 0, K_NOMINAL = 1, K_STRING = 2, K_DATE = 3, K_RELATIONAL = 4 };
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t n_attr;
+    Py_ssize_t n_feat;
+    Py_ssize_t class_index; /* -1: none */
+    int sparse;
+    unsigned char *kind;
+    ntable *nominal;     /* per attribute (slots NULL unless nominal) */
+    PyObject **dicts;    /* per attribute: string value -> code (borrowed from keep) */
+    PyObject **lists;    /* per attribute: the string table */
+    PyObject **convert;  /* per attribute: text -> float, ValueError when it does not parse */
+    PyObject *keep;      /* references to everything above */
+    Py_ssize_t *feat_of; /* attribute -> feature column (-1 for the class) */
+    int64_t *seen;       /* sparse: the row stamp that last used each attribute */
+    int64_t stamp;
+    /* output */
+    gbuf X;       /* dense: n_rows x n_feat doubles; sparse: the CSR data */
+    gbuf indices; /* sparse: int32 columns */
+    gbuf indptr;  /* sparse: int64, n_rows + 1 */
+    gbuf y;       /* class values */
+    gbuf w;       /* weights */
+    Py_ssize_t n_rows;
+    int any_weight;
+    Py_ssize_t declined; /* lines handed to the strict path */
+    gbuf scratch, nscratch;
+} Parser;
+
+static void Parser_clear_arrays(Parser *self)
+{
+    gbuf_free(&self->X);
+    gbuf_free(&self->indices);
+    gbuf_free(&self->indptr);
+    gbuf_free(&self->y);
+    gbuf_free(&self->w);
+    self->n_rows = 0;
+    self->any_weight = 0;
+}
+
+static void Parser_dealloc(Parser *self)
+{
+    Parser_clear_arrays(self);
+    gbuf_free(&self->scratch);
+    gbuf_free(&self->nscratch);
+    if (self->nominal) {
+        for (Py_ssize_t i = 0; i < self->n_attr; i++)
+            PyMem_RawFree(self->nominal[i].slots);
+    }
+    PyMem_RawFree(self->nominal);
+    PyMem_RawFree(self->kind);
+    PyMem_RawFree(self->dicts);
+    PyMem_RawFree(self->lists);
+    PyMem_RawFree(self->convert);
+    PyMem_RawFree(self->feat_of);
+    PyMem_RawFree(self->seen);
+    Py_XDECREF(self->keep);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int start_indptr(Parser *self)
+{
+    if (self->sparse == 1 && self->indptr.len == 0) {
+        if (gbuf_reserve(&self->indptr, 8) < 0)
+            return -1;
+        GB_I64(self->indptr)[0] = 0;
+        self->indptr.len = 8;
+    }
+    return 0;
+}
+
+/* Parser(kinds, nominal, strings, converters, class_index, sparse)
+ *   kinds: bytes, one kind code per attribute
+ *   nominal: list (per attribute) of None or a list of the declared values as UTF-8 bytes
+ *   strings: list of None or (dict, list), the string table that codes index
+ *   converters: list of None or a callable (dates)
+ */
+static int Parser_init(Parser *self, PyObject *args, PyObject *kw)
+{
+    PyObject *kinds, *nominal, *strings, *converters;
+    Py_ssize_t class_index;
+    int sparse;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!ni", &PyBytes_Type, &kinds, &PyList_Type, &nominal, &PyList_Type,
+                          &strings, &PyList_Type, &converters, &class_index, &sparse))
+        return -1;
+    Py_ssize_t n = PyBytes_GET_SIZE(kinds);
+    if (PyList_GET_SIZE(nominal) != n || PyList_GET_SIZE(strings) != n || PyList_GET_SIZE(converters) != n) {
+        PyErr_SetString(PyExc_ValueError, "one entry per attribute expected");
+        return -1;
+    }
+    if (class_index < -1 || class_index >= n) {
+        PyErr_SetString(PyExc_ValueError, "class index out of range");
+        return -1;
+    }
+    self->n_attr = n;
+    self->class_index = class_index;
+    self->n_feat = n - (class_index >= 0 ? 1 : 0);
+    self->sparse = sparse < 0 ? -1 : sparse != 0;
+    self->kind = PyMem_RawMalloc((size_t)n + 1);
+    self->nominal = PyMem_RawCalloc((size_t)n + 1, sizeof(ntable));
+    self->dicts = PyMem_RawCalloc((size_t)n + 1, sizeof(PyObject *));
+    self->lists = PyMem_RawCalloc((size_t)n + 1, sizeof(PyObject *));
+    self->convert = PyMem_RawCalloc((size_t)n + 1, sizeof(PyObject *));
+    self->feat_of = PyMem_RawMalloc(((size_t)n + 1) * sizeof(Py_ssize_t));
+    self->seen = PyMem_RawCalloc((size_t)n + 1, sizeof(int64_t));
+    self->keep = PyList_New(0);
+    if (!self->kind || !self->nominal || !self->dicts || !self->lists || !self->convert || !self->feat_of ||
+        !self->seen || !self->keep) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->stamp = 0;
+    memcpy(self->kind, PyBytes_AS_STRING(kinds), (size_t)n);
+    Py_ssize_t col = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        self->feat_of[i] = i == class_index ? -1 : col++;
+        unsigned char k = self->kind[i];
+        if (k > K_RELATIONAL) {
+            PyErr_SetString(PyExc_ValueError, "unknown attribute kind");
+            return -1;
+        }
+        if (k == K_NOMINAL) {
+            PyObject *values = PyList_GET_ITEM(nominal, i);
+            if (!PyList_Check(values)) {
+                PyErr_SetString(PyExc_TypeError, "nominal attribute without a list of values");
+                return -1;
+            }
+            if (PyList_Append(self->keep, values) < 0 || ntable_build(&self->nominal[i], values) < 0)
+                return -1;
+        }
+        else if (k == K_STRING) {
+            PyObject *pair = PyList_GET_ITEM(strings, i);
+            if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 || !PyDict_Check(PyTuple_GET_ITEM(pair, 0)) ||
+                !PyList_Check(PyTuple_GET_ITEM(pair, 1))) {
+                PyErr_SetString(PyExc_TypeError, "string attribute without a (dict, list) table");
+                return -1;
+            }
+            if (PyList_Append(self->keep, pair) < 0)
+                return -1;
+            self->dicts[i] = PyTuple_GET_ITEM(pair, 0);
+            self->lists[i] = PyTuple_GET_ITEM(pair, 1);
+        }
+        else if (k == K_DATE) {
+            PyObject *f = PyList_GET_ITEM(converters, i);
+            if (!PyCallable_Check(f)) {
+                PyErr_SetString(PyExc_TypeError, "date attribute without a converter");
+                return -1;
+            }
+            if (PyList_Append(self->keep, f) < 0)
+                return -1;
+            self->convert[i] = f;
+        }
+    }
+    return start_indptr(self);
+}
+
+enum { V_OK = 0, V_BAD = 1, V_FAIL = -1 };
+
+/* The first data row decides between a dense matrix and CSR for the whole section. */
+static int decide(Parser *self, int sparse)
+{
+    self->sparse = sparse;
+    return start_indptr(self);
+}
+
+/* The value of token tok for attribute a. */
+static int convert_value(Parser *self, Py_ssize_t a, const token *tok, double *out)
+{
+    if (!tok->quoted && tok->n == 1 && tok->s[0] == '?') {
+        *out = Py_NAN;
+        return V_OK;
+    }
+    switch (self->kind[a]) {
+    case K_NUMERIC: {
+        int r = parse_number(tok->s, tok->n, out, &self->nscratch);
+        return r == 0 ? V_OK : (r == -1 ? V_BAD : V_FAIL);
+    }
+    case K_NOMINAL:
+        return ntable_find(&self->nominal[a], tok->s, tok->n, out) ? V_OK : V_BAD;
+    case K_STRING: {
+        PyObject *s = PyUnicode_DecodeUTF8(tok->s, tok->n, NULL);
+        if (s == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+                PyErr_Clear();
+                return V_BAD;
+            }
+            return V_FAIL;
+        }
+        PyObject *code = PyDict_GetItemWithError(self->dicts[a], s);
+        if (code != NULL) {
+            *out = (double)PyLong_AsSsize_t(code);
+            Py_DECREF(s);
+            return V_OK;
+        }
+        if (PyErr_Occurred()) {
+            Py_DECREF(s);
+            return V_FAIL;
+        }
+        Py_ssize_t k = PyList_GET_SIZE(self->lists[a]);
+        PyObject *num = PyLong_FromSsize_t(k);
+        if (num == NULL || PyList_Append(self->lists[a], s) < 0 || PyDict_SetItem(self->dicts[a], s, num) < 0) {
+            Py_XDECREF(num);
+            Py_DECREF(s);
+            return V_FAIL;
+        }
+        Py_DECREF(num);
+        Py_DECREF(s);
+        *out = (double)k;
+        return V_OK;
+    }
+    case K_DATE: {
+        PyObject *s = PyUnicode_DecodeUTF8(tok->s, tok->n, NULL);
+        if (s == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+                PyErr_Clear();
+                return V_BAD;
+            }
+            return V_FAIL;
+        }
+        PyObject *r = PyObject_CallOneArg(self->convert[a], s);
+        Py_DECREF(s);
+        if (r == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_ValueError)) {
+                PyErr_Clear();
+                return V_BAD;
+            }
+            return V_FAIL;
+        }
+        *out = PyFloat_AsDouble(r);
+        Py_DECREF(r);
+        if (*out == -1.0 && PyErr_Occurred())
+            return V_FAIL;
+        return V_OK;
+    }
+    default:
+        return V_BAD; /* relational bags: the strict path reads them */
+    }
+}
+
+/* "{w}" at *pp, then nothing but a comment. */
+static int read_weight(Parser *self, const char *p, const char *le, double *w)
+{
+    token tok;
+    p++; /* '{' */
+    while (p < le && IS_WS(*p))
+        p++;
+    if (p >= le)
+        return V_BAD;
+    int r = read_value(&p, le, &tok, &self->scratch);
+    if (r <= 0)
+        return r < 0 ? V_FAIL : V_BAD;
+    while (p < le && IS_WS(*p))
+        p++;
+    if (p >= le || *p != '}')
+        return V_BAD;
+    p++;
+    while (p < le && IS_WS(*p))
+        p++;
+    if (p < le && *p != '%')
+        return V_BAD;
+    int nr = parse_number(tok.s, tok.n, w, &self->nscratch);
+    if (nr == -2)
+        return V_FAIL;
+    if (nr != 0 || !(*w >= 0.0) || *w == Py_HUGE_VAL)
+        return V_BAD;
+    return V_OK;
+}
+
+static int push_sparse(Parser *self, Py_ssize_t col, double v)
+{
+    if (gbuf_reserve(&self->X, 8) < 0 || gbuf_reserve(&self->indices, 4) < 0)
+        return -1;
+    GB_D(self->X)[self->X.len / 8] = v;
+    GB_I32(self->indices)[self->indices.len / 4] = (int32_t)col;
+    self->X.len += 8;
+    self->indices.len += 4;
+    return 0;
+}
+
+/* Sort the entries of the row that starts at entry lo (rows may list indices in any order). */
+static void sort_row(Parser *self, Py_ssize_t lo)
+{
+    int32_t *ind = GB_I32(self->indices);
+    double *val = GB_D(self->X);
+    Py_ssize_t hi = self->indices.len / 4;
+    for (Py_ssize_t i = lo + 1; i < hi; i++) {
+        int32_t c = ind[i];
+        double v = val[i];
+        Py_ssize_t j = i;
+        while (j > lo && ind[j - 1] > c) {
+            ind[j] = ind[j - 1];
+            val[j] = val[j - 1];
+            j--;
+        }
+        ind[j] = c;
+        val[j] = v;
+    }
+}
+
+/* Store value v of attribute a in the current row. */
+static inline int store(Parser *self, Py_ssize_t a, double v, double *row, double *cls, int *unsorted,
+                        Py_ssize_t *last)
+{
+    Py_ssize_t c = self->feat_of[a];
+    if (c < 0) {
+        *cls = v;
+        return 0;
+    }
+    if (!self->sparse) {
+        row[c] = v;
+        return 0;
+    }
+    if (v == 0.0)
+        return 0;
+    if (c < *last)
+        *unsorted = 1;
+    *last = c;
+    return push_sparse(self, c, v);
+}
+
+static int commit_row(Parser *self, double cls, double weight)
+{
+    if (gbuf_reserve(&self->y, 8) < 0 || gbuf_reserve(&self->w, 8) < 0)
+        return -1;
+    GB_D(self->y)[self->y.len / 8] = cls;
+    self->y.len += 8;
+    GB_D(self->w)[self->w.len / 8] = weight;
+    self->w.len += 8;
+    if (weight != 1.0)
+        self->any_weight = 1;
+    if (self->sparse) {
+        if (gbuf_reserve(&self->indptr, 8) < 0)
+            return -1;
+        GB_I64(self->indptr)[self->indptr.len / 8] = (int64_t)(self->indices.len / 4);
+        self->indptr.len += 8;
+    }
+    else
+        self->X.len += self->n_feat * 8;
+    self->n_rows++;
+    return 0;
+}
+
+/* One data line [p, le). Returns 1 (a row was added), 0 (blank or comment), V_BAD as 2 (hand the line
+ * over), or -1 (Python error). Nothing of a refused line stays in the output. */
+static int parse_line(Parser *self, const char *p, const char *le)
+{
+    while (p < le && IS_WS(*p))
+        p++;
+    if (p == le || *p == '%')
+        return 0;
+    if (self->sparse < 0 && decide(self, *p == '{') < 0)
+        return -1;
+    double cls = 0.0, weight = 1.0, v;
+    double *row = NULL;
+    Py_ssize_t start_entries = self->indices.len / 4, start_X = self->X.len;
+    Py_ssize_t last = -1;
+    int unsorted = 0, r;
+    token tok;
+    if (!self->sparse) {
+        if (gbuf_reserve(&self->X, self->n_feat * 8) < 0)
+            return -1;
+        row = GB_D(self->X) + self->X.len / 8;
+    }
+    if (*p == '{') { /* a sparse row: {index value, ...} */
+        if (row != NULL)
+            memset(row, 0, (size_t)self->n_feat * 8);
+        int64_t stamp = ++self->stamp;
+        p++;
+        while (p < le && IS_WS(*p))
+            p++;
+        if (p < le && *p == '}')
+            p++;
+        else {
+            for (;;) { /* index, separator, value; then ',' or whitespace and the next pair, or '}' */
+                const char *i = p;
+                if (i < le && *i == '+')
+                    i++;
+                const char *d0 = i;
+                uint64_t index = 0;
+                while (i < le && IS_DIGIT(*i)) {
+                    if (index <= (uint64_t)self->n_attr)
+                        index = index * 10 + (uint64_t)(*i - '0');
+                    i++;
+                }
+                if (i == d0 || (i < le && !STOP[(unsigned char)*i]) || index >= (uint64_t)self->n_attr)
+                    goto bad;
+                p = i;
+                int sep = skip_sep(&p, le);
+                if (sep != SEP_COMMA && sep != SEP_WS)
+                    goto bad;
+                r = read_value(&p, le, &tok, &self->scratch);
+                if (r < 0)
+                    goto fail;
+                if (r == 0)
+                    goto bad;
+                Py_ssize_t a = (Py_ssize_t)index;
+                if (self->seen[a] == stamp)
+                    goto bad; /* an index given twice */
+                self->seen[a] = stamp;
+                r = convert_value(self, a, &tok, &v);
+                if (r == V_FAIL)
+                    goto fail;
+                if (r == V_BAD)
+                    goto bad;
+                if (store(self, a, v, row, &cls, &unsorted, &last) < 0)
+                    goto fail;
+                sep = skip_sep(&p, le);
+                if (sep == SEP_END)
+                    goto bad; /* not closed */
+                if (*p == '}') {
+                    if (sep == SEP_COMMA)
+                        goto bad; /* a comma before '}' */
+                    p++;
+                    break;
+                }
+                if (sep == SEP_NONE)
+                    goto bad;
+            }
+        }
+        int sep = skip_sep(&p, le);
+        if (sep != SEP_END) {
+            if (*p != '{')
+                goto bad;
+            r = read_weight(self, p, le, &weight);
+            if (r == V_FAIL)
+                goto fail;
+            if (r == V_BAD)
+                goto bad;
+        }
+        if (unsorted)
+            sort_row(self, start_entries);
+    }
+    else { /* a dense row */
+        Py_ssize_t n = 0;
+        for (;;) {
+            if (n < self->n_attr && self->kind[n] == K_NUMERIC && !self->sparse && self->feat_of[n] >= 0) {
+                const char *q = p;
+                if (quick_number(&q, le, &v)) { /* the common case: a short plain number */
+                    row[self->feat_of[n]] = v;
+                    p = q;
+                    n++;
+                    int sep = skip_sep(&p, le);
+                    if (sep == SEP_END)
+                        break;
+                    if (*p == '{') {
+                        if (n != self->n_attr)
+                            goto bad;
+                        r = read_weight(self, p, le, &weight);
+                        if (r == V_FAIL)
+                            goto fail;
+                        if (r == V_BAD)
+                            goto bad;
+                        break;
+                    }
+                    if (sep == SEP_NONE)
+                        goto bad;
+                    continue;
+                }
+            }
+            r = read_value(&p, le, &tok, &self->scratch);
+            if (r < 0)
+                goto fail;
+            if (r == 0 || n == self->n_attr)
+                goto bad; /* not a value, or more values than attributes */
+            r = convert_value(self, n, &tok, &v);
+            if (r == V_FAIL)
+                goto fail;
+            if (r == V_BAD)
+                goto bad;
+            if (store(self, n, v, row, &cls, &unsorted, &last) < 0)
+                goto fail;
+            n++;
+            int sep = skip_sep(&p, le);
+            if (sep == SEP_END)
+                break;
+            if (*p == '{') { /* the weight */
+                if (n != self->n_attr)
+                    goto bad;
+                r = read_weight(self, p, le, &weight);
+                if (r == V_FAIL)
+                    goto fail;
+                if (r == V_BAD)
+                    goto bad;
+                break;
+            }
+            if (sep == SEP_NONE)
+                goto bad; /* two values without a separator */
+        }
+        if (n != self->n_attr)
+            goto bad;
+    }
+    if (commit_row(self, cls, weight) < 0)
+        goto fail;
+    return 1;
+bad:
+    self->X.len = self->sparse ? start_entries * 8 : start_X;
+    if (self->sparse)
+        self->indices.len = start_entries * 4;
+    return 2;
+fail:
+    self->X.len = self->sparse ? start_entries * 8 : start_X;
+    if (self->sparse)
+        self->indices.len = start_entries * 4;
+    return -1;
+}
+
+/* feed(data, start, end, line_no, max_rows, final) -> (status, pos, line_no, line_end)
+ *   status 0: every complete line in data[start:end] was read; pos is where the rest begins
+ *   status 1: max_rows rows were added (max_rows > 0); pos is the next line
+ *   status 2: the line at pos (number line_no, ending at line_end) needs the strict path
+ * A line ends at \n, \r\n or \r; without ``final`` the unterminated rest (or a lone \r at the very end)
+ * is left for the next call. */
+static PyObject *Parser_feed(Parser *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t start, end, line_no, max_rows;
+    int final;
+    if (!PyArg_ParseTuple(args, "y*nnnnp", &view, &start, &end, &line_no, &max_rows, &final))
+        return NULL;
+    const char *buf = view.buf;
+    Py_ssize_t size = view.len;
+    if (start < 0 || end > size || start > end) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "bad range");
+        return NULL;
+    }
+    Py_ssize_t p = start, rows = 0;
+    const char *nl = buf + start - 1; /* the next '\n' at or after p, cached */
+    int status = 0;
+    Py_ssize_t line_end = p;
+    while (p < end) {
+        if (nl < buf + p) {
+            nl = memchr(buf + p, '\n', (size_t)(end - p));
+            if (nl == NULL)
+                nl = buf + end;
+        }
+        const char *cr = memchr(buf + p, '\r', (size_t)(nl - (buf + p)));
+        const char *q = cr ? cr : nl;
+        Py_ssize_t next;
+        if (q == buf + end) {
+            if (!final)
+                break;
+            next = end;
+        }
+        else if (*q == '\r') {
+            if (q + 1 == buf + end && !final)
+                break;
+            next = (q + 1 - buf) + (q + 1 < buf + end && q[1] == '\n' ? 1 : 0);
+        }
+        else
+            next = q + 1 - buf;
+        int r = parse_line(self, buf + p, q);
+        if (r < 0) {
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        if (r == 2) {
+            status = 2;
+            line_end = q - buf;
+            self->declined++;
+            break;
+        }
+        p = next;
+        line_no++;
+        if (r == 1) {
+            rows++;
+            if (max_rows > 0 && rows >= max_rows) {
+                status = 1;
+                break;
+            }
+        }
+    }
+    Py_ssize_t after = p;
+    if (status == 2) {
+        after = line_end;
+        if (after < end && buf[after] == '\r')
+            after++;
+        if (after < end && buf[after] == '\n')
+            after++;
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("innnn", status, p, line_no, status == 2 ? line_end : p, after);
+}
+
+/* add_dense(values, weight): a row read by the strict path (values: one float per attribute). */
+static PyObject *Parser_add_dense(Parser *self, PyObject *args)
+{
+    PyObject *values;
+    double weight;
+    if (!PyArg_ParseTuple(args, "O!d", &PyList_Type, &values, &weight))
+        return NULL;
+    if (PyList_GET_SIZE(values) != self->n_attr) {
+        PyErr_SetString(PyExc_ValueError, "one value per attribute expected");
+        return NULL;
+    }
+    if (self->sparse < 0 && decide(self, 0) < 0)
+        return NULL;
+    double cls = 0.0;
+    Py_ssize_t start_entries = self->indices.len / 4, last = -1;
+    int unsorted = 0;
+    double *row = NULL;
+    if (!self->sparse) {
+        if (gbuf_reserve(&self->X, self->n_feat * 8) < 0)
+            return NULL;
+        row = GB_D(self->X) + self->X.len / 8;
+    }
+    for (Py_ssize_t a = 0; a < self->n_attr; a++) {
+        double v = PyFloat_AsDouble(PyList_GET_ITEM(values, a));
+        if (v == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (store(self, a, v, row, &cls, &unsorted, &last) < 0)
+            return NULL;
+    }
+    (void)start_entries;
+    if (commit_row(self, cls, weight) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* add_sparse(pairs, weight): a sparse row read by the strict path (pairs: (attribute, value), unique). */
+static PyObject *Parser_add_sparse(Parser *self, PyObject *args)
+{
+    PyObject *pairs;
+    double weight;
+    if (!PyArg_ParseTuple(args, "O!d", &PyList_Type, &pairs, &weight))
+        return NULL;
+    if (self->sparse < 0 && decide(self, 1) < 0)
+        return NULL;
+    double cls = 0.0;
+    Py_ssize_t start_entries = self->indices.len / 4, last = -1;
+    int unsorted = 0;
+    double *row = NULL;
+    if (!self->sparse) {
+        if (gbuf_reserve(&self->X, self->n_feat * 8) < 0)
+            return NULL;
+        row = GB_D(self->X) + self->X.len / 8;
+        memset(row, 0, (size_t)self->n_feat * 8);
+    }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(pairs); k++) {
+        PyObject *item = PyList_GET_ITEM(pairs, k);
+        Py_ssize_t a;
+        double v;
+        if (!PyArg_ParseTuple(item, "nd", &a, &v))
+            return NULL;
+        if (a < 0 || a >= self->n_attr) {
+            PyErr_SetString(PyExc_IndexError, "attribute index out of range");
+            return NULL;
+        }
+        if (store(self, a, v, row, &cls, &unsorted, &last) < 0)
+            return NULL;
+    }
+    if (unsorted)
+        sort_row(self, start_entries);
+    if (commit_row(self, cls, weight) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* take() -> dict: the rows read so far, as Buf objects (X or data/indices/indptr, y, w), and reset. */
+static PyObject *Parser_take(Parser *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *d = PyDict_New();
+    if (d == NULL)
+        return NULL;
+    PyObject *v;
+#define PUT(key, expr)                                                                                            \
+    v = (expr);                                                                                                   \
+    if (v == NULL || PyDict_SetItemString(d, key, v) < 0) {                                                       \
+        Py_XDECREF(v);                                                                                            \
+        Py_DECREF(d);                                                                                             \
+        return NULL;                                                                                              \
+    }                                                                                                             \
+    Py_DECREF(v);
+    PUT("n_rows", PyLong_FromSsize_t(self->n_rows));
+    PUT("any_weight", PyBool_FromLong(self->any_weight));
+    PUT("y", gbuf_take(&self->y));
+    PUT("w", gbuf_take(&self->w));
+    PUT("sparse", PyLong_FromLong(self->sparse));
+    if (self->sparse == 1) {
+        PUT("data", gbuf_take(&self->X));
+        PUT("indices", gbuf_take(&self->indices));
+        PUT("indptr", gbuf_take(&self->indptr));
+    }
+    else {
+        PUT("X", gbuf_take(&self->X));
+    }
+#undef PUT
+    self->n_rows = 0;
+    self->any_weight = 0;
+    if (start_indptr(self) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static PyObject *Parser_get_n_rows(Parser *self, void *closure)
+{
+    return PyLong_FromSsize_t(self->n_rows);
+}
+
+static PyObject *Parser_get_declined(Parser *self, void *closure)
+{
+    return PyLong_FromSsize_t(self->declined);
+}
+
+static PyObject *Parser_get_sparse(Parser *self, void *closure)
+{
+    return PyLong_FromLong(self->sparse);
+}
+
+static PyObject *Parser_get_nbytes(Parser *self, void *closure)
+{
+    return PyLong_FromSsize_t(self->X.cap + self->indices.cap + self->indptr.cap + self->y.cap + self->w.cap);
+}
+
+static PyMethodDef Parser_methods[] = {
+    {"feed", (PyCFunction)Parser_feed, METH_VARARGS, "Read data lines from a bytes buffer."},
+    {"add_dense", (PyCFunction)Parser_add_dense, METH_VARARGS, "Append a row read by the strict path."},
+    {"add_sparse", (PyCFunction)Parser_add_sparse, METH_VARARGS, "Append a sparse row read by the strict path."},
+    {"take", (PyCFunction)Parser_take, METH_NOARGS, "Hand over the rows read so far and start afresh."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Parser_getset[] = {
+    {"n_rows", (getter)Parser_get_n_rows, NULL, "rows read since the last take()", NULL},
+    {"declined", (getter)Parser_get_declined, NULL, "lines handed to the strict path", NULL},
+    {"sparse", (getter)Parser_get_sparse, NULL, "-1 until the first row, then 1 for CSR, 0 for dense", NULL},
+    {"nbytes", (getter)Parser_get_nbytes, NULL, "bytes allocated for the output", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ParserType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "toolkit.data._arffscan.Parser",
+    .tp_basicsize = sizeof(Parser),
+    .tp_dealloc = (destructor)Parser_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Reads ARFF data lines into numeric buffers (see the module docstring).",
+    .tp_methods = Parser_methods,
+    .tp_getset = Parser_getset,
+    .tp_init = (initproc)Parser_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* parse_numbers(list of str) -> (bytes of float64 values, bytes of uint8 ok flags): the number grammar
+ * for other readers (CSV type detection). */
+static PyObject *parse_numbers(PyObject *mod, PyObject *arg)
+{
+    if (!PyList_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "a list of str expected");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(arg);
+    PyObject *vals = PyBytes_FromStringAndSize(NULL, n * 8);
+    PyObject *ok = PyBytes_FromStringAndSize(NULL, n);
+    if (!vals || !ok) {
+        Py_XDECREF(vals);
+        Py_XDECREF(ok);
+        return NULL;
+    }
+    double *v = (double *)PyBytes_AS_STRING(vals);
+    char *f = PyBytes_AS_STRING(ok);
+    gbuf scratch = {NULL, 0, 0};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *s = PyList_GET_ITEM(arg, i);
+        Py_ssize_t len;
+        const char *u = PyUnicode_Check(s) ? PyUnicode_AsUTF8AndSize(s, &len) : NULL;
+        if (u == NULL) {
+            PyErr_Clear();
+            v[i] = Py_NAN;
+            f[i] = 0;
+            continue;
+        }
+        int r = parse_number(u, len, &v[i], &scratch);
+        if (r == -2) {
+            gbuf_free(&scratch);
+            Py_DECREF(vals);
+            Py_DECREF(ok);
+            return NULL;
+        }
+        f[i] = r == 0;
+        if (r != 0)
+            v[i] = Py_NAN;
+    }
+    gbuf_free(&scratch);
+    return Py_BuildValue("(NN)", vals, ok);
+}
+
+static PyMethodDef module_methods[] = {
+    {"parse_numbers", parse_numbers, METH_O, "Numbers in the ARFF grammar: (float64 bytes, ok bytes)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "_arffscan", "Fast path of the ARFF data-section reader.", -1, module_methods,
+};
+
+PyMODINIT_FUNC PyInit__arffscan(void)
+{
+    init_tables();
+    if (PyType_Ready(&BufType) < 0 || PyType_Ready(&ParserType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&moduledef);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&ParserType);
+    if (PyModule_AddObject(m, "Parser", (PyObject *)&ParserType) < 0) {
+        Py_DECREF(&ParserType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&BufType);
+    if (PyModule_AddObject(m, "Buf", (PyObject *)&BufType) < 0) {
+        Py_DECREF(&BufType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
