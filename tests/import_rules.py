@@ -148,6 +148,16 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def core_plugin_imports(core_root: Path) -> list[str]:
+    """Imports of ``toolkit.plugins`` anywhere in the core: the core knows no plugin."""
+    problems = []
+    for name, path in _modules(core_root, "toolkit").items():
+        for line, target in imported_modules(path, name, path.name == "__init__.py"):
+            if target == "toolkit.plugins" or target.startswith("toolkit.plugins."):
+                problems.append(f"{path.relative_to(core_root)}:{line} imports {target}")
+    return sorted(set(problems))
+
+
 def layer_violations(graph: dict[str, set[str]]) -> list[str]:
     problems = []
     for module, targets in sorted(graph.items()):

@@ -153,3 +153,20 @@ def test_cache_stores_by_content_and_survives_damage(tmp_path, monkeypatch):
         assert load_dataset(src).string_value(0, 0.0) == "bye"
     finally:
         cache.set_cache_dir(None)
+
+
+def test_save_dataset_goes_through_the_hook_for_every_format(tmp_path):
+    """ARFF, CSV and LIBSVM writers are plugins (the save_dataset hook): the core names no format plugin."""
+    import toolkit as tk
+    from toolkit.errors import DatasetError
+    from toolkit.loading import load_dataset, save_dataset
+
+    iris = tk.load_arff("iris")
+    for name in ("i.arff", "i.arff.gz", "i.csv", "i.csv.gz", "i.libsvm", "i.svm.gz"):
+        save_dataset(iris, tmp_path / name)
+        back = load_dataset(tmp_path / name)
+        assert back.n_instances == 150 and back.X.shape[1] == 4, name
+    with pytest.raises(DatasetError, match="no writer for this file name"):
+        save_dataset(iris, tmp_path / "i.xlsx")
+    with pytest.raises(DatasetError, match="does not exist"):
+        save_dataset(iris, tmp_path / "missing" / "i.csv")

@@ -102,6 +102,15 @@ def test_core_has_no_import_cycle_even_through_function_level_imports():
     assert rules.cycles(rules.core_graph(ROOT / "toolkit")) == []
 
 
+def test_the_core_imports_no_plugin():
+    assert rules.core_plugin_imports(ROOT / "toolkit") == []
+
+
+def test_the_core_rule_fails_on_a_bad_tree(tmp_path):
+    bad = _write(tmp_path / "toolkit", {"__init__.py": "", "cli.py": "def f():\n    from toolkit.plugins.csv import x\n"})
+    assert rules.core_plugin_imports(bad) == ["cli.py:2 imports toolkit.plugins.csv", "cli.py:2 imports toolkit.plugins.csv.x"]
+
+
 def test_the_data_layer_knows_nothing_above_it():
     assert rules.layer_violations(rules.core_graph(ROOT / "toolkit")) == []
 

@@ -301,6 +301,8 @@ def _results(tmp_path):
 BAD = {
     "info": [["no-such-dataset"], ["iris", "--class", "0"], ["iris", "--class", "nosuch"]],
     "list": [["gizmos"]],
+    "convert": [["iris", "out.xlsx"], ["iris", "/no/such/folder/x.csv"], ["no-such-dataset", "x.csv"],
+                ["iris", "x.csv", "--class", "0"]],
     "plugins": [["--hook", "no_such_hook"]],
     "evaluate": [["iris", "-c", "nb-weka", "--out", "/no/such/folder/r.jsonl"], ["iris", "-c", "nb-weka", "--seed", "x"],
                  ["iris", "-c", "nb-weka", "--cluster", "remote:3"], ["iris", "-c", "nb-weka", "--scheduler", "host"],

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["RunConfig", "LoadOptions", "env_flag", "env_list"]
+__all__ = ["RunConfig", "LoadOptions", "SaveOptions", "env_flag", "env_list"]
 
 
 def env_flag(name: str) -> bool:
@@ -29,6 +29,20 @@ class LoadOptions:
     class_attribute: str | int | None = -1
     sparse: bool | str = "auto"
     encoding: str = "utf-8"
+    #: options of one format, as (name, value) pairs, e.g. (("nominal", ("colour",)),) for a CSV reader;
+    #: a loader ignores the ones it does not know
+    format_options: tuple[tuple[str, object], ...] = ()
+
+    def format_option(self, name: str, default: object = None) -> object:
+        return dict(self.format_options).get(name, default)
+
+
+@dataclass(frozen=True)
+class SaveOptions:
+    """How to write a dataset: sparse or dense rows (None: as it is), and format options."""
+
+    sparse: bool | None = None
+    format_options: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)

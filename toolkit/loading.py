@@ -9,13 +9,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from toolkit.config import LoadOptions
+from toolkit.config import LoadOptions, SaveOptions
 from toolkit.data import arff
 from toolkit.data.cache import cached_load
 from toolkit.data.dataset import Dataset
 from toolkit.errors import DatasetError
 
-__all__ = ["load_arff", "load_dataset", "resolve_dataset", "dataset_folders", "save_arff",
+__all__ = ["load_arff", "load_dataset", "save_dataset", "resolve_dataset", "dataset_folders", "save_arff",
            "list_bundled"]
 
 _SUFFIXES = (".arff", ".arff.gz")
@@ -122,6 +122,22 @@ def load_dataset(path: str | os.PathLike[str], options: LoadOptions | None = Non
 
     suffix = "".join(Path(resolved).suffixes[-2:]).lower()
     return cached_load(resolved, ("hook", suffix, options), load)
+
+
+def save_dataset(ds: Dataset, path: str | os.PathLike[str], options: SaveOptions | None = None) -> None:
+    """Write through the ``save_dataset`` hook, the format from the file name (ARFF, CSV, LIBSVM and
+    whatever plugins add; ``.gz`` compresses)."""
+    from toolkit.plugin_host.manager import default_manager
+
+    target = Path(path)
+    if target.is_dir():
+        raise DatasetError(f"{target}: is a folder; give the file to write")
+    if not target.parent.is_dir():
+        raise DatasetError(f"{target}: the folder {target.parent} does not exist")
+    done = default_manager().hook.save_dataset(dataset=ds, path=target, options=options or SaveOptions())
+    if done is None:
+        raise DatasetError(f"{target}: no writer for this file name (ARFF files end in .arff or .arff.gz, CSV in "
+                           f".csv, LIBSVM in .libsvm, .svm or .svmlight; each may add .gz)")
 
 
 def save_arff(ds: Dataset, path: str | os.PathLike[str], *, sparse: bool | None = None) -> None:

@@ -13,3 +13,14 @@ def load_dataset(path: Path, options):  # type: ignore[no-untyped-def]
 
     return arff.read(path, class_attribute=options.class_attribute, sparse=options.sparse,
                      encoding=options.encoding)
+
+
+@hookimpl(trylast=True)
+def save_dataset(dataset, path: Path, options):  # type: ignore[no-untyped-def]
+    name = str(path).lower()
+    if not (name.endswith(".arff") or name.endswith(".arff.gz")):
+        return None
+    from toolkit.data import arff
+
+    arff.write(dataset, path, sparse=options.sparse)
+    return True

@@ -16,3 +16,13 @@ def load_dataset(path: Path, options):  # type: ignore[no-untyped-def]
     from toolkit.plugins.libsvm.svmlight import read_libsvm
 
     return read_libsvm(path, sparse=options.sparse, encoding=options.encoding)
+
+
+@hookimpl
+def save_dataset(dataset, path: Path, options):  # type: ignore[no-untyped-def]
+    if not str(path).lower().endswith(SUFFIXES):
+        return None
+    from toolkit.plugins.libsvm.svmlight import write_libsvm
+
+    write_libsvm(dataset, path)
+    return True

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     import typer
 
-    from toolkit.config import LoadOptions, RunConfig
+    from toolkit.config import LoadOptions, RunConfig, SaveOptions
     from toolkit.data.dataset import Dataset
     from toolkit.plugin_host.registry import Register
 
@@ -110,6 +110,22 @@ def load_dataset(path: Path, options: LoadOptions) -> Dataset | None:
     :param options: class attribute, sparse or dense, text encoding.
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def save_dataset(dataset: Dataset, path: Path, options: SaveOptions) -> bool | None:
+    """Write ``dataset`` to ``path`` in the format its name says, or return None to let the next
+    writer try.
+
+    Calls stop at the first result that is not None. The built-in ARFF writer runs last; the
+    built-in CSV and LIBSVM plugins claim their suffixes, as a third-party format plugin would.
+
+    :param dataset: the dataset to write.
+    :param path: the file to write (a ``.gz`` suffix means gzip).
+    :param options: sparse or dense rows, format options.
+
+    .. versionadded:: 0.2
     """
 
 

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import out
+from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, out
 
 __all__ = ["register", "convert"]
 
@@ -36,8 +36,7 @@ def _split(values: list[str]) -> list[str]:
 def convert(
     source: str = typer.Argument(..., help="Input: .arff, .csv, .libsvm/.svm/.svmlight (optionally .gz), or a bundled name."),
     target: str = typer.Argument(..., help="Output file; its name gives the format (and .gz compresses)."),
-    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help="Class attribute by name or index "
-                                                  "(default: last)."),
+    class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help=CLASS_OPTION_HELP),
     nominal: list[str] = typer.Option([], "--nominal", help="CSV input: these columns are nominal (names or 1-based "
                                       "positions, comma-separated; repeatable)."),
     string: list[str] = typer.Option([], "--string", help="CSV input: these columns are strings."),
@@ -49,31 +48,18 @@ def convert(
                                           "(default: as read)."),
 ) -> None:
     """Convert a dataset between ARFF, CSV and LIBSVM."""
-    from toolkit.config import LoadOptions
-    from toolkit.loading import load_dataset, resolve_dataset
+    from toolkit.config import LoadOptions, SaveOptions
+    from toolkit.loading import load_dataset, resolve_dataset, save_dataset
 
-    cls: str | int | None = -1 if class_attribute is None else class_attribute
+    cls = class_value(class_attribute)
     fmt_in = format_of(str(resolve_dataset(source)))
     fmt_out = format_of(target)
     forced = {"nominal": _split(nominal), "string": _split(string), "numeric": _split(numeric), "date": _split(date)}
-    if fmt_in == "csv" and (any(forced.values()) or date_format):
-        from toolkit.plugins.csv.reader import read_csv
-
-        ds = read_csv(resolve_dataset(source), class_attribute=cls, date_format=date_format, **forced)
-    else:
-        ds = load_dataset(source, LoadOptions(class_attribute=cls))
-    if fmt_out == "arff":
-        from toolkit.data import arff
-
-        arff.write(ds, target, sparse=sparse)
-    elif fmt_out == "csv":
-        from toolkit.plugins.csv.reader import write_csv
-
-        write_csv(ds, target)
-    else:
-        from toolkit.plugins.libsvm.svmlight import write_libsvm
-
-        write_libsvm(ds, target)
+    format_options = tuple((k, tuple(v)) for k, v in forced.items() if v)
+    if date_format:
+        format_options += (("date_format", date_format),)
+    ds = load_dataset(source, LoadOptions(class_attribute=cls, format_options=format_options))
+    save_dataset(ds, target, SaveOptions(sparse=sparse))
     out(f"{ds.n_instances} instances, {len(ds.attributes)} attributes: {source} ({fmt_in}) -> {target} ({fmt_out})")
 
 
