@@ -129,6 +129,15 @@ def _plugin_versions(pipeline: Pipeline) -> dict[str, str | None]:
     return out
 
 
+def _class_counts(ds: Dataset, rows: np.ndarray) -> list[float]:
+    """Summed instance weights per class in a training part: the class priors of WEKA's evaluation
+    summary (its relative errors)."""
+    y = np.asarray(ds.y)[rows]
+    known = y >= 0
+    weights = np.asarray(ds.weights, dtype=np.float64)[rows][known]
+    return np.bincount(y[known], weights=weights, minlength=len(ds.classes)).tolist()
+
+
 def _errors(pred_codes: np.ndarray, true_codes: np.ndarray) -> int:
     known = true_codes >= 0
     return int(np.sum(pred_codes[known] != true_codes[known]))
@@ -318,7 +327,7 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
                     "schema": RECORD_SCHEMA,
                     "key": key,
                     "dataset": {"name": ds.name, "path": ds.path, "sha256": sha, "n_instances": ds.n_instances,
-                                "n_classes": len(ds.classes), "relation": ds.relation},
+                                "n_classes": len(ds.classes), "classes": list(ds.classes), "relation": ds.relation},
                     "pipeline": desc,
                     "protocol": protocol_desc,
                     "repetition": split.repetition,
@@ -327,6 +336,7 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
                     "n_test": int(len(split.test)),
                     "n_fit": int(len(split.fit)),
                     "n_validation": int(len(split.validation)),
+                    "train_class_counts": _class_counts(ds, split.train),
                     "env": {**versions, "plugins": _plugin_versions(pipeline)},
                 }
     if notes is not None:

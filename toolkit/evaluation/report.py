@@ -25,8 +25,9 @@ __all__ = ["Cell", "Comparison", "compare_results", "format_comparison", "FORMAT
 
 #: what ``--format`` takes for a comparison table
 FORMATS = ("table", "markdown", "csv", "csv-long", "latex", "json")
-#: what ``--significance`` takes
-TESTS = ("corrected-t", "sign")
+#: what ``--significance`` takes: WEKA's corrected and plain paired t-tests, the sign test over repetitions
+TESTS = ("corrected-t", "paired-t", "sign")
+TEST_NAMES = {"corrected-t": "corrected resampled t-test", "paired-t": "paired t-test", "sign": "sign test"}
 
 
 def check_report_options(fmt: str | None = None, test: str | None = None, interval: str | None = None,
@@ -35,7 +36,7 @@ def check_report_options(fmt: str | None = None, test: str | None = None, interv
     if fmt is not None and fmt not in FORMATS:
         raise ParameterError(f"--format must be one of {', '.join(FORMATS)}, not '{fmt}'")
     if test is not None and test not in TESTS:
-        raise ParameterError(f"--significance must be corrected-t or sign, not '{test}'")
+        raise ParameterError(f"--significance must be one of {', '.join(TESTS)}, not '{test}'")
     if interval is not None and interval not in ("ci", "lcl"):
         raise ParameterError(f"--interval must be ci or lcl, not '{interval}'")
     if metric is not None:
@@ -120,8 +121,8 @@ def _greater_is_better(metric: str) -> bool:
 def compare_results(results: Results, *, metric: str = "error", baseline: str | None = None,
                     alpha: float = 0.05, test: str = "corrected-t") -> Comparison:
     """Summarise ``results`` per (dataset, pipeline) and test every pipeline against ``baseline``."""
-    if test not in ("corrected-t", "sign"):
-        raise ParameterError(f"test must be 'corrected-t' or 'sign', not '{test}'")
+    if test not in TESTS:
+        raise ParameterError(f"test must be one of {', '.join(TESTS)}, not '{test}'")
     pipelines = results.pipelines()
     datasets = results.datasets()
     failed: dict[tuple[str, str], int] = {}
@@ -171,7 +172,7 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
                 continue
             pvalue = _p_value(results, d, baseline, p, metric, test)
             cell.p_value = pvalue
-            if pvalue is not None and pvalue < alpha and cell.mean != base.mean:
+            if pvalue is not None and pvalue <= alpha and cell.mean != base.mean:  # WEKA: p <= alpha
                 better = (cell.mean > base.mean) == greater
                 cell.mark = "v" if better else "*"
                 if better:
@@ -202,7 +203,10 @@ def _p_value(results: Results, dataset: str, base: str, other: str, metric: str,
     if test == "sign":
         diffs = np.subtract(b, a)
         return stats.sign_test(int(np.sum(diffs > 0)), int(np.sum(diffs < 0)), "two-sided")
-    ratio = float(np.mean([a_recs[r]["n_test"] / a_recs[r]["n_train"] for r in reps]))
+    if test == "paired-t":
+        return stats.paired_ttest(b, a).p_value
+    # WEKA's PairedCorrectedTTester: sum of the test sizes over the sum of the training sizes
+    ratio = stats.test_train_ratio([a_recs[r]["n_test"] for r in reps], [a_recs[r]["n_train"] for r in reps])
     return stats.corrected_ttest(b, a, ratio).p_value
 
 
@@ -298,7 +302,7 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
                "mean (≥ one-sided lower 95% confidence limit, Student's t) over repetitions" if interval == "lcl" else
                "mean ± 95% CI over repetitions")
     protocol = _protocol_note(comp)
-    test_name = "corrected resampled t-test" if comp.test == "corrected-t" else "sign test"
+    test_name = TEST_NAMES.get(comp.test, comp.test)
     caption = (f"{comp.metric}{unit}, {ci_note}" + (f" ({protocol})" if protocol else "")
                + f"; v / * = significantly better / worse than {comp.baseline} ({test_name}, alpha {comp.alpha}); "
                f"(v/ /*) counts the datasets where a pipeline is better / not different / worse than "
@@ -325,3 +329,63 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
     out += [line(r) for r in rows]
     out += ["-" * (sum(widths) + 2 * (len(widths) - 1)), line(footer), caption]
     return "\n".join(out)
+
+
+def format_tables(results: Results, metrics: list[str], fmt: str = "table", *, baseline: str | None = None,
+                  alpha: float = 0.05, test: str = "corrected-t", interval: str = "ci") -> str:
+    """Every metric of ``metrics`` shown: a significance table per scalar metric, summed confusion matrices
+    and mean per-class tables for the dict-valued ones (never a table of ``n/a``). With one scalar metric
+    the output is exactly :func:`format_comparison`'s."""
+    from toolkit.evaluation import detail
+
+    scalar = [m for m in metrics if not detail.is_dict_metric(results, m)]
+    dicts = [m for m in metrics if m not in scalar]
+    comps = [compare_results(results, metric=m, baseline=baseline, alpha=alpha, test=test) for m in scalar]
+    if fmt == "json":
+        if len(comps) == 1 and not dicts:
+            return format_comparison(comps[0], "json")
+        doc: dict[str, Any] = {"schema": "toolkit.compare-set/1", "tables": [c.as_dict() for c in comps],
+                               "dict_metrics": {m: _dict_metric_data(results, m) for m in dicts}}
+        return json.dumps(doc, indent=2, allow_nan=False, default=str)
+    if fmt == "csv-long":
+        parts = [format_comparison(c, fmt).splitlines() for c in comps]
+        return "\n".join(parts[0] + [line for p in parts[1:] for line in p[1:]]) if parts else ""
+    if fmt == "csv":
+        if len(comps) == 1:
+            return format_comparison(comps[0], fmt)
+        lines: list[str] = []
+        for i, c in enumerate(comps):
+            rows = format_comparison(c, fmt).splitlines()
+            lines += ([f"metric,{rows[0]}"] if i == 0 else []) + [f"{c.metric},{row}" for row in rows[1:]]
+        return "\n".join(lines)
+    blocks = [format_comparison(c, fmt, interval) for c in comps]
+    blocks += [detail.format_dict_metric(results, m, fmt) for m in dicts]
+    return "\n\n".join(blocks)
+
+
+def _dict_metric_data(results: Results, metric: str) -> list[dict[str, Any]]:
+    from toolkit.evaluation import detail
+
+    out = []
+    for d in results.datasets():
+        for p in results.pipelines():
+            if not results.cell(d, p):
+                continue
+            if metric == "confusion-matrix":
+                labels, matrix = detail.summed_confusion(results, d, p)  # type: ignore[misc]
+                out.append({"dataset": d, "pipeline": p, "labels": labels, "summed_matrix": matrix.tolist()})
+            elif metric == "per-class":
+                means = detail.per_class_means(results, d, p)
+                if means is not None:
+                    out.append({"dataset": d, "pipeline": p, "means": _clean_json(means)})
+    return out
+
+
+def _clean_json(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _clean_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean_json(v) for v in value]
+    return value
