@@ -183,7 +183,9 @@ def _evaluate_task(ds: Dataset, pipeline: Pipeline, split: Split, evaluators: Se
     predictions: dict[str, Any] = {"test_index": split.test.tolist(), "y_true": pred.y_true.tolist(),
                                    "y_pred": pred.y_pred.tolist()}
     if store_proba and pred.proba is not None:
-        predictions["proba"] = np.round(pred.proba, 10).tolist()
+        predictions["proba"] = pred.proba.tolist()  # full precision: summaries and ROC ties need it
+    if pred.weights is not None and np.any(np.asarray(pred.weights) != 1):  # instance weights, when not all 1
+        predictions["weights"] = np.asarray(pred.weights, dtype=np.float64).tolist()
     extra = {}
     if fitted.selected_rows is not None:
         extra["n_selected_examples"] = int(len(fitted.selected_rows))

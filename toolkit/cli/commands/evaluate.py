@@ -177,12 +177,15 @@ def evaluate_command(
     keep_going: bool = typer.Option(False, "--keep-going",
                                     help="Record a repetition that fails and go on (exit code 1 at the end); "
                                          "by default the run stops at the first failure."),
+    summary: bool = typer.Option(False, "--summary",
+                                 help="Also WEKA's evaluation summary per dataset and pipeline, summed over the "
+                                      "repetitions (stores the test probabilities in --out)."),
 ) -> None:
     """Nested random-resampling evaluation (thesis Algorithm 4) of classifiers on datasets."""
     run_and_report(datasets, classifier, fs, es, protocol, runs, test_fraction, validation_fraction, seed,
                    stratified, inner_folds, test, metric, jobs, out_file, resume, as_json, fmt, baseline,
                    class_attribute, dense, no_tune, save_proba, quiet, report_metric, alpha, significance, text,
-                   positive, positive_below, keep_going)
+                   positive, positive_below, keep_going, summary=summary)
 
 
 def register(app: typer.Typer) -> None:
