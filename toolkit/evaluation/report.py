@@ -80,6 +80,45 @@ class Comparison:
     experiment: dict[str, Any] | None = None
     failed: dict[tuple[str, str], int] = field(default_factory=dict)
 
+    def __str__(self) -> str:
+        return format_comparison(self, "table")
+
+    def to_markdown(self, interval: str = "ci") -> str:
+        """The table in Markdown, caption below."""
+        return format_comparison(self, "markdown", interval)
+
+    def to_latex(self, interval: str = "ci") -> str:
+        """A booktabs tabular: mean, interval and mark in cells of their own, the best mean per row in bold."""
+        return format_comparison(self, "latex", interval)
+
+    def to_csv(self) -> str:
+        return format_comparison(self, "csv")
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per (dataset, pipeline): mean, sd, ci, lcl, n, p_value, mark (needs
+        pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            from toolkit.errors import ToolkitError
+
+            raise ToolkitError("to_frame needs pandas: pip install pandas") from None
+        rows = [{"dataset": d, "pipeline": p, "mean": c.mean, "sd": c.sd, "ci": c.ci, "lcl": c.lcl, "n": c.n,
+                 "p_value": c.p_value, "mark": c.mark}
+                for d in self.datasets for p in self.pipelines if (c := self.cells.get((d, p))) is not None]
+        return pd.DataFrame(rows, columns=["dataset", "pipeline", "mean", "sd", "ci", "lcl", "n", "p_value", "mark"])
+
+    def means(self) -> tuple[list[str], np.ndarray]:
+        """(datasets where every pipeline has a mean, datasets x pipelines matrix of the means)."""
+        kept = [d for d in self.datasets
+                if all((c := self.cells.get((d, p))) is not None and c.mean == c.mean for p in self.pipelines)]
+        return kept, np.array([[self.cells[(d, p)].mean for p in self.pipelines] for d in kept], dtype=np.float64)
+
+    def across_datasets(self, alpha: float | None = None) -> MultiDataset:
+        """Friedman, Nemenyi, pairwise Wilcoxon (Holm) and, against the baseline, sign and Wilcoxon tests over
+        the datasets' means (datasets where a pipeline has no result are left out and named)."""
+        return multi_dataset(self, self.alpha if alpha is None else alpha)
+
     def as_dict(self) -> dict[str, Any]:
         def clean(v: Any) -> Any:
             return None if isinstance(v, float) and not math.isfinite(v) else v
@@ -316,10 +355,7 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
         lines += ["", f"*{caption}*"]
         return "\n".join(lines)
     if fmt == "latex":
-        lines = ["\\begin{tabular}{l" + "r" * len(comp.pipelines) + "}", " & ".join(header) + " \\\\ \\hline"]
-        lines += [" & ".join(c.replace("±", "$\\pm$") for c in r) + " \\\\" for r in rows]
-        lines += ["\\hline", " & ".join(footer) + " \\\\", "\\end{tabular}"]
-        return "\n".join(lines)
+        return latex_table(comp, interval, caption)
     if fmt != "table":
         raise ParameterError(f"format must be table, markdown, csv, csv-long, latex or json, not '{fmt}'")
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, footer)]
@@ -389,3 +425,169 @@ def _clean_json(value: Any) -> Any:
     if isinstance(value, list):
         return [_clean_json(v) for v in value]
     return value
+
+
+@dataclass
+class MultiDataset:
+    """The comparison over datasets of one :class:`Comparison` (Demsar 2006)."""
+
+    metric: str
+    pipelines: list[str]
+    datasets: list[str]
+    left_out: list[str]
+    greater_is_better: bool
+    alpha: float
+    scores: np.ndarray
+    ranks: np.ndarray
+    friedman: stats.FriedmanResult | None
+    nemenyi: stats.NemenyiResult | None
+    pairwise: list[stats.PairTest]
+    baseline: str
+    versus_baseline: dict[str, dict[str, Any]]
+
+    def as_dict(self) -> dict[str, Any]:
+        def clean(v: Any) -> Any:
+            if isinstance(v, (float, np.floating)):
+                return float(v) if math.isfinite(v) else None
+            if isinstance(v, np.ndarray):
+                return clean(v.tolist())
+            if isinstance(v, (list, tuple)):
+                return [clean(x) for x in v]
+            if isinstance(v, dict):
+                return {k: clean(x) for k, x in v.items()}
+            return v
+
+        out: dict[str, Any] = {"metric": self.metric, "pipelines": self.pipelines, "datasets": self.datasets,
+                               "left_out": self.left_out, "alpha": self.alpha,
+                               "greater_is_better": self.greater_is_better, "baseline": self.baseline}
+        if self.friedman is not None:
+            f = self.friedman
+            out["average_ranks"] = dict(zip(self.pipelines, clean(f.average_ranks)))
+            out["friedman"] = {"chi2": clean(f.chi2), "df": f.n_methods - 1, "p_value": clean(f.p_value),
+                               "iman_davenport_f": clean(f.iman_davenport), "df_f": list(f.df),
+                               "iman_davenport_p": clean(f.iman_davenport_p)}
+        if self.nemenyi is not None:
+            n = self.nemenyi
+            out["nemenyi"] = {"q_alpha": n.q_alpha, "critical_difference": n.critical_difference,
+                              "cliques": [[self.pipelines[i] for i in c] for c in n.cliques]}
+        out["pairwise_wilcoxon_holm"] = [{"a": self.pipelines[t.a], "b": self.pipelines[t.b],
+                                          "statistic": clean(t.statistic), "p_value": clean(t.p_value),
+                                          "p_holm": clean(t.p_holm), "significant": t.significant}
+                                         for t in self.pairwise]
+        out["versus_baseline"] = clean(self.versus_baseline)
+        return out
+
+    def format(self) -> str:
+        """The numbers as plain text."""
+        if self.friedman is None or self.nemenyi is None:
+            return f"{self.metric}: too few datasets ({len(self.datasets)}) or pipelines for tests across datasets"
+        f, n = self.friedman, self.nemenyi
+        width = max(len(p) for p in self.pipelines)
+        lines = [f"{self.metric} over {len(self.datasets)} datasets"
+                 + (f" (left out, a pipeline has no result: {', '.join(self.left_out)})" if self.left_out else ""),
+                 "average ranks (1 = best):"]
+        for i in np.argsort(f.average_ranks, kind="stable"):
+            lines.append(f"  {self.pipelines[i]:<{width}}  {f.average_ranks[i]:.3f}")
+        lines.append(f"Friedman chi2 = {f.chi2:.4f} (df {f.n_methods - 1}), p = {_p(f.p_value)}; Iman-Davenport F = "
+                     f"{f.iman_davenport:.4f} (df {f.df[0]}, {f.df[1]}), p = {_p(f.iman_davenport_p)}")
+        groups = "; ".join("{" + ", ".join(self.pipelines[i] for i in c) + "}" for c in n.cliques) or "none"
+        lines.append(f"Nemenyi: q_{self.alpha} = {n.q_alpha:.3f}, critical difference = {n.critical_difference:.3f}; "
+                     f"not significantly different: {groups}")
+        lines.append("pairwise Wilcoxon signed-rank, Holm-corrected:")
+        for t in self.pairwise:
+            lines.append(f"  {self.pipelines[t.a]} vs {self.pipelines[t.b]}: p = {_p(t.p_value)}, Holm p = "
+                         f"{_p(t.p_holm)}{' *' if t.significant else ''}")
+        lines.append(f"against {self.baseline} (wins/ties/losses over datasets; sign test, Wilcoxon):")
+        for p, v in self.versus_baseline.items():
+            lines.append(f"  {p}: {v['wins']}/{v['ties']}/{v['losses']}, sign p = {_p(v['sign_p'])}, Wilcoxon p = "
+                         f"{_p(v['wilcoxon_p'])}")
+        return "\n".join(lines)
+
+
+def _p(value: float) -> str:
+    if value != value:
+        return "n/a"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.2e}"
+
+
+def multi_dataset(comp: Comparison, alpha: float = 0.05) -> MultiDataset:
+    """Tests across datasets on a comparison's per-dataset means."""
+    kept, scores = comp.means()
+    left_out = [d for d in comp.datasets if d not in kept]
+    k = len(comp.pipelines)
+    greater = comp.greater_is_better
+    empty = MultiDataset(comp.metric, comp.pipelines, kept, left_out, greater, alpha, scores,
+                         np.zeros((len(kept), k)), None, None, [], comp.baseline, {})
+    if k < 2 or len(kept) < 2:
+        return empty
+    rank_matrix = stats.ranks(scores, greater)
+    friedman = stats.friedman(scores, greater)
+    nemenyi = stats.nemenyi(scores, greater, alpha)
+    pairwise = stats.pairwise_wilcoxon(scores, alpha)
+    b = comp.pipelines.index(comp.baseline) if comp.baseline in comp.pipelines else 0
+    versus = {}
+    for j, p in enumerate(comp.pipelines):
+        if j == b:
+            continue
+        wins, ties, losses, sign_p = stats.sign_test_datasets(scores[:, j], scores[:, b], greater)
+        versus[p] = {"wins": wins, "ties": ties, "losses": losses, "sign_p": sign_p,
+                     "wilcoxon_p": stats.wilcoxon(scores[:, j], scores[:, b]).p_value}
+    return MultiDataset(comp.metric, comp.pipelines, kept, left_out, greater, alpha, scores, rank_matrix, friedman,
+                        nemenyi, pairwise, comp.pipelines[b], versus)
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  "±": r"$\pm$", "≥": r"$\geq$"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def best_in_row(comp: Comparison, dataset: str) -> set[str]:
+    """The pipelines with the best mean on ``dataset`` (ties: all of them)."""
+    means = {p: c.mean for p in comp.pipelines if (c := comp.cells.get((dataset, p))) is not None and c.mean == c.mean}
+    if not means:
+        return set()
+    best = max(means.values()) if comp.greater_is_better else min(means.values())
+    return {p for p, m in means.items() if m == best}
+
+
+def latex_table(comp: Comparison, interval: str = "ci", caption: str = "") -> str:
+    """booktabs: per pipeline three cells (mean, interval, mark), the best mean of each row in bold."""
+    scale = 100.0 if comp.metric in _PERCENT_METRICS else 1.0
+    cols = "l" + "r@{\\,}l@{\\,}l" * len(comp.pipelines)
+    lines = [f"% {latex_escape(caption)}" if caption else "% needs \\usepackage{booktabs}",
+             f"\\begin{{tabular}}{{{cols}}}", "\\toprule",
+             "dataset & " + " & ".join(f"\\multicolumn{{3}}{{c}}{{{latex_escape(p)}}}" for p in comp.pipelines)
+             + " \\\\", "\\midrule"]
+    for d in comp.datasets:
+        best = best_in_row(comp, d)
+        cells = [latex_escape(d)]
+        for p in comp.pipelines:
+            c = comp.cells.get((d, p))
+            if c is None or c.mean != c.mean:
+                cells += ["--", "", ""]
+                continue
+            mean = f"{scale * c.mean:.2f}"
+            cells.append(f"\\textbf{{{mean}}}" if p in best else mean)
+            spread = c.lcl if interval == "lcl" else c.ci
+            if spread == spread:
+                cells.append(f"$(\\geq {scale * spread:.2f})$" if interval == "lcl" else f"$\\pm {scale * spread:.2f}$")
+            else:
+                cells.append("")
+            mark = {"v": "$\\circ$", "*": "$\\bullet$"}.get(c.mark, "")
+            if c.thesis and c.errors is not None:
+                mark = f"({c.errors}) {mark}".strip()
+            if c.expected is not None and c.n < c.expected:
+                mark = f"[{c.n}/{c.expected}] {mark}".strip()
+            cells.append(mark)
+        lines.append(" & ".join(cells) + " \\\\")
+    lines.append("\\midrule")
+    footer = ["(v/ /*)"]
+    for p in comp.pipelines:
+        text = "baseline" if p == comp.baseline else "({}/{}/{})".format(*comp.wins.get(p, (0, 0, 0)))
+        footer.append(f"\\multicolumn{{3}}{{c}}{{{text}}}")
+    lines += [" & ".join(footer) + " \\\\", "\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines)
