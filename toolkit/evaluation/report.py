@@ -19,7 +19,7 @@ import numpy as np
 
 from toolkit.errors import ParameterError
 from toolkit.evaluation import stats
-from toolkit.evaluation.results import Results
+from toolkit.evaluation.results import Results, _clean
 
 __all__ = ["Cell", "Comparison", "compare_results", "format_comparison", "FORMATS", "TESTS", "check_report_options"]
 
@@ -109,10 +109,13 @@ class Comparison:
         return pd.DataFrame(rows, columns=["dataset", "pipeline", "mean", "sd", "ci", "lcl", "n", "p_value", "mark"])
 
     def means(self) -> tuple[list[str], np.ndarray]:
-        """(datasets where every pipeline has a mean, datasets x pipelines matrix of the means)."""
+        """(datasets where every pipeline has a mean, datasets x pipelines matrix of the means). The means are
+        rounded to 12 decimals, so that two pipelines with the same mean tie although their sums of the same
+        values were added in another order (a difference of 1e-16 is no win)."""
         kept = [d for d in self.datasets
                 if all((c := self.cells.get((d, p))) is not None and c.mean == c.mean for p in self.pipelines)]
-        return kept, np.array([[self.cells[(d, p)].mean for p in self.pipelines] for d in kept], dtype=np.float64)
+        values = np.array([[self.cells[(d, p)].mean for p in self.pipelines] for d in kept], dtype=np.float64)
+        return kept, np.round(values, 12).reshape(len(kept), len(self.pipelines))
 
     def across_datasets(self, alpha: float | None = None) -> MultiDataset:
         """Friedman, Nemenyi, pairwise Wilcoxon (Holm) and, against the baseline, sign and Wilcoxon tests over
@@ -413,18 +416,8 @@ def _dict_metric_data(results: Results, metric: str) -> list[dict[str, Any]]:
             elif metric == "per-class":
                 means = detail.per_class_means(results, d, p)
                 if means is not None:
-                    out.append({"dataset": d, "pipeline": p, "means": _clean_json(means)})
+                    out.append({"dataset": d, "pipeline": p, "means": _clean(means)})
     return out
-
-
-def _clean_json(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _clean_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean_json(v) for v in value]
-    return value
 
 
 @dataclass
@@ -446,16 +439,7 @@ class MultiDataset:
     versus_baseline: dict[str, dict[str, Any]]
 
     def as_dict(self) -> dict[str, Any]:
-        def clean(v: Any) -> Any:
-            if isinstance(v, (float, np.floating)):
-                return float(v) if math.isfinite(v) else None
-            if isinstance(v, np.ndarray):
-                return clean(v.tolist())
-            if isinstance(v, (list, tuple)):
-                return [clean(x) for x in v]
-            if isinstance(v, dict):
-                return {k: clean(x) for k, x in v.items()}
-            return v
+        from toolkit.evaluation.results import _clean as clean
 
         out: dict[str, Any] = {"metric": self.metric, "pipelines": self.pipelines, "datasets": self.datasets,
                                "left_out": self.left_out, "alpha": self.alpha,
@@ -547,7 +531,8 @@ def latex_escape(text: str) -> str:
 
 def best_in_row(comp: Comparison, dataset: str) -> set[str]:
     """The pipelines with the best mean on ``dataset`` (ties: all of them)."""
-    means = {p: c.mean for p in comp.pipelines if (c := comp.cells.get((dataset, p))) is not None and c.mean == c.mean}
+    means = {p: round(c.mean, 12) for p in comp.pipelines
+             if (c := comp.cells.get((dataset, p))) is not None and c.mean == c.mean}
     if not means:
         return set()
     best = max(means.values()) if comp.greater_is_better else min(means.values())

@@ -187,16 +187,10 @@ class EvaluationSummary:
         return out
 
     def as_dict(self) -> dict[str, Any]:
-        def clean(v: Any) -> Any:
-            if isinstance(v, float):
-                return v if math.isfinite(v) else None
-            if isinstance(v, dict):
-                return {k: clean(x) for k, x in v.items()}
-            if isinstance(v, list):
-                return [clean(x) for x in v]
-            return v
+        """The numbers (NaN as None) and the text, for JSON."""
+        from toolkit.evaluation.results import _clean
 
-        return clean({**self.numbers(), "text": self.format()})
+        return _clean({**self.numbers(), "text": self.format()})
 
     # ------------------------------------------------------------------ WEKA's text
     def summary_text(self, title: str | None = None) -> str:

@@ -145,7 +145,7 @@ def save_canvas(canvas: Canvas, path: str | os.PathLike[str]) -> str:
 
 
 def _fmt(value: float) -> str:
-    return f"{value:.2f}"
+    return f"{value:.3f}"
 
 
 def cd_diagram(names: Sequence[str], average_ranks: Sequence[float], cd: float, cliques: Sequence[Sequence[int]],

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.evaluation.report import (TEST_NAMES, _PERCENT_METRICS, format_comparison, latex_escape, latex_table)
+from toolkit.evaluation.report import TEST_NAMES, _PERCENT_METRICS, format_comparison, latex_escape, latex_table
+from toolkit.evaluation.results import _clean
 from toolkit.reporting.document import Report
 from toolkit.reporting.figures import cd_diagram
 
@@ -26,20 +27,6 @@ def cd_canvas(report: Report):  # type: ignore[no-untyped-def]
         return None
     return cd_diagram(m.pipelines, m.friedman.average_ranks, m.nemenyi.critical_difference, m.nemenyi.cliques, m.alpha,
                       len(m.datasets), m.metric)
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, np.ndarray):
-        return _clean(value.tolist())
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
 
 
 def _p(value: float | None) -> str:
