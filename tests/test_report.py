@@ -315,3 +315,46 @@ def test_latex_report_compiles(written, tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert (tmp_path / "r.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_report_with_failed_repetitions_names_them(results_file, tmp_path):
+    """A run with --keep-going leaves failed records: the report marks the cells [n/N] or failed, leaves the
+    dataset out of the tests across datasets (naming it) and lists the failures."""
+    lines = results_file.read_text().splitlines()
+    out = []
+    for line in lines:
+        rec = json.loads(line)
+        if rec.get("schema") == "toolkit.result/1" and rec["dataset"]["name"] == "glass" and \
+                rec["pipeline"]["name"] == "nb-gaussian" and rec["repetition"] > 0:
+            rec = {k: v for k, v in rec.items() if k not in ("metrics", "predictions", "chosen_params", "tuning")}
+            rec.update(status="failed", error="solver diverged (made up for this test)", error_kind="bug")
+        out.append(json.dumps(rec))
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(out) + "\n")
+    written = toolkit.write_report(broken, [tmp_path / "b.html", tmp_path / "b.json", tmp_path / "b.md"])
+    doc = json.loads((tmp_path / "b.json").read_text())
+    assert len(doc["failures"]) == 2 and doc["across_datasets"]["left_out"] == []
+    cell = next(r for r in doc["tables"][0]["rows"] if r["dataset"] == "glass")["nb-gaussian"]
+    assert cell["n"] == 1
+    html = (tmp_path / "b.html").read_text()
+    assert "[1/3]" in html and "solver diverged" in html and len(written) == 4  # + b-cd.svg
+
+
+def test_readme_path_from_compare_to_a_report(tmp_path, monkeypatch):
+    """The README's two commands: toolkit compare FOLDER -c A -c B --out r.jsonl, then toolkit report."""
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    assert "toolkit compare FOLDER -c nb-weka -c bma-nb --out r.jsonl" in readme
+    assert "toolkit report r.jsonl -o report.html" in readme
+    folder = tmp_path / "FOLDER"
+    folder.mkdir()
+    for name in ("iris", "labor", "contact-lenses"):
+        (folder / f"{name}.arff").symlink_to(ROOT / "datasets" / f"{name}.arff")
+    monkeypatch.chdir(tmp_path)
+    ran = runner.invoke(app, ["compare", "FOLDER", "-c", "nb-weka", "-c", "bma-nb", "--out", "r.jsonl", "-r", "2", "-q"])
+    assert ran.exit_code == 0, ran.output
+    made = runner.invoke(app, ["report", "r.jsonl", "-o", "report.html"])
+    assert made.exit_code == 0, made.output
+    html = (tmp_path / "report.html").read_text()
+    assert all(f'data-dataset="{d}"' in html for d in ("iris", "labor", "contact-lenses"))

@@ -74,6 +74,11 @@ def test_evaluate_summary_equals_weka_summed_over_the_repetitions(case):
     ours = "=== Summary ===\n" + text[start:].split("\n", 1)[1]
     weka = case["summary"] + "\n\n" + case["class_details"] + "\n\n" + case["matrix"]
     _same(ours.rstrip() + "\n", weka.rstrip() + "\n", f"{case['dataset']}: evaluate --summary")
+    if case["dataset"] == "vote":  # the same numbers in the JSON document
+        doc = json.loads(runner.invoke(app, ["evaluate", "vote", "-c", "nb-weka", "--summary", "--json", "-q"]).stdout)
+        (summary,) = doc["summary"]
+        kappa = next(line for line in case["summary"].splitlines() if line.startswith("Kappa")).split()[-1]
+        assert f"{summary['kappa']:.4f}".rstrip("0") == kappa and summary["parts"] == 10
 
 
 def test_summary_json_and_stderr_for_machine_formats(tmp_path):
