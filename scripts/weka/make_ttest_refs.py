@@ -81,6 +81,10 @@ def synthetic_sets(names: list[str]) -> list[dict]:
         {"dataset": "tiny-sd", "source": "synthetic: difference sd below and above 1e-6",
          "values": named(base, base + 1e-3 + noise(1e-8), base + 1e-3 + noise(1e-5), base - 1e-3 + noise(1e-7)),
          "n_train": [90] * 10, "n_test": [10] * 10},
+        {"dataset": "missing-run", "source": "synthetic: a run without a value (the tester skips the pair)",
+         "values": {**named(base, base + 0.02 + noise(0.01), base + noise(0.01), base - 0.02 + noise(0.01)),
+                    names[2]: [None if r == 3 else float(v) for r, v in enumerate(base + noise(0.01))]},
+         "n_train": [90] * 10, "n_test": [10] * 10},
     ]
 
 
@@ -100,8 +104,9 @@ def write_arff(sets: list[dict], path: Path) -> None:
         names = list(s["values"])
         for p in names:
             for run, value in enumerate(s["values"][p], 1):
+                shown = "?" if value is None else repr(float(value))
                 lines.append(f"'{s['dataset']}',{run},'{p}','','0',{s['n_train'][run - 1]},{s['n_test'][run - 1]},"
-                             f"{float(value)!r}")
+                             f"{shown}")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

@@ -238,9 +238,11 @@ def _p_value(results: Results, dataset: str, base: str, other: str, metric: str,
         v = rec["metrics"].get(metric)
         return float("nan") if v is None or isinstance(v, (dict, list)) else float(v)
 
-    a = [value(a_recs[r]) for r in reps]
-    b = [value(b_recs[r]) for r in reps]
-    if any(x != x for x in a + b):
+    # WEKA's tester skips a run whose value is missing on either side (and keeps the sizes of every run)
+    pairs = [(value(a_recs[r]), value(b_recs[r])) for r in reps]
+    a = [x for x, y in pairs if x == x and y == y]
+    b = [y for x, y in pairs if x == x and y == y]
+    if len(a) < 2:
         return None
     if test == "sign":
         diffs = np.subtract(b, a)
