@@ -15,7 +15,7 @@ from pathlib import Path
 #: what a plugin, built-in or third-party, may import from the core (docs/plugins.md lists the same)
 PUBLIC_CORE = frozenset({
     "toolkit", "toolkit.api", "toolkit.errors", "toolkit.cli", "toolkit.plotting", "toolkit.testing",
-    "toolkit.data", "toolkit.data.arff", "toolkit.evaluation.ranking",
+    "toolkit.data", "toolkit.data.arff", "toolkit.evaluation.ranking", "toolkit.evaluation.measures",
 })
 #: packages the data layer (toolkit.data) must not import: data knows nothing of pipelines, the
 #: plugin host, the harness or the command line

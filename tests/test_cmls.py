@@ -14,7 +14,7 @@ from toolkit.api import Schema
 from toolkit.errors import CapabilityError, ParameterError
 from toolkit.plugins.linear.cmls import CMLS
 
-from tests.conftest import shared_path
+from conftest import shared_path  # not tests.conftest: baycomp (a test extra) installs a top-level "tests" package
 
 
 def _loss(z: np.ndarray, kind: str) -> np.ndarray:

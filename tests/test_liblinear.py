@@ -14,7 +14,7 @@ from toolkit.api import Schema
 from toolkit.errors import CapabilityError, ParameterError
 from toolkit.plugins.linear.liblinear import LiblinearLR, LiblinearSVM
 
-from tests.conftest import shared_path
+from conftest import shared_path  # not tests.conftest: baycomp (a test extra) installs a top-level "tests" package
 
 liblinear = pytest.importorskip("liblinear.liblinearutil")
 

@@ -67,3 +67,179 @@ def test_ttest_symmetry_and_shift_invariance(values, ratio, shift):
         assert ba.statistic == pytest.approx(-ab.statistic, rel=1e-9, abs=1e-12)
         assert ba.p_value == pytest.approx(ab.p_value, rel=1e-9, abs=1e-12)
         assert shifted.p_value == pytest.approx(ab.p_value, rel=1e-6, abs=1e-9)
+
+
+# ------------------------------------------------------------------ several datasets (Demsar 2006)
+
+def _brute_force_ranks(row, greater_is_better=True):
+    """Rank 1 = best; a tie shares the mean of the positions it spans (counted pairwise, no sorting)."""
+    out = []
+    for x in row:
+        better = sum(1 for y in row if (y > x if greater_is_better else y < x))
+        equal = sum(1 for y in row if y == x)  # includes x itself
+        out.append(better + (equal + 1) / 2)
+    return out
+
+
+@pytest.mark.parametrize("seed, ties", [(1, False), (2, True), (3, True)])
+def test_ranks_are_the_brute_force_mean_ranks(seed, ties):
+    rng = np.random.default_rng(seed)
+    scores = rng.random((12, 5))
+    if ties:
+        scores = np.round(scores, 1)
+    for greater in (True, False):
+        got = stats.ranks(scores, greater)
+        for i, row in enumerate(scores):
+            assert got[i].tolist() == pytest.approx(_brute_force_ranks(row.tolist(), greater))
+
+
+@pytest.mark.parametrize("seed, k, n, ties", [(1, 3, 10, False), (2, 4, 20, True), (3, 5, 14, True), (4, 2, 8, False),
+                                              (5, 6, 30, True)])
+def test_friedman_equals_scipy(seed, k, n, ties):
+    rng = np.random.default_rng(seed)
+    scores = rng.random((n, k)) + np.linspace(0, 0.3, k)
+    if ties:
+        scores = np.round(scores, 1)
+    ours = stats.friedman(scores)
+    ref = sps.friedmanchisquare(*scores.T) if k >= 3 else None
+    if ref is not None:
+        assert ours.chi2 == pytest.approx(ref.statistic, rel=1e-12)
+        assert ours.p_value == pytest.approx(ref.pvalue, rel=1e-10)
+    # Iman-Davenport from its definition, and the average ranks by brute force
+    ff = (n - 1) * ours.chi2 / (n * (k - 1) - ours.chi2)
+    assert ours.iman_davenport == pytest.approx(ff, rel=1e-12)
+    assert ours.iman_davenport_p == pytest.approx(sps.f.sf(ff, k - 1, (k - 1) * (n - 1)), rel=1e-10)
+    brute = np.mean([_brute_force_ranks(row.tolist()) for row in scores], axis=0)
+    assert ours.average_ranks.tolist() == pytest.approx(brute.tolist())
+
+
+def test_friedman_without_ties_is_demsars_formula():
+    """Demsar (2006) eq. for chi2_F on average ranks R_j: 12N/(k(k+1)) [sum R_j^2 - k(k+1)^2/4]."""
+    rng = np.random.default_rng(11)
+    scores = rng.random((9, 4))
+    r = np.mean([_brute_force_ranks(row.tolist()) for row in scores], axis=0)
+    expected = 12 * 9 / (4 * 5) * (np.sum(r ** 2) - 4 * 25 / 4)
+    assert stats.friedman(scores).chi2 == pytest.approx(expected, rel=1e-12)
+
+
+DEMSAR_Q05 = [1.960, 2.343, 2.569, 2.728, 2.850, 2.949, 3.031, 3.102, 3.164]  # Table 5(a), k = 2..10
+DEMSAR_Q10 = [1.645, 2.052, 2.291, 2.459, 2.589, 2.693, 2.780, 2.855, 2.920]
+
+
+@pytest.mark.parametrize("k", range(2, 11))
+def test_nemenyi_q_equals_demsars_table(k):
+    """Demsar's Table 5 rounds the studentized range quantile to 3 decimals and then divides by sqrt(2): our
+    exact q is within that rounding (< 1e-3) of his value and reproduces it exactly after the same rounding."""
+    for alpha, table in ((0.05, DEMSAR_Q05), (0.10, DEMSAR_Q10)):
+        q = stats.nemenyi_q(k, alpha)
+        assert abs(q - table[k - 2]) < 1e-3, (k, alpha, q)
+        assert round(round(q * math.sqrt(2), 3) / math.sqrt(2), 3) == table[k - 2], (k, alpha, q)
+
+
+def test_nemenyi_critical_difference_and_cliques():
+    """CD = q_alpha sqrt(k(k+1)/(6N)); Demsar's example: k = 4, N = 14 -> CD = 2.569 sqrt(20/84) = 1.25."""
+    rng = np.random.default_rng(5)
+    scores = rng.random((14, 4))
+    result = stats.nemenyi(scores)
+    assert result.critical_difference == pytest.approx(stats.nemenyi_q(4) * math.sqrt(4 * 5 / (6 * 14)))
+    assert round(result.critical_difference, 2) == 1.25
+    # cliques by brute force: maximal sets of methods, consecutive in rank order, spanning less than CD
+    r = result.average_ranks
+    order = list(np.argsort(r, kind="stable"))
+    spans = [tuple(order[i:j + 1]) for i in range(4) for j in range(i + 1, 4) if r[order[j]] - r[order[i]] < result.critical_difference]
+    maximal = [s for s in spans if not any(set(s) < set(t) for t in spans)]
+    assert sorted(result.cliques) == sorted(maximal)
+    for i in range(4):
+        for j in range(4):
+            assert result.different(i, j) == (abs(r[i] - r[j]) >= result.critical_difference)
+
+
+def test_cliques_of_a_known_layout():
+    ranks = [1.0, 1.5, 2.6, 3.9, 4.0]
+    assert stats.cliques(ranks, 1.2) == [(0, 1), (1, 2), (3, 4)]
+    assert stats.cliques(ranks, 5.0) == [(0, 1, 2, 3, 4)]
+    assert stats.cliques(ranks, 0.1) == []
+
+
+def test_holm_against_its_step_down_definition():
+    rng = np.random.default_rng(3)
+    for m in (1, 2, 5, 10):
+        p = rng.random(m) ** 3
+        adjusted = stats.holm(p)
+        for alpha in (0.01, 0.05, 0.2):
+            order = np.argsort(p)
+            reject = np.zeros(m, bool)
+            for step, idx in enumerate(order):  # reject while p_(i) <= alpha / (m - i)
+                if p[idx] <= alpha / (m - step):
+                    reject[idx] = True
+                else:
+                    break
+            assert ((adjusted <= alpha) == reject).all(), (m, alpha)
+    assert stats.holm([0.01, 0.04, 0.03]).tolist() == pytest.approx([0.03, 0.06, 0.06])
+
+
+def test_wilcoxon_and_sign_test_across_datasets():
+    rng = np.random.default_rng(8)
+    a, b = rng.random(15), rng.random(15) - 0.2
+    res = stats.wilcoxon(a, b)
+    ref = sps.wilcoxon(a - b)
+    assert res.statistic == ref.statistic and res.p_value == pytest.approx(ref.pvalue, rel=1e-12)
+    assert stats.wilcoxon([1, 2, 3], [1, 2, 3]).p_value == 1.0
+    wins, ties, losses, p = stats.sign_test_datasets([0.9, 0.8, 0.7, 0.5, 0.4], [0.8, 0.8, 0.6, 0.6, 0.3])
+    assert (wins, ties, losses) == (3, 1, 1) and p == pytest.approx(2 * (5 / 16), rel=1e-12)  # P(X>=3|4)=5/16
+    assert stats.sign_test_datasets([0.1], [0.2], greater_is_better=False)[:3] == (1, 0, 0)
+
+
+def test_pairwise_wilcoxon_is_holm_corrected():
+    rng = np.random.default_rng(9)
+    scores = rng.random((20, 4)) + np.array([0, 0.05, 0.2, 0.4])
+    pairs = stats.pairwise_wilcoxon(scores)
+    assert [(t.a, t.b) for t in pairs] == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    raw = [sps.wilcoxon(scores[:, t.a] - scores[:, t.b]).pvalue for t in pairs]
+    assert [t.p_value for t in pairs] == pytest.approx(raw, rel=1e-12)
+    assert [t.p_holm for t in pairs] == pytest.approx(stats.holm(raw).tolist())
+
+
+# ------------------------------------------------------------------ Bayesian correlated t-test
+
+@pytest.mark.parametrize("seed, rope", [(1, 0.01), (2, 0.0), (3, 0.05), (4, 0.001)])
+def test_bayesian_correlated_ttest_equals_baycomp(seed, rope):
+    """baycomp's CorrelatedTTest assumes k-fold cross-validation: nfolds = 10, runs = 1 is exactly the
+    toolkit's 10 % test with 10 repetitions when n_test/n_train = 1/9."""
+    baycomp = pytest.importorskip("baycomp")
+    rng = np.random.default_rng(seed)
+    a = 0.8 + 0.03 * rng.standard_normal(10)
+    b = a + 0.01 + 0.02 * rng.standard_normal(10)
+    ours = stats.bayesian_correlated_ttest(a, b, rope=rope, test_train_ratio=1 / 9)
+    ref = baycomp.CorrelatedTTest.probs(a, b, rope=rope, runs=1)  # its difference is b - a: left = a better
+    if rope > 0:
+        assert (ours.p_a_better, ours.p_equivalent, ours.p_b_better) == pytest.approx(ref, rel=1e-10, abs=1e-14)
+    else:
+        assert (ours.p_a_better, ours.p_b_better) == pytest.approx(ref, rel=1e-10, abs=1e-14)
+    lower = stats.bayesian_correlated_ttest(a, b, rope=rope, test_train_ratio=1 / 9, greater_is_better=False)
+    assert (lower.p_a_better, lower.p_b_better) == pytest.approx((ours.p_b_better, ours.p_a_better))
+
+
+def test_bayesian_test_on_harness_records_equals_baycomp():
+    """On the harness's own splits of iris (n = 150: 15 test, 135 train, ratio 1/9 = baycomp's 10 folds)."""
+    baycomp = pytest.importorskip("baycomp")
+    import toolkit
+
+    results = toolkit.evaluate("iris", ["nb-weka", "liblinear-lr:C=1,B=1"], metrics=["accuracy"], runs=10)
+    names = results.pipelines()
+    a, b = results.values("iris", names[0], "accuracy"), results.values("iris", names[1], "accuracy")
+    recs = results.cell("iris", names[0])
+    ratio = stats.test_train_ratio([r["n_test"] for r in recs], [r["n_train"] for r in recs])
+    assert ratio == pytest.approx(1 / 9)
+    ours = stats.bayesian_correlated_ttest(a, b, rope=0.01, test_train_ratio=ratio)
+    ref = baycomp.CorrelatedTTest.probs(np.array(a), np.array(b), rope=0.01, runs=1)
+    assert (ours.p_a_better, ours.p_equivalent, ours.p_b_better) == pytest.approx(ref, rel=1e-10, abs=1e-14)
+
+
+def test_bayesian_degenerate_cases():
+    same = stats.bayesian_correlated_ttest([0.5] * 5, [0.5] * 5, rope=0.01)
+    assert (same.p_a_better, same.p_equivalent, same.p_b_better) == (0.0, 1.0, 0.0)
+    shifted = stats.bayesian_correlated_ttest([0.6] * 5, [0.5] * 5, rope=0.01)
+    assert shifted.p_a_better == 1.0
+    with pytest.raises(ValueError):
+        stats.bayesian_correlated_ttest([1, 2], [1, 2], rope=-1)

@@ -314,6 +314,8 @@ BAD = {
     "bma-curve": [["iris", "-o", "curve.xyz"], ["iris", "-o", "/no/such/folder/c.png"], ["iris", "--runs", "many"]],
     "ots-trace": [["iris", "-o", "t.gif"], ["iris", "-o", "/no/such/folder/t.png"]],
     "pr-plot": [["RESULTS", "-o", "pr.bmp"], ["RESULTS", "-o", "/no/such/folder/pr.png"]],
+    "report": [["RESULTS", "-o", "r.docx"], ["RESULTS", "-o", "/no/such/folder/r.html"],
+               ["RESULTS", "-o", "r.html", "--significance", "bayes"], ["RESULTS", "-o", "r.html", "-m", "kappa"]],
     "vocab-curve": [["ReutersGrain-train", "-o", "v.jpeg"], ["ReutersGrain-train", "-o", "/no/such/dir/v.png"],
                     ["ReutersGrain-train", "--format", "yaml"]],
 }

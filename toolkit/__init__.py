@@ -65,6 +65,7 @@ _LAZY: dict[str, str] = {
     "predict": "toolkit.models.training",
     "explain": "toolkit.evaluation.api",
     "describe": "toolkit.data.summary",
+    "write_report": "toolkit.reporting",
 }
 
 install_moved_module_aliases()
@@ -73,11 +74,19 @@ __all__ = [
     "__version__", "DISTRIBUTION", "hookimpl", "Capabilities",
     "ToolkitError", "DatasetError", "ArffFormatError", "UnknownComponentError", "ParameterError",
     "CapabilityError", "PluginError", "ModelFileError", "ResultsFileError", "ToolkitWarning",
-    *_LAZY,
+    *_LAZY, "stats",
 ]
 
 
+#: submodules reachable as attributes (``tk.stats.friedman(...)``), imported on first use
+_LAZY_MODULES: dict[str, str] = {"stats": "toolkit.evaluation.stats"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _LAZY_MODULES:
+        value = import_module(_LAZY_MODULES[name])
+        globals()[name] = value
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'toolkit' has no attribute '{name}'")

@@ -1,8 +1,10 @@
 """The metrics family: evaluators of one test part (algorithms.md 5.2) and the ``pr-plot`` command.
 
-Registrations only: ``classification.py`` (error, accuracy, log-loss, confusion matrix),
-``ranking.py`` (average precision, precision-recall points, break-even points), ``pr_plot.py``
-(the figure).
+Registrations only: ``classification.py`` (error, accuracy, log-loss, the confusion matrix, per-class
+precision/recall/F1 and their averages, kappa, Matthews correlation, Brier score, WEKA's mean absolute
+and root mean squared errors), ``ranking.py`` (average precision, precision-recall points, break-even
+points, one-vs-rest ROC and PR areas), ``pr_plot.py`` (the figure). The counting itself is the core's
+``toolkit.evaluation.measures``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,35 @@ def register_evaluators(register):  # type: ignore[no-untyped-def]
              greater_is_better=True, needs_proba=False)
     register("confusion-matrix", c.confusion_matrix, description="Counts of (true class, predicted class)",
              greater_is_better=True, needs_proba=False)
+    register("per-class", c.per_class,
+             description="Per class: support, TP/FP rate, precision, recall, F1, ROC and PR area (WEKA's detail table)",
+             greater_is_better=True, needs_proba=False)
+    for measure in ("precision", "recall", "f1"):
+        for average in ("macro", "micro", "weighted"):
+            register(f"{measure}-{average}", c.averaged_measure(measure, average),
+                     description=f"{'F1' if measure == 'f1' else measure.capitalize()}, {average} average over classes",
+                     greater_is_better=True, needs_proba=False)
+    register("roc-auc", r.roc_auc,
+             description="One-vs-rest ROC area, weighted by class frequency (WEKA's weighted average)",
+             greater_is_better=True, needs_proba=False)
+    register("roc-auc-macro", r.roc_auc_macro, description="One-vs-rest ROC area, unweighted mean over classes",
+             greater_is_better=True, needs_proba=False)
+    register("pr-auc", r.pr_auc,
+             description="Area under the precision-recall curve (binary: positive class; else frequency-weighted)",
+             greater_is_better=True, needs_proba=False)
+    register("pr-auc-macro", r.pr_auc_macro, description="One-vs-rest PR area, unweighted mean over classes",
+             greater_is_better=True, needs_proba=False)
+    register("kappa", c.kappa, description="Cohen's kappa statistic", greater_is_better=True, needs_proba=False)
+    register("mcc", c.mcc, description="Matthews correlation coefficient (multi-class R_K)",
+             greater_is_better=True, needs_proba=False)
+    register("brier", c.brier, description="Brier score: mean sum over classes of (p - [true class])^2",
+             greater_is_better=False, needs_proba=True)
+    register("mean-absolute-error", c.mean_absolute_error,
+             description="WEKA's mean absolute error of the class probabilities", greater_is_better=False,
+             needs_proba=True)
+    register("root-mean-squared-error", c.root_mean_squared_error,
+             description="WEKA's root mean squared error of the class probabilities", greater_is_better=False,
+             needs_proba=True)
 
 
 @hookimpl

@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 
 from toolkit.api import Predictions
+import toolkit.evaluation.measures as measures
 from toolkit.evaluation.ranking import average_precision_of_ranking
 
-__all__ = ["average_precision", "pr_curve", "bep_micro", "bep_macro", "ranking_scores", "break_even"]
+__all__ = ["average_precision", "pr_curve", "bep_micro", "bep_macro", "ranking_scores", "break_even", "class_scores",
+           "roc_auc", "roc_auc_macro", "pr_auc", "pr_auc_macro"]
 
 
 def ranking_scores(p: Predictions, k: int) -> np.ndarray:
@@ -117,3 +119,48 @@ def bep_macro(p: Predictions) -> float:
     n_rel, tp = break_even(p)
     present = n_rel > 0
     return float(np.mean(tp[present] / n_rel[present])) if present.any() else float("nan")
+
+
+def class_scores(p: Predictions) -> np.ndarray | None:
+    """(n, K): column k ranks the test instances for class k (:func:`ranking_scores`); None when the model
+    gives neither probabilities nor scores."""
+    if p.proba is None and p.scores is None:
+        return None
+    return np.column_stack([ranking_scores(p, k) for k in range(len(p.classes))])
+
+
+def _areas(p: Predictions, area) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
+    scores = class_scores(p)
+    K = len(p.classes)
+    support = np.bincount(p.y_true[p.y_true >= 0], minlength=K).astype(np.float64)
+    if scores is None:
+        return np.full(K, np.nan), support
+    return area(p.y_true, scores), support
+
+
+def roc_auc(p: Predictions) -> float:
+    """One-vs-rest ROC area per class, averaged with the classes' test frequencies as weights (WEKA's
+    "Weighted Avg." ROC Area); for two classes the ROC area itself."""
+    values, support = _areas(p, measures.roc_auc)
+    return measures.class_weighted_mean(values, support)
+
+
+def roc_auc_macro(p: Predictions) -> float:
+    """Unweighted mean over the classes present in the test part of the one-vs-rest ROC areas."""
+    values, _ = _areas(p, measures.roc_auc)
+    return float(np.nanmean(values)) if np.any(~np.isnan(values)) else float("nan")
+
+
+def pr_auc(p: Predictions) -> float:
+    """One-vs-rest area under the precision-recall curve (step-wise over distinct thresholds), weighted
+    by class frequency; for two classes, the area of the positive class (code 1)."""
+    values, support = _areas(p, measures.pr_auc)
+    if len(p.classes) == 2:
+        return float(values[_binary_positive(p)])
+    return measures.class_weighted_mean(values, support)
+
+
+def pr_auc_macro(p: Predictions) -> float:
+    """Unweighted mean over the classes present in the test part of the one-vs-rest PR areas."""
+    values, _ = _areas(p, measures.pr_auc)
+    return float(np.nanmean(values)) if np.any(~np.isnan(values)) else float("nan")

@@ -129,6 +129,15 @@ def _plugin_versions(pipeline: Pipeline) -> dict[str, str | None]:
     return out
 
 
+def _class_counts(ds: Dataset, rows: np.ndarray) -> list[float]:
+    """Summed instance weights per class in a training part: the class priors of WEKA's evaluation
+    summary (its relative errors)."""
+    y = np.asarray(ds.y)[rows]
+    known = y >= 0
+    weights = np.asarray(ds.weights, dtype=np.float64)[rows][known]
+    return np.bincount(y[known], weights=weights, minlength=len(ds.classes)).tolist()
+
+
 def _errors(pred_codes: np.ndarray, true_codes: np.ndarray) -> int:
     known = true_codes >= 0
     return int(np.sum(pred_codes[known] != true_codes[known]))
@@ -174,7 +183,9 @@ def _evaluate_task(ds: Dataset, pipeline: Pipeline, split: Split, evaluators: Se
     predictions: dict[str, Any] = {"test_index": split.test.tolist(), "y_true": pred.y_true.tolist(),
                                    "y_pred": pred.y_pred.tolist()}
     if store_proba and pred.proba is not None:
-        predictions["proba"] = np.round(pred.proba, 10).tolist()
+        predictions["proba"] = pred.proba.tolist()  # full precision: summaries and ROC ties need it
+    if pred.weights is not None and np.any(np.asarray(pred.weights) != 1):  # instance weights, when not all 1
+        predictions["weights"] = np.asarray(pred.weights, dtype=np.float64).tolist()
     extra = {}
     if fitted.selected_rows is not None:
         extra["n_selected_examples"] = int(len(fitted.selected_rows))
@@ -320,7 +331,7 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
                     "schema": RECORD_SCHEMA,
                     "key": key,
                     "dataset": {"name": ds.name, "path": ds.path, "sha256": sha, "n_instances": ds.n_instances,
-                                "n_classes": len(ds.classes), "relation": ds.relation},
+                                "n_classes": len(ds.classes), "classes": list(ds.classes), "relation": ds.relation},
                     "pipeline": desc,
                     "protocol": protocol_desc,
                     "repetition": split.repetition,
@@ -329,6 +340,7 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
                     "n_test": int(len(split.test)),
                     "n_fit": int(len(split.fit)),
                     "n_validation": int(len(split.validation)),
+                    "train_class_counts": _class_counts(ds, split.train),
                     "env": {**versions, "plugins": _plugin_versions(pipeline)},
                 }
     if notes is not None:

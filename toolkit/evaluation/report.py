@@ -19,14 +19,15 @@ import numpy as np
 
 from toolkit.errors import ParameterError
 from toolkit.evaluation import stats
-from toolkit.evaluation.results import Results
+from toolkit.evaluation.results import Results, _clean
 
 __all__ = ["Cell", "Comparison", "compare_results", "format_comparison", "FORMATS", "TESTS", "check_report_options"]
 
 #: what ``--format`` takes for a comparison table
 FORMATS = ("table", "markdown", "csv", "csv-long", "latex", "json")
-#: what ``--significance`` takes
-TESTS = ("corrected-t", "sign")
+#: what ``--significance`` takes: WEKA's corrected and plain paired t-tests, the sign test over repetitions
+TESTS = ("corrected-t", "paired-t", "sign")
+TEST_NAMES = {"corrected-t": "corrected resampled t-test", "paired-t": "paired t-test", "sign": "sign test"}
 
 
 def check_report_options(fmt: str | None = None, test: str | None = None, interval: str | None = None,
@@ -35,7 +36,7 @@ def check_report_options(fmt: str | None = None, test: str | None = None, interv
     if fmt is not None and fmt not in FORMATS:
         raise ParameterError(f"--format must be one of {', '.join(FORMATS)}, not '{fmt}'")
     if test is not None and test not in TESTS:
-        raise ParameterError(f"--significance must be corrected-t or sign, not '{test}'")
+        raise ParameterError(f"--significance must be one of {', '.join(TESTS)}, not '{test}'")
     if interval is not None and interval not in ("ci", "lcl"):
         raise ParameterError(f"--interval must be ci or lcl, not '{interval}'")
     if metric is not None:
@@ -79,6 +80,48 @@ class Comparison:
     experiment: dict[str, Any] | None = None
     failed: dict[tuple[str, str], int] = field(default_factory=dict)
 
+    def __str__(self) -> str:
+        return format_comparison(self, "table")
+
+    def to_markdown(self, interval: str = "ci") -> str:
+        """The table in Markdown, caption below."""
+        return format_comparison(self, "markdown", interval)
+
+    def to_latex(self, interval: str = "ci") -> str:
+        """A booktabs tabular: mean, interval and mark in cells of their own, the best mean per row in bold."""
+        return format_comparison(self, "latex", interval)
+
+    def to_csv(self) -> str:
+        return format_comparison(self, "csv")
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per (dataset, pipeline): mean, sd, ci, lcl, n, p_value, mark (needs
+        pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            from toolkit.errors import ToolkitError
+
+            raise ToolkitError("to_frame needs pandas: pip install pandas") from None
+        rows = [{"dataset": d, "pipeline": p, "mean": c.mean, "sd": c.sd, "ci": c.ci, "lcl": c.lcl, "n": c.n,
+                 "p_value": c.p_value, "mark": c.mark}
+                for d in self.datasets for p in self.pipelines if (c := self.cells.get((d, p))) is not None]
+        return pd.DataFrame(rows, columns=["dataset", "pipeline", "mean", "sd", "ci", "lcl", "n", "p_value", "mark"])
+
+    def means(self) -> tuple[list[str], np.ndarray]:
+        """(datasets where every pipeline has a mean, datasets x pipelines matrix of the means). The means are
+        rounded to 12 decimals, so that two pipelines with the same mean tie although their sums of the same
+        values were added in another order (a difference of 1e-16 is no win)."""
+        kept = [d for d in self.datasets
+                if all((c := self.cells.get((d, p))) is not None and c.mean == c.mean for p in self.pipelines)]
+        values = np.array([[self.cells[(d, p)].mean for p in self.pipelines] for d in kept], dtype=np.float64)
+        return kept, np.round(values, 12).reshape(len(kept), len(self.pipelines))
+
+    def across_datasets(self, alpha: float | None = None) -> MultiDataset:
+        """Friedman, Nemenyi, pairwise Wilcoxon (Holm) and, against the baseline, sign and Wilcoxon tests over
+        the datasets' means (datasets where a pipeline has no result are left out and named)."""
+        return multi_dataset(self, self.alpha if alpha is None else alpha)
+
     def as_dict(self) -> dict[str, Any]:
         def clean(v: Any) -> Any:
             return None if isinstance(v, float) and not math.isfinite(v) else v
@@ -120,8 +163,8 @@ def _greater_is_better(metric: str) -> bool:
 def compare_results(results: Results, *, metric: str = "error", baseline: str | None = None,
                     alpha: float = 0.05, test: str = "corrected-t") -> Comparison:
     """Summarise ``results`` per (dataset, pipeline) and test every pipeline against ``baseline``."""
-    if test not in ("corrected-t", "sign"):
-        raise ParameterError(f"test must be 'corrected-t' or 'sign', not '{test}'")
+    if test not in TESTS:
+        raise ParameterError(f"test must be one of {', '.join(TESTS)}, not '{test}'")
     pipelines = results.pipelines()
     datasets = results.datasets()
     failed: dict[tuple[str, str], int] = {}
@@ -171,7 +214,7 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
                 continue
             pvalue = _p_value(results, d, baseline, p, metric, test)
             cell.p_value = pvalue
-            if pvalue is not None and pvalue < alpha and cell.mean != base.mean:
+            if pvalue is not None and pvalue <= alpha and cell.mean != base.mean:  # WEKA: p <= alpha
                 better = (cell.mean > base.mean) == greater
                 cell.mark = "v" if better else "*"
                 if better:
@@ -195,14 +238,19 @@ def _p_value(results: Results, dataset: str, base: str, other: str, metric: str,
         v = rec["metrics"].get(metric)
         return float("nan") if v is None or isinstance(v, (dict, list)) else float(v)
 
-    a = [value(a_recs[r]) for r in reps]
-    b = [value(b_recs[r]) for r in reps]
-    if any(x != x for x in a + b):
+    # WEKA's tester skips a run whose value is missing on either side (and keeps the sizes of every run)
+    pairs = [(value(a_recs[r]), value(b_recs[r])) for r in reps]
+    a = [x for x, y in pairs if x == x and y == y]
+    b = [y for x, y in pairs if x == x and y == y]
+    if len(a) < 2:
         return None
     if test == "sign":
         diffs = np.subtract(b, a)
         return stats.sign_test(int(np.sum(diffs > 0)), int(np.sum(diffs < 0)), "two-sided")
-    ratio = float(np.mean([a_recs[r]["n_test"] / a_recs[r]["n_train"] for r in reps]))
+    if test == "paired-t":
+        return stats.paired_ttest(b, a).p_value
+    # WEKA's PairedCorrectedTTester: sum of the test sizes over the sum of the training sizes
+    ratio = stats.test_train_ratio([a_recs[r]["n_test"] for r in reps], [a_recs[r]["n_train"] for r in reps])
     return stats.corrected_ttest(b, a, ratio).p_value
 
 
@@ -298,7 +346,7 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
                "mean (≥ one-sided lower 95% confidence limit, Student's t) over repetitions" if interval == "lcl" else
                "mean ± 95% CI over repetitions")
     protocol = _protocol_note(comp)
-    test_name = "corrected resampled t-test" if comp.test == "corrected-t" else "sign test"
+    test_name = TEST_NAMES.get(comp.test, comp.test)
     caption = (f"{comp.metric}{unit}, {ci_note}" + (f" ({protocol})" if protocol else "")
                + f"; v / * = significantly better / worse than {comp.baseline} ({test_name}, alpha {comp.alpha}); "
                f"(v/ /*) counts the datasets where a pipeline is better / not different / worse than "
@@ -312,10 +360,7 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
         lines += ["", f"*{caption}*"]
         return "\n".join(lines)
     if fmt == "latex":
-        lines = ["\\begin{tabular}{l" + "r" * len(comp.pipelines) + "}", " & ".join(header) + " \\\\ \\hline"]
-        lines += [" & ".join(c.replace("±", "$\\pm$") for c in r) + " \\\\" for r in rows]
-        lines += ["\\hline", " & ".join(footer) + " \\\\", "\\end{tabular}"]
-        return "\n".join(lines)
+        return latex_table(comp, interval, caption)
     if fmt != "table":
         raise ParameterError(f"format must be table, markdown, csv, csv-long, latex or json, not '{fmt}'")
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, footer)]
@@ -325,3 +370,211 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
     out += [line(r) for r in rows]
     out += ["-" * (sum(widths) + 2 * (len(widths) - 1)), line(footer), caption]
     return "\n".join(out)
+
+
+def format_tables(results: Results, metrics: list[str], fmt: str = "table", *, baseline: str | None = None,
+                  alpha: float = 0.05, test: str = "corrected-t", interval: str = "ci") -> str:
+    """Every metric of ``metrics`` shown: a significance table per scalar metric, summed confusion matrices
+    and mean per-class tables for the dict-valued ones (never a table of ``n/a``). With one scalar metric
+    the output is exactly :func:`format_comparison`'s."""
+    from toolkit.evaluation import detail
+
+    scalar = [m for m in metrics if not detail.is_dict_metric(results, m)]
+    dicts = [m for m in metrics if m not in scalar]
+    comps = [compare_results(results, metric=m, baseline=baseline, alpha=alpha, test=test) for m in scalar]
+    if fmt == "json":
+        if len(comps) == 1 and not dicts:
+            return format_comparison(comps[0], "json")
+        doc: dict[str, Any] = {"schema": "toolkit.compare-set/1", "tables": [c.as_dict() for c in comps],
+                               "dict_metrics": {m: _dict_metric_data(results, m) for m in dicts}}
+        return json.dumps(doc, indent=2, allow_nan=False, default=str)
+    if fmt == "csv-long":
+        parts = [format_comparison(c, fmt).splitlines() for c in comps]
+        return "\n".join(parts[0] + [line for p in parts[1:] for line in p[1:]]) if parts else ""
+    if fmt == "csv":
+        if len(comps) == 1:
+            return format_comparison(comps[0], fmt)
+        lines: list[str] = []
+        for i, c in enumerate(comps):
+            rows = format_comparison(c, fmt).splitlines()
+            lines += ([f"metric,{rows[0]}"] if i == 0 else []) + [f"{c.metric},{row}" for row in rows[1:]]
+        return "\n".join(lines)
+    blocks = [format_comparison(c, fmt, interval) for c in comps]
+    blocks += [detail.format_dict_metric(results, m, fmt) for m in dicts]
+    return "\n\n".join(blocks)
+
+
+def _dict_metric_data(results: Results, metric: str) -> list[dict[str, Any]]:
+    from toolkit.evaluation import detail
+
+    out = []
+    for d in results.datasets():
+        for p in results.pipelines():
+            if not results.cell(d, p):
+                continue
+            if metric == "confusion-matrix":
+                labels, matrix = detail.summed_confusion(results, d, p)  # type: ignore[misc]
+                out.append({"dataset": d, "pipeline": p, "labels": labels, "summed_matrix": matrix.tolist()})
+            elif metric == "per-class":
+                means = detail.per_class_means(results, d, p)
+                if means is not None:
+                    out.append({"dataset": d, "pipeline": p, "means": _clean(means)})
+    return out
+
+
+@dataclass
+class MultiDataset:
+    """The comparison over datasets of one :class:`Comparison` (Demsar 2006)."""
+
+    metric: str
+    pipelines: list[str]
+    datasets: list[str]
+    left_out: list[str]
+    greater_is_better: bool
+    alpha: float
+    scores: np.ndarray
+    ranks: np.ndarray
+    friedman: stats.FriedmanResult | None
+    nemenyi: stats.NemenyiResult | None
+    pairwise: list[stats.PairTest]
+    baseline: str
+    versus_baseline: dict[str, dict[str, Any]]
+
+    def as_dict(self) -> dict[str, Any]:
+        from toolkit.evaluation.results import _clean as clean
+
+        out: dict[str, Any] = {"metric": self.metric, "pipelines": self.pipelines, "datasets": self.datasets,
+                               "left_out": self.left_out, "alpha": self.alpha,
+                               "greater_is_better": self.greater_is_better, "baseline": self.baseline}
+        if self.friedman is not None:
+            f = self.friedman
+            out["average_ranks"] = dict(zip(self.pipelines, clean(f.average_ranks)))
+            out["friedman"] = {"chi2": clean(f.chi2), "df": f.n_methods - 1, "p_value": clean(f.p_value),
+                               "iman_davenport_f": clean(f.iman_davenport), "df_f": list(f.df),
+                               "iman_davenport_p": clean(f.iman_davenport_p)}
+        if self.nemenyi is not None:
+            n = self.nemenyi
+            out["nemenyi"] = {"q_alpha": n.q_alpha, "critical_difference": n.critical_difference,
+                              "cliques": [[self.pipelines[i] for i in c] for c in n.cliques]}
+        out["pairwise_wilcoxon_holm"] = [{"a": self.pipelines[t.a], "b": self.pipelines[t.b],
+                                          "statistic": clean(t.statistic), "p_value": clean(t.p_value),
+                                          "p_holm": clean(t.p_holm), "significant": t.significant}
+                                         for t in self.pairwise]
+        out["versus_baseline"] = clean(self.versus_baseline)
+        return out
+
+    def format(self) -> str:
+        """The numbers as plain text."""
+        if self.friedman is None or self.nemenyi is None:
+            return f"{self.metric}: too few datasets ({len(self.datasets)}) or pipelines for tests across datasets"
+        f, n = self.friedman, self.nemenyi
+        width = max(len(p) for p in self.pipelines)
+        lines = [f"{self.metric} over {len(self.datasets)} datasets"
+                 + (f" (left out, a pipeline has no result: {', '.join(self.left_out)})" if self.left_out else ""),
+                 "average ranks (1 = best):"]
+        for i in np.argsort(f.average_ranks, kind="stable"):
+            lines.append(f"  {self.pipelines[i]:<{width}}  {f.average_ranks[i]:.3f}")
+        lines.append(f"Friedman chi2 = {f.chi2:.4f} (df {f.n_methods - 1}), p = {_p(f.p_value)}; Iman-Davenport F = "
+                     f"{f.iman_davenport:.4f} (df {f.df[0]}, {f.df[1]}), p = {_p(f.iman_davenport_p)}")
+        groups = "; ".join("{" + ", ".join(self.pipelines[i] for i in c) + "}" for c in n.cliques) or "none"
+        lines.append(f"Nemenyi: q_{self.alpha} = {n.q_alpha:.3f}, critical difference = {n.critical_difference:.3f}; "
+                     f"not significantly different: {groups}")
+        lines.append("pairwise Wilcoxon signed-rank, Holm-corrected:")
+        for t in self.pairwise:
+            lines.append(f"  {self.pipelines[t.a]} vs {self.pipelines[t.b]}: p = {_p(t.p_value)}, Holm p = "
+                         f"{_p(t.p_holm)}{' *' if t.significant else ''}")
+        lines.append(f"against {self.baseline} (wins/ties/losses over datasets; sign test, Wilcoxon):")
+        for p, v in self.versus_baseline.items():
+            lines.append(f"  {p}: {v['wins']}/{v['ties']}/{v['losses']}, sign p = {_p(v['sign_p'])}, Wilcoxon p = "
+                         f"{_p(v['wilcoxon_p'])}")
+        return "\n".join(lines)
+
+
+def _p(value: float) -> str:
+    if value != value:
+        return "n/a"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.2e}"
+
+
+def multi_dataset(comp: Comparison, alpha: float = 0.05) -> MultiDataset:
+    """Tests across datasets on a comparison's per-dataset means."""
+    kept, scores = comp.means()
+    left_out = [d for d in comp.datasets if d not in kept]
+    k = len(comp.pipelines)
+    greater = comp.greater_is_better
+    empty = MultiDataset(comp.metric, comp.pipelines, kept, left_out, greater, alpha, scores,
+                         np.zeros((len(kept), k)), None, None, [], comp.baseline, {})
+    if k < 2 or len(kept) < 2:
+        return empty
+    rank_matrix = stats.ranks(scores, greater)
+    friedman = stats.friedman(scores, greater)
+    nemenyi = stats.nemenyi(scores, greater, alpha)
+    pairwise = stats.pairwise_wilcoxon(scores, alpha)
+    b = comp.pipelines.index(comp.baseline) if comp.baseline in comp.pipelines else 0
+    versus = {}
+    for j, p in enumerate(comp.pipelines):
+        if j == b:
+            continue
+        wins, ties, losses, sign_p = stats.sign_test_datasets(scores[:, j], scores[:, b], greater)
+        versus[p] = {"wins": wins, "ties": ties, "losses": losses, "sign_p": sign_p,
+                     "wilcoxon_p": stats.wilcoxon(scores[:, j], scores[:, b]).p_value}
+    return MultiDataset(comp.metric, comp.pipelines, kept, left_out, greater, alpha, scores, rank_matrix, friedman,
+                        nemenyi, pairwise, comp.pipelines[b], versus)
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  "±": r"$\pm$", "≥": r"$\geq$"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def best_in_row(comp: Comparison, dataset: str) -> set[str]:
+    """The pipelines with the best mean on ``dataset`` (ties: all of them)."""
+    means = {p: round(c.mean, 12) for p in comp.pipelines
+             if (c := comp.cells.get((dataset, p))) is not None and c.mean == c.mean}
+    if not means:
+        return set()
+    best = max(means.values()) if comp.greater_is_better else min(means.values())
+    return {p for p, m in means.items() if m == best}
+
+
+def latex_table(comp: Comparison, interval: str = "ci", caption: str = "") -> str:
+    """booktabs: per pipeline three cells (mean, interval, mark), the best mean of each row in bold."""
+    scale = 100.0 if comp.metric in _PERCENT_METRICS else 1.0
+    cols = "l" + "r@{\\,}l@{\\,}l" * len(comp.pipelines)
+    lines = [f"% {latex_escape(caption)}" if caption else "% needs \\usepackage{booktabs}",
+             f"\\begin{{tabular}}{{{cols}}}", "\\toprule",
+             "dataset & " + " & ".join(f"\\multicolumn{{3}}{{c}}{{{latex_escape(p)}}}" for p in comp.pipelines)
+             + " \\\\", "\\midrule"]
+    for d in comp.datasets:
+        best = best_in_row(comp, d)
+        cells = [latex_escape(d)]
+        for p in comp.pipelines:
+            c = comp.cells.get((d, p))
+            if c is None or c.mean != c.mean:
+                cells += ["--", "", ""]
+                continue
+            mean = f"{scale * c.mean:.2f}"
+            cells.append(f"\\textbf{{{mean}}}" if p in best else mean)
+            spread = c.lcl if interval == "lcl" else c.ci
+            if spread == spread:
+                cells.append(f"$(\\geq {scale * spread:.2f})$" if interval == "lcl" else f"$\\pm {scale * spread:.2f}$")
+            else:
+                cells.append("")
+            mark = {"v": "$\\circ$", "*": "$\\bullet$"}.get(c.mark, "")
+            if c.thesis and c.errors is not None:
+                mark = f"({c.errors}) {mark}".strip()
+            if c.expected is not None and c.n < c.expected:
+                mark = f"[{c.n}/{c.expected}] {mark}".strip()
+            cells.append(mark)
+        lines.append(" & ".join(cells) + " \\\\")
+    lines.append("\\midrule")
+    footer = ["(v/ /*)"]
+    for p in comp.pipelines:
+        text = "baseline" if p == comp.baseline else "({}/{}/{})".format(*comp.wins.get(p, (0, 0, 0)))
+        footer.append(f"\\multicolumn{{3}}{{c}}{{{text}}}")
+    lines += [" & ".join(footer) + " \\\\", "\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines)

@@ -108,6 +108,14 @@ def _component_state(obj: Any, role: str, arrays: dict[str, np.ndarray]) -> dict
     return meta
 
 
+def _class_weights(ds: Dataset) -> list[float]:
+    """Summed instance weights per class of the training data (the priors of WEKA's evaluation summary)."""
+    y = np.asarray(ds.y)
+    known = y >= 0
+    return np.bincount(y[known], weights=np.asarray(ds.weights, dtype=np.float64)[known],
+                       minlength=len(ds.classes)).tolist()
+
+
 def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str]) -> None:
     """Write a fitted pipeline (``Pipeline.fit`` result) trained on ``ds`` to ``path``."""
     from toolkit import __version__
@@ -145,6 +153,7 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str]) -> None:
         "classes": list(ds.classes),
         "header": _header_json(ds),
         "training": {"dataset": ds.name, "dataset_sha256": ds.sha256, "n_instances": ds.n_instances,
+                     "class_weights": _class_weights(ds),
                      "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")},
         "state": state,
     }

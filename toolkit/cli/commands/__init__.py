@@ -8,8 +8,8 @@ import typer
 
 __all__ = ["register_builtin_commands", "COMMAND_MODULES"]
 
-COMMAND_MODULES = ("info", "plugins", "listing", "evaluate", "compare", "explain", "models", "vocab_curve",
-                   "convert")
+COMMAND_MODULES = ("info", "plugins", "listing", "evaluate", "compare", "report", "explain", "models",
+                   "vocab_curve", "convert")
 
 
 def register_builtin_commands(app: typer.Typer) -> None:

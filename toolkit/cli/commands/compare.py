@@ -24,10 +24,12 @@ def compare_command(
     stratified: bool = typer.Option(False, "--stratified", help="Keep class shares in every split."),
     class_attribute: list[str] = typer.Option([], "--class", "-C", help=CLASS_HELP),
     inner_folds: Optional[int] = typer.Option(None, "--inner-folds", help="Tune by k-fold CV inside training."),
-    metric: str = typer.Option("error", "--metric", "-m", help="Metric to tabulate."),
+    metric: list[str] = typer.Option([], "--metric", "-m",
+                                     help="Metric to tabulate; repeatable, a table each (default: error)."),
+    report_metric: Optional[str] = typer.Option(None, "--report", help="Show only this metric's table."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Pipeline to test against (default: first)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
-    significance: str = typer.Option("corrected-t", "--significance", help="corrected-t or sign."),
+    significance: str = typer.Option("corrected-t", "--significance", help="corrected-t (WEKA default), paired-t or sign."),
     test: list[str] = typer.Option([], "--test", help="Fixed test set for each DATASET when running."),
     keep_going: bool = typer.Option(False, "--keep-going", help="Go on past failed repetitions (exit code 1)."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on a Dask cluster: tcp://HOST:8786."),
@@ -45,25 +47,34 @@ def compare_command(
     """Compare classifiers across datasets: mean ± CI, significance marks, wins/ties/losses."""
     from toolkit.errors import ParameterError
     from toolkit import compare
-    from toolkit.evaluation.report import format_comparison
-
     from toolkit.evaluation.report import check_report_options
 
-    check_report_options(fmt=fmt, test=significance, interval=interval, metric=metric)
+    metrics = list(dict.fromkeys(metric)) or ["error"]
+    check_report_options(fmt=fmt, test=significance, interval=interval, metric=report_metric)
+    for m in metrics:
+        check_report_options(metric=m)
+    if report_metric and metric and report_metric not in metrics:
+        raise ParameterError(f"--report {report_metric} is not among the metrics (-m {' -m '.join(metrics)})")
+    shown = [report_metric] if report_metric else metrics
     if all(item.endswith(".jsonl") for item in items):
         if classifier:
             raise ParameterError("-c runs classifiers on datasets; result files are only tabulated")
-        comparison = compare(items, baseline=baseline, metric=metric, alpha=alpha, test=significance)
-        out(format_comparison(comparison, "json" if as_json else fmt, interval))
+        from toolkit.evaluation.report import format_tables
+        from toolkit.evaluation.results import Results
+
+        results = Results.from_files(items)
+        compare(results, baseline=baseline, metric=shown[0], alpha=alpha, test=significance)  # checks the baseline
+        out(format_tables(results, shown, "json" if as_json else fmt, baseline=baseline, alpha=alpha,
+                          test=significance, interval=interval))
         return
     if not classifier:
         raise ParameterError("give classifiers with -c NAME to evaluate datasets, or pass .jsonl result files")
     from toolkit.cli.commands.evaluate import run_and_report
 
     run_and_report(items, classifier, fs, es, protocol, runs, test_fraction, 0.1, seed, stratified, inner_folds,
-                   test, list(dict.fromkeys([metric, "error"])), jobs, out_file, resume, False,
-                   "json" if as_json else fmt, baseline, class_attribute, False, False, False, quiet, metric, alpha,
-                   significance, keep_going=keep_going, scheduler=scheduler, cluster=cluster)
+                   test, list(dict.fromkeys([*metrics, "error"])), jobs, out_file, resume, False,
+                   "json" if as_json else fmt, baseline, class_attribute, False, False, False, quiet, report_metric,
+                   alpha, significance, keep_going=keep_going, scheduler=scheduler, cluster=cluster, shown=shown)
 
 
 def register(app: typer.Typer) -> None:

@@ -48,11 +48,12 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                    save_proba: bool, quiet: bool, report_metric: Optional[str], alpha: float,
                    significance: str, text: Optional[str] = None, positive: Optional[list[str]] = None,
                    positive_below: Optional[float] = None, keep_going: bool = False,
-                   scheduler: Optional[str] = None, cluster: Optional[str] = None) -> None:
+                   scheduler: Optional[str] = None, cluster: Optional[str] = None,
+                   shown: Optional[list[str]] = None, summary: bool = False) -> None:
     from toolkit import compare, evaluate
     from toolkit.errors import Interrupted, ParameterError
     from toolkit.evaluation.api import make_pipelines
-    from toolkit.evaluation.report import check_report_options, format_comparison
+    from toolkit.evaluation.report import check_report_options, format_tables
 
     metrics = list(dict.fromkeys(metric)) or None  # None: evaluate's defaults
     check_report_options(fmt=fmt, test=significance, metric=report_metric)
@@ -74,9 +75,10 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
             results = evaluate(datasets, pipelines=pipelines, protocol=protocol,
                                runs=runs, test_fraction=test_fraction, validation_fraction=validation_fraction,
                                seed=seed, stratified=stratified, inner_folds=inner_folds, metrics=metrics,
-                               jobs=jobs, out=out_file, resume=resume, store_proba=save_proba,
+                               jobs=jobs, out=out_file, resume=resume,
                                test=test or None, class_attribute=parse_class_options(class_attribute),
                                sparse=False if dense else "auto", tune=not no_tune, progress=update,
+                               store_proba=save_proba or summary,
                                positive=positive or None, positive_below=positive_below, keep_going=keep_going,
                                notes=None if quiet else err, scheduler=scheduler, cluster=cluster)
     except KeyboardInterrupt:
@@ -84,14 +86,25 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
             raise Interrupted(f"interrupted; every finished repetition is saved in {out_file} "
                               f"(run again with --resume to continue)") from None
         raise Interrupted("interrupted; no results were saved (give --out FILE to keep finished repetitions)") from None
-    shown = report_metric or (metrics[0] if metrics else "error")
-    comparison = compare(results, baseline=baseline, metric=shown, alpha=alpha, test=significance)
+    if shown is None:
+        shown = [report_metric] if report_metric else (metrics or ["error"])  # every -m given, else error
+    comparison = compare(results, baseline=baseline, metric=shown[0], alpha=alpha, test=significance)
     if as_json:
         doc = {"schema": "toolkit.evaluate/1", "comparison": comparison.as_dict(),
                "records": [{k: v for k, v in r.items() if k != "predictions"} for r in results.records]}
+        if summary:
+            from toolkit.evaluation.summary import results_summaries
+
+            doc["summary"] = [s.as_dict() for s in results_summaries(results)]
         out(json.dumps(doc, indent=2, default=str))
     else:
-        out(format_comparison(comparison, fmt))
+        out(format_tables(results, shown, fmt, baseline=baseline, alpha=alpha, test=significance))
+        if summary:
+            from toolkit.evaluation.summary import results_summaries
+
+            for s in results_summaries(results):
+                out("")
+                out(s.format())
     failed = summarise_failures(results.problems())
     if out_file and not quiet:
         err(f"results written to {out_file}")
@@ -155,7 +168,7 @@ def evaluate_command(
     resume: bool = typer.Option(False, "--resume", help="Continue --out, skipping finished repetitions."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Pipeline to test against (default: first)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level."),
-    significance: str = typer.Option("corrected-t", "--significance", help="corrected-t or sign."),
+    significance: str = typer.Option("corrected-t", "--significance", help="corrected-t (WEKA default), paired-t or sign."),
     class_attribute: list[str] = typer.Option([], "--class", "-C", help=CLASS_HELP),
     dense: bool = typer.Option(False, "--dense", help="Load sparse files as dense arrays."),
     no_tune: bool = typer.Option(False, "--no-tune", help="Use default parameters, skip tuning."),
@@ -171,12 +184,15 @@ def evaluate_command(
     scheduler: Optional[str] = typer.Option(None, "--scheduler",
                                             help="Run on an existing Dask cluster: tcp://HOST:8786."),
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Run on a new local Dask cluster: local:N."),
+    summary: bool = typer.Option(False, "--summary",
+                                 help="Also WEKA's evaluation summary per dataset and pipeline, summed over the "
+                                      "repetitions (stores the test probabilities in --out)."),
 ) -> None:
     """Nested random-resampling evaluation (thesis Algorithm 4) of classifiers on datasets."""
     run_and_report(datasets, classifier, fs, es, protocol, runs, test_fraction, validation_fraction, seed,
                    stratified, inner_folds, test, metric, jobs, out_file, resume, as_json, fmt, baseline,
                    class_attribute, dense, no_tune, save_proba, quiet, report_metric, alpha, significance, text,
-                   positive, positive_below, keep_going, scheduler, cluster)
+                   positive, positive_below, keep_going, scheduler, cluster, summary=summary)
 
 
 def register(app: typer.Typer) -> None:

@@ -56,8 +56,12 @@ def predict_command(
     allow_format_1: bool = typer.Option(False, "--allow-format-1",
                                         help="Read a model file of format 1 (toolkit 0.1), whose metadata no "
                                              "checksum covers."),
+    summary: Optional[bool] = typer.Option(None, "--summary/--no-summary",
+                                           help="WEKA's evaluation summary (default: when the data has class "
+                                                "labels); on stderr when stdout holds csv or arff."),
 ) -> None:
-    """Predict a dataset with a saved model: labels (and probabilities) as a table, CSV, JSON or ARFF."""
+    """Predict a dataset with a saved model: labels (and probabilities) as a table, CSV, JSON or ARFF; on
+    labelled data also WEKA's evaluation summary (accuracy, kappa, errors, per-class detail, confusion)."""
     from toolkit.errors import ParameterError
     from toolkit import predict
     from toolkit.models.training import prediction_rows
@@ -72,12 +76,16 @@ def predict_command(
     key, label = ("probabilities", "p") if predictions.proba is not None else ("scores", "score")
     if proba and predictions.proba is None and predictions.scores is None:
         raise ParameterError(f"{model}: the classifier gives neither probabilities nor scores; drop --proba")
+    labelled = bool((predictions.y_true >= 0).any())
+    weka = _summary(saved, ds, predictions) if (summary if summary is not None else labelled) else None
     if fmt == "arff":
         text = _as_arff(saved, ds, predictions, proba)
     elif fmt == "json":
-        text = json.dumps({"schema": "toolkit.predict/1", "model": model, "dataset": ds.name,
-                           "classes": saved.classes, "predictions": rows}, indent=2, allow_nan=False,
-                          default=str)
+        doc = {"schema": "toolkit.predict/1", "model": model, "dataset": ds.name, "classes": saved.classes,
+               "predictions": rows}
+        if weka is not None:
+            doc["summary"] = weka.as_dict()
+        text = json.dumps(doc, indent=2, allow_nan=False, default=str)
     elif fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf)
@@ -95,12 +103,29 @@ def predict_command(
                 line += "  " + " ".join("-inf" if p is None else f"{p:.4f}" for p in r[key].values())
             lines.append(line)
         text = "\n".join(lines)
+    if weka is not None and fmt == "table":
+        text += "\n\n" + weka.format()
     if output:
         with open(output, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")
         err(f"predictions written to {output}")
+        if weka is not None and fmt in ("csv", "arff"):
+            out(weka.format())
     else:
         out(text)
+        if weka is not None and fmt in ("csv", "arff"):
+            err(weka.format())
+
+
+def _summary(saved, ds, predictions):  # type: ignore[no-untyped-def]
+    """WEKA's evaluation summary of labelled predictions; the priors of its relative errors are the
+    training data's class weights (model files before toolkit 0.2 do not hold them: no relative errors,
+    as WEKA without a training file)."""
+    from toolkit.evaluation.summary import EvaluationSummary
+
+    weights = saved.meta.get("training", {}).get("class_weights")
+    return EvaluationSummary(saved.classes, title="=== Error on test data ===").add(
+        predictions.y_true, predictions.y_pred, predictions.proba, ds.weights, weights)
 
 
 def _as_arff(saved, ds, predictions, proba: bool) -> str:  # type: ignore[no-untyped-def]

@@ -1,0 +1,360 @@
+"""``toolkit report`` and the Python API around it: every format holds what the results hold (numbers checked
+against the records, computed here independently), HTML is self-contained, LaTeX is booktabs with one number
+per cell and the best in bold, several -m all shown, dict metrics shown without n/a, bad options refused
+before any work."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import io
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+from typer.testing import CliRunner
+
+import toolkit
+from toolkit.cli import app
+from toolkit.evaluation.results import read_file
+
+runner = CliRunner()
+DATASETS = ["iris", "vote", "glass", "breast-cancer"]
+PIPELINES = ["nb-weka", "nb-gaussian", "bma-nb:H=0.9|1.1", "liblinear-lr:C=1,B=1"]
+METRICS = ["error", "accuracy", "kappa", "roc-auc", "per-class", "confusion-matrix"]
+
+
+@pytest.fixture(scope="module")
+def results_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("report") / "r.jsonl"
+    toolkit.evaluate(DATASETS, PIPELINES, runs=3, metrics=METRICS, out=path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def written(results_file):
+    folder = results_file.parent
+    outs = [folder / f"r.{ext}" for ext in ("html", "tex", "md", "csv", "json")] + [folder / "cd.png", folder / "cd.svg",
+                                                                                   folder / "cd.pdf"]
+    result = runner.invoke(app, ["report", str(results_file), *[a for o in outs for a in ("-o", str(o))]])
+    assert result.exit_code == 0, result.output
+    return {o.name: o for o in outs} | {"stderr": result.stderr}
+
+
+def _records(path):
+    _experiments, records = read_file(path)
+    return [r for r in records if r["status"] == "ok"]
+
+
+def _cells(path, metric):
+    out = {}
+    for r in _records(path):
+        out.setdefault((r["dataset"]["name"], r["pipeline"]["name"]), []).append(r["metrics"][metric])
+    return out
+
+
+class _Tables(HTMLParser):
+    """Rows of every table by id: lists of (tag, attrs, text) cells."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self.stack, self.cell, self.row = {}, [], None, None
+        self.links, self.scripts_with_src, self.svgs = [], 0, []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "table":
+            self.stack.append(attrs.get("id", f"anon{len(self.tables)}"))
+            self.tables[self.stack[-1]] = []
+        elif tag == "tr" and self.stack:
+            self.row = []
+            self.tables[self.stack[-1]].append(self.row)
+        elif tag in ("td", "th") and self.row is not None:
+            self.cell = [tag, attrs, ""]
+            self.row.append(self.cell)
+        for key in ("href", "src"):
+            if key in attrs:
+                self.links.append(attrs[key])
+        if tag == "script" and "src" in attrs:
+            self.scripts_with_src += 1
+        if tag == "svg":
+            self.svgs.append(attrs)
+
+    def handle_endtag(self, tag):
+        if tag == "table" and self.stack:
+            self.stack.pop()
+        elif tag in ("td", "th"):
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell[2] += data
+
+
+def test_report_writes_every_format(written):
+    for name in ("r.html", "r.tex", "r.md", "r.csv", "r.json", "cd.png", "cd.svg", "cd.pdf"):
+        assert written[name].stat().st_size > 200, name
+    assert (written["r.md"].parent / "r-cd.svg").is_file() and (written["r.csv"].parent / "r-summary.csv").is_file()
+    assert written["cd.png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and written["cd.pdf"].read_bytes()[:5] == b"%PDF-"
+    assert "written: " in written["stderr"]
+
+
+def test_html_is_self_contained_and_holds_every_row_and_column(written, results_file):
+    text = written["r.html"].read_text()
+    parser = _Tables()
+    parser.feed(text)
+    assert parser.scripts_with_src == 0 and "<link" not in text and "@import" not in text
+    assert all(link.startswith("#") for link in parser.links), parser.links
+    assert not re.search(r"url\(", text)
+    names = toolkit.Results.from_files([results_file]).pipelines()
+    table = parser.tables["significance-table"]
+    assert [c[2] for c in table[0]][1:] == names
+    body = [row for row in table[1:] if row[0][2] != "(v/ /*)"]
+    assert [row[0][2] for row in body] == DATASETS
+    cells = _cells(results_file, "error")
+    comp = toolkit.compare(results_file, metric="error")
+    for row in body:
+        d = row[0][2]
+        best = min(round(np.mean(cells[(d, p)]), 12) for p in names)
+        for p, cell in zip(names, row[1:]):
+            mean = 100 * np.mean(cells[(d, p)])
+            assert cell[2].startswith(f"{mean:.2f}"), (d, p, cell[2])
+            assert ("best" in cell[1].get("class", "")) == (round(np.mean(cells[(d, p)]), 12) == best)
+            assert cell[2].strip().endswith(comp.cells[(d, p)].mark)
+    kinds = {svg.get("class") for svg in parser.svgs}
+    assert "cd-diagram" in kinds and "distribution" in kinds
+    for section in ("experiment", "significance", "across", "bayes", "metrics", "distributions", "confusion",
+                    "hyperparameters"):
+        assert f'<section id="{section}">' in text, section
+    experiment = read_file(results_file)[0][0]
+    for d in experiment["datasets"]:
+        assert d["sha256"] in text
+    assert "seeds 1..3" in text and experiment["versions"]["numpy"] in text
+    for metric in ("accuracy", "kappa", "roc-auc"):
+        assert f'id="table-{metric}"' in text
+    assert "clf.H=" in text  # bma-nb's chosen H per repetition
+
+
+def test_latex_is_booktabs_with_one_number_per_cell_and_the_best_in_bold(written, results_file):
+    text = written["r.tex"].read_text()
+    assert text.count("\\begin{document}") == 1 and text.rstrip().endswith("\\end{document}")
+    for rule in ("\\toprule", "\\midrule", "\\bottomrule"):
+        assert rule in text
+    assert "\\hline" not in text
+    first = text.index("\\begin{tabular}{lr@")
+    block = text[first:text.index("\\end{tabular}", first)]
+    segments = [r.strip().splitlines()[-1] for r in block.split("\\\\") if r.strip()]  # drop rule lines
+    rows = [r for r in segments if r.split(" & ")[0].strip() in DATASETS]
+    cells = _cells(results_file, "error")
+    names = toolkit.Results.from_files([results_file]).pipelines()
+    assert len(rows) == len(DATASETS)
+    for row in rows:
+        parts = [c.strip() for c in row.split("&")]
+        assert len(parts) == 1 + 3 * len(names)
+        d = parts[0]
+        best = min(round(np.mean(cells[(d, p)]), 12) for p in names)
+        for j, p in enumerate(names):
+            mean_cell, spread_cell = parts[1 + 3 * j], parts[2 + 3 * j]
+            bold = mean_cell.startswith("\\textbf{")
+            number = float(mean_cell.removeprefix("\\textbf{").removesuffix("}"))
+            assert number == pytest.approx(100 * np.mean(cells[(d, p)]), abs=0.005)
+            assert bold == (round(np.mean(cells[(d, p)]), 12) == best), (d, p)
+            assert re.fullmatch(r"\$\\pm \d+\.\d\d\$", spread_cell), spread_cell
+    assert "\\begin{tikzpicture}" in text and all(name.split(":")[0] in text for name in names)
+
+
+def test_markdown_links_its_cd_diagram(written):
+    text = written["r.md"].read_text()
+    assert "![critical-difference diagram](r-cd.svg)" in text
+    assert "| dataset | nb-weka |" in text and "Friedman chi2" in text and "## Confusion matrices" in text
+
+
+def test_csv_long_and_summary_equal_the_records(written, results_file):
+    long = list(csv.DictReader(io.StringIO(written["r.csv"].read_text())))
+    records = _records(results_file)
+    scalar = ["error", "accuracy", "kappa", "roc-auc"]
+    assert len(long) == len(records) * len(scalar)
+    by_key = {(r["dataset"]["name"], r["pipeline"]["name"], r["repetition"]): r for r in records}
+    for row in long:
+        rec = by_key[(row["dataset"], row["pipeline"], int(row["repetition"]))]
+        assert float(row["value"]) == rec["metrics"][row["metric"]]
+    summary = list(csv.DictReader(io.StringIO((written["r.csv"].parent / "r-summary.csv").read_text())))
+    assert len(summary) == len(scalar) * len(DATASETS) * len(PIPELINES)
+    for row in summary:
+        values = [float(r["value"]) for r in long if (r["metric"], r["dataset"], r["pipeline"]) ==
+                  (row["metric"], row["dataset"], row["pipeline"])]
+        assert float(row["mean"]) == pytest.approx(np.mean(values), rel=1e-12)
+        assert float(row["sd"]) == pytest.approx(np.std(values, ddof=1), rel=1e-9, abs=1e-15)
+    for metric in scalar:  # ranks within each dataset, 1 = best, ties sharing the mean rank
+        greater = metric != "error"
+        for d in DATASETS:
+            rows = [r for r in summary if r["metric"] == metric and r["dataset"] == d]
+            means = [round(float(r["mean"]), 12) for r in rows]
+            for r, m in zip(rows, means):
+                better = sum(1 for x in means if (x > m if greater else x < m))
+                ties = sum(1 for x in means if x == m)
+                assert float(r["rank"]) == better + (ties + 1) / 2
+
+
+def test_json_holds_the_experiment_and_the_tests_across_datasets(written, results_file):
+    doc = json.loads(written["r.json"].read_text())
+    assert doc["schema"] == "toolkit.report/1" and doc["main_metric"] == "error"
+    experiment = read_file(results_file)[0][0]
+    assert doc["experiment"]["protocol"] == experiment["protocol"]
+    assert doc["experiment"]["datasets"] == experiment["datasets"]
+    assert [t["metric"] for t in doc["tables"]] == ["error", "accuracy", "kappa", "roc-auc"]
+    cells = _cells(results_file, "error")
+    names = toolkit.Results.from_files([results_file]).pipelines()
+    means = np.array([[round(np.mean(cells[(d, p)]), 12) for p in names] for d in DATASETS])
+    ref = sps.friedmanchisquare(*(-means).T)
+    assert doc["across_datasets"]["friedman"]["chi2"] == pytest.approx(ref.statistic, rel=1e-12)
+    assert len(doc["confusion_matrices"]) == len(DATASETS) * len(PIPELINES)
+    record_sum = {}
+    for r in _records(results_file):
+        key = (r["dataset"]["name"], r["pipeline"]["name"])
+        record_sum[key] = record_sum.get(key, 0) + np.asarray(r["metrics"]["confusion-matrix"]["matrix"])
+    for cm in doc["confusion_matrices"]:
+        assert np.array_equal(cm["matrix"], record_sum[(cm["dataset"], cm["pipeline"])])
+
+
+def test_several_metrics_are_all_shown_and_dict_metrics_without_na(results_file):
+    result = runner.invoke(app, ["compare", str(results_file), "-m", "error", "-m", "kappa", "-m", "confusion-matrix",
+                                 "-m", "per-class"])
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert out.startswith("dataset") and "\nkappa, mean ± 95% CI" in out and "error (%), mean ± 95% CI" in out
+    assert "n/a" not in out
+    record_sum = {}
+    for r in _records(results_file):
+        key = (r["dataset"]["name"], r["pipeline"]["name"])
+        record_sum[key] = record_sum.get(key, 0) + np.asarray(r["metrics"]["confusion-matrix"]["matrix"])
+    block = out[out.index("confusion matrix: vote / nb-weka"):].split("\n\n")[0].splitlines()
+    rows = [[int(x) for x in line.split("|")[0].split()] for line in block[2:]]
+    assert np.array_equal(rows, record_sum[("vote", "nb-weka")])
+    assert "per class: vote / nb-weka, means over 3 repetitions" in out and "F-Measure" in out
+    only = runner.invoke(app, ["compare", str(results_file), "-m", "error", "-m", "kappa", "--report", "kappa"])
+    assert only.exit_code == 0 and "kappa" in only.stdout and "error (%)" not in only.stdout
+
+
+def test_python_api_tables_and_stats_on_plain_arrays(results_file, tmp_path):
+    comp = toolkit.compare(results_file, metric="error")
+    assert str(comp).splitlines()[0].split() == ["dataset", *comp.pipelines]
+    assert comp.to_markdown().startswith("| dataset |") and "\\toprule" in comp.to_latex()
+    if importlib.util.find_spec("pandas") is None:
+        with pytest.raises(toolkit.ToolkitError, match="pandas"):
+            comp.to_frame()
+    else:
+        assert len(comp.to_frame()) == len(DATASETS) * len(PIPELINES)
+    across = comp.across_datasets()
+    kept, means = comp.means()
+    assert across.friedman.chi2 == pytest.approx(sps.friedmanchisquare(*means.T).statistic)
+    assert toolkit.stats.friedman(means, greater_is_better=False).chi2 == across.friedman.chi2
+    assert toolkit.stats.nemenyi(means, greater_is_better=False).critical_difference == pytest.approx(
+        toolkit.stats.nemenyi_q(4) * (4 * 5 / (6 * 4)) ** 0.5)
+    written = toolkit.write_report(results_file, [tmp_path / "api.html", tmp_path / "api.json"], main="accuracy")
+    assert len(written) == 2 and json.loads((tmp_path / "api.json").read_text())["main_metric"] == "accuracy"
+
+
+def test_import_toolkit_stays_light():
+    code = "import sys, toolkit; print('toolkit.evaluation.stats' in sys.modules, 'scipy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"]
+    code = "import toolkit; print(toolkit.stats.holm([0.01, 0.04])[1])"
+    assert float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout) == 0.04
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["-o", "report.docx"], "the format comes from the extension"),
+    (["-o", "/no/such/folder/r.html"], "does not exist"),
+    (["-o", "r.html", "-m", "f1-macro"], "metric 'f1-macro' is not in the results"),
+    (["-o", "r.html", "--report", "log-loss"], "--report log-loss is not among"),
+    (["-o", "r.html", "--significance", "bayes"], "--significance must be one of"),
+    (["-o", "r.html", "--baseline", "nb-wekka"], "baseline 'nb-wekka' is not among the results"),
+])
+def test_bad_options_give_one_line_and_exit_2(results_file, tmp_path, monkeypatch, args, needle):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["report", str(results_file), *args])
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and needle in lines[0], result.output
+    assert not list(tmp_path.glob("r.*"))
+
+
+def test_not_a_results_file_and_no_matplotlib(tmp_path, monkeypatch, results_file):
+    result = runner.invoke(app, ["report", str(tmp_path / "x.csv"), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 2 and "reads results files (.jsonl)" in result.stderr
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    result = runner.invoke(app, ["report", str(results_file), "-o", str(tmp_path / "cd.png")])
+    assert result.exit_code != 0 and "arff-toolkit[plot]" in result.stderr and not (tmp_path / "cd.png").exists()
+    ok = runner.invoke(app, ["report", str(results_file), "-o", str(tmp_path / "r.html")])  # HTML needs no matplotlib
+    assert ok.exit_code == 0, ok.output
+
+
+def test_api_doc_statistics_example_runs(capsys):
+    """docs/api.md's "Statistics and reports" example runs and prints what it says."""
+    from conftest import ROOT
+
+    text = (ROOT / "docs" / "api.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "tk.stats.friedman" in b)
+    exec(compile(block, "docs/api.md", "exec"), {"__name__": "docs_api_stats"})
+    out = capsys.readouterr().out
+    assert "Friedman p = " in out and "CD = " in out and "BayesResult(" in out
+
+
+@pytest.mark.skipif(__import__("shutil").which("pdflatex") is None, reason="no pdflatex here (Debian: texlive-latex-base, "
+                    "texlive-latex-recommended, texlive-pictures)")
+def test_latex_report_compiles(written, tmp_path):
+    tex = tmp_path / "r.tex"
+    tex.write_text(written["r.tex"].read_text())
+    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", tex.name], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert (tmp_path / "r.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_report_with_failed_repetitions_names_them(results_file, tmp_path):
+    """A run with --keep-going leaves failed records: the report marks the cells [n/N] or failed, leaves the
+    dataset out of the tests across datasets (naming it) and lists the failures."""
+    lines = results_file.read_text().splitlines()
+    out = []
+    for line in lines:
+        rec = json.loads(line)
+        if rec.get("schema") == "toolkit.result/1" and rec["dataset"]["name"] == "glass" and \
+                rec["pipeline"]["name"] == "nb-gaussian" and rec["repetition"] > 0:
+            rec = {k: v for k, v in rec.items() if k not in ("metrics", "predictions", "chosen_params", "tuning")}
+            rec.update(status="failed", error="solver diverged (made up for this test)", error_kind="bug")
+        out.append(json.dumps(rec))
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(out) + "\n")
+    written = toolkit.write_report(broken, [tmp_path / "b.html", tmp_path / "b.json", tmp_path / "b.md"])
+    doc = json.loads((tmp_path / "b.json").read_text())
+    assert len(doc["failures"]) == 2 and doc["across_datasets"]["left_out"] == []
+    cell = next(r for r in doc["tables"][0]["rows"] if r["dataset"] == "glass")["nb-gaussian"]
+    assert cell["n"] == 1
+    html = (tmp_path / "b.html").read_text()
+    assert "[1/3]" in html and "solver diverged" in html and len(written) == 4  # + b-cd.svg
+
+
+def test_readme_path_from_compare_to_a_report(tmp_path, monkeypatch):
+    """The README's two commands: toolkit compare FOLDER -c A -c B --out r.jsonl, then toolkit report."""
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    assert "toolkit compare FOLDER -c nb-weka -c bma-nb --out r.jsonl" in readme
+    assert "toolkit report r.jsonl -o report.html" in readme
+    folder = tmp_path / "FOLDER"
+    folder.mkdir()
+    for name in ("iris", "labor", "contact-lenses"):
+        (folder / f"{name}.arff").symlink_to(ROOT / "datasets" / f"{name}.arff")
+    monkeypatch.chdir(tmp_path)
+    ran = runner.invoke(app, ["compare", "FOLDER", "-c", "nb-weka", "-c", "bma-nb", "--out", "r.jsonl", "-r", "2", "-q"])
+    assert ran.exit_code == 0, ran.output
+    made = runner.invoke(app, ["report", "r.jsonl", "-o", "report.html"])
+    assert made.exit_code == 0, made.output
+    html = (tmp_path / "report.html").read_text()
+    assert all(f'data-dataset="{d}"' in html for d in ("iris", "labor", "contact-lenses"))

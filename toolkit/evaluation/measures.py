@@ -1,0 +1,207 @@
+"""Measures of one set of predictions: the confusion matrix and what follows from it, one-vs-rest ROC and
+precision-recall areas, probability scores. Shared by the metrics plugin's evaluators and by WEKA's
+evaluation summary (:mod:`toolkit.evaluation.summary`), so that both compute them the same way; public
+to plugins.
+
+Conventions (WEKA's ``Evaluation`` and scikit-learn's, which agree here): a rate whose denominator is
+0 is 0 (precision of a class never predicted, recall of a class absent from the test part); an area
+under a curve that needs positives and negatives is NaN when one of them is missing. Weights are
+instance weights (1 when not given). Everything is vectorised: a sort per class, no loop over
+instances.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["confusion_matrix", "class_rates", "averaged", "kappa", "matthews", "roc_auc", "pr_auc",
+           "class_weighted_mean", "brier", "absolute_squared_errors", "AVERAGES"]
+
+#: the averages of per-class precision, recall and F1 that :func:`averaged` knows
+AVERAGES = ("macro", "micro", "weighted")
+
+
+def _weights(n: int, weights: np.ndarray | None) -> np.ndarray:
+    return np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+
+
+def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, n_classes: int,
+                     weights: np.ndarray | None = None) -> np.ndarray:
+    """(K, K) summed weights of (true class, predicted class); rows with a missing class (code < 0) and
+    unpredicted rows (code < 0) are left out."""
+    y_true = np.asarray(y_true, dtype=np.int64)
+    y_pred = np.asarray(y_pred, dtype=np.int64)
+    w = _weights(len(y_true), weights)
+    keep = (y_true >= 0) & (y_pred >= 0)
+    flat = y_true[keep] * n_classes + y_pred[keep]
+    return np.bincount(flat, weights=w[keep], minlength=n_classes * n_classes).reshape(n_classes, n_classes)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.zeros(np.broadcast(num, den).shape)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def class_rates(cm: np.ndarray) -> dict[str, np.ndarray]:
+    """Per class (one against the rest): support (true instances), TP rate (= recall), FP rate,
+    precision and F1, each 0 where its denominator is 0."""
+    cm = np.asarray(cm, dtype=np.float64)
+    tp = np.diag(cm)
+    support = cm.sum(axis=1)
+    predicted = cm.sum(axis=0)
+    total = cm.sum()
+    fp = predicted - tp
+    negatives = total - support
+    recall = _ratio(tp, support)
+    precision = _ratio(tp, predicted)
+    f1 = _ratio(2 * precision * recall, precision + recall)
+    return {"support": support, "tp_rate": recall, "fp_rate": _ratio(fp, negatives), "precision": precision,
+            "recall": recall, "f1": f1}
+
+
+def averaged(cm: np.ndarray, measure: str, average: str) -> float:
+    """Precision, recall or F1 (``measure``) averaged over classes: ``macro`` (the plain mean over the
+    classes that occur in the test part or among the predictions, as scikit-learn), ``weighted`` (by support, WEKA's "Weighted Avg."), ``micro`` (from the pooled counts, which
+    for single-label data is the accuracy)."""
+    if measure not in ("precision", "recall", "f1"):
+        raise ValueError(f"measure must be precision, recall or f1, not {measure!r}")
+    cm = np.asarray(cm, dtype=np.float64)
+    total = cm.sum()
+    if total == 0:
+        return float("nan")
+    if average == "micro":
+        return float(np.trace(cm) / total)
+    rates = class_rates(cm)
+    values = rates[measure]
+    if average == "macro":
+        seen = (rates["support"] > 0) | (cm.sum(axis=0) > 0)
+        return float(values[seen].mean())
+    if average == "weighted":
+        return float(np.sum(values * rates["support"]) / total)
+    raise ValueError(f"average must be one of {', '.join(AVERAGES)}, not {average!r}")
+
+
+def kappa(cm: np.ndarray) -> float:
+    """Cohen's kappa: (observed - chance agreement) / (1 - chance), chance from the row and column
+    sums; 1 when chance agreement is 1 (WEKA's convention)."""
+    cm = np.asarray(cm, dtype=np.float64)
+    total = cm.sum()
+    if total == 0:
+        return float("nan")
+    chance = float(np.sum(cm.sum(axis=1) * cm.sum(axis=0)) / total ** 2)
+    observed = float(np.trace(cm) / total)
+    return (observed - chance) / (1 - chance) if chance < 1 else 1.0
+
+
+def matthews(cm: np.ndarray) -> float:
+    """Matthews correlation coefficient, multi-class (Gorodkin's R_K): (c s - sum_k p_k t_k) /
+    sqrt((s^2 - sum p_k^2)(s^2 - sum t_k^2)); 0 when a factor under the root is 0."""
+    cm = np.asarray(cm, dtype=np.float64)
+    s = cm.sum()
+    c = np.trace(cm)
+    t = cm.sum(axis=1)
+    p = cm.sum(axis=0)
+    den = (s * s - np.dot(p, p)) * (s * s - np.dot(t, t))
+    if den <= 0:
+        return 0.0
+    return float((c * s - np.dot(p, t)) / np.sqrt(den))
+
+
+def _tie_groups(scores: np.ndarray, positive: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positive and negative weight per distinct score, scores descending (equal scores form one group)."""
+    order = np.argsort(-scores, kind="stable")
+    s = scores[order]
+    pos = np.where(positive[order], w[order], 0.0)
+    neg = np.where(positive[order], 0.0, w[order])
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    return np.add.reduceat(pos, starts), np.add.reduceat(neg, starts)
+
+
+def _valid(y_true: np.ndarray, scores: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, ...]:
+    y_true = np.asarray(y_true, dtype=np.int64)
+    scores = np.asarray(scores, dtype=np.float64)
+    w = _weights(len(y_true), weights)
+    keep = y_true >= 0
+    return y_true[keep], scores[keep], w[keep]
+
+
+def roc_auc(y_true: np.ndarray, scores: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Area under the ROC curve of each class against the rest (``scores[:, k]`` ranks class k): the
+    probability that a random positive scores above a random negative, ties counting one half (the
+    trapezoid through WEKA's ``ThresholdCurve`` points). NaN for a class without positives or negatives."""
+    y_true, scores, w = _valid(y_true, scores, weights)
+    K = scores.shape[1]
+    out = np.full(K, np.nan)
+    if len(y_true) == 0:
+        return out
+    for k in range(K):
+        pos_w, neg_w = _tie_groups(scores[:, k], y_true == k, w)
+        P, N = pos_w.sum(), neg_w.sum()
+        if P <= 0 or N <= 0:
+            continue
+        neg_above = np.cumsum(neg_w) - neg_w  # negative weight strictly above each group
+        # positive pairs won against the negatives below, half against the tied ones
+        out[k] = float(np.sum(pos_w * (N - neg_above - neg_w + 0.5 * neg_w)) / (P * N))
+    return out
+
+
+def pr_auc(y_true: np.ndarray, scores: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Area under the precision-recall curve of each class against the rest, as a step function over the
+    distinct score thresholds: sum over thresholds of (recall gain) x precision (scikit-learn's
+    ``average_precision_score``; tied scores share one threshold). NaN for a class without positives."""
+    y_true, scores, w = _valid(y_true, scores, weights)
+    K = scores.shape[1]
+    out = np.full(K, np.nan)
+    for k in range(K):
+        pos_w, neg_w = _tie_groups(scores[:, k], y_true == k, w)
+        P = pos_w.sum()
+        if P <= 0:
+            continue
+        tp = np.cumsum(pos_w)
+        fp = np.cumsum(neg_w)
+        precision = tp / (tp + fp)
+        out[k] = float(np.sum(pos_w / P * precision))
+    return out
+
+
+def class_weighted_mean(values: np.ndarray, support: np.ndarray, undefined: str = "skip") -> float:
+    """Mean of per-class ``values`` weighted by class support. NaN values: ``skip`` leaves them and their
+    weight out; ``weka`` leaves them out of the sum but keeps their weight (WEKA 3.6's weighted ROC
+    area, which divides by every instance)."""
+    values = np.asarray(values, dtype=np.float64)
+    support = np.asarray(support, dtype=np.float64)
+    defined = ~np.isnan(values)
+    total = support.sum() if undefined == "weka" else support[defined].sum()
+    if total <= 0:
+        return float("nan")
+    return float(np.sum(values[defined] * support[defined]) / total)
+
+
+def _one_hot(y_true: np.ndarray, K: int) -> np.ndarray:
+    out = np.zeros((len(y_true), K))
+    out[np.arange(len(y_true)), y_true] = 1.0
+    return out
+
+
+def brier(y_true: np.ndarray, proba: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """Brier's (1950) score: the (weighted) mean over instances of sum_k (p_k - [y = k])^2; for two
+    classes twice scikit-learn's ``brier_score_loss`` of the positive class."""
+    y_true, proba, w = _valid(y_true, proba, weights)
+    if w.sum() <= 0:
+        return float("nan")
+    sq = np.sum((proba - _one_hot(y_true, proba.shape[1])) ** 2, axis=1)
+    return float(np.sum(w * sq) / w.sum())
+
+
+def absolute_squared_errors(y_true: np.ndarray, proba: np.ndarray,
+                            weights: np.ndarray | None = None) -> tuple[float, float, float]:
+    """(sum of weights, weighted sum of mean |p_k - [y = k]| over classes, the same of squares): what WEKA's
+    mean absolute error and root mean squared error divide (MAE = second / first, RMSE = sqrt(third /
+    first))."""
+    y_true, proba, w = _valid(y_true, proba, weights)
+    diff = proba - _one_hot(y_true, proba.shape[1])
+    K = proba.shape[1]
+    return float(w.sum()), float(np.sum(w * np.abs(diff).sum(axis=1)) / K), float(np.sum(w * (diff ** 2).sum(axis=1)) / K)

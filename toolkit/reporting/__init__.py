@@ -1,0 +1,96 @@
+"""Reports to share: one set of results written as HTML, LaTeX, Markdown, CSV, JSON, and the CD diagram as
+PNG / SVG / PDF, the format taken from each output's extension (``toolkit report``, ``toolkit.write_report``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from toolkit.errors import ParameterError
+
+__all__ = ["write_report", "REPORT_FORMATS", "FIGURE_FORMATS", "check_outputs"]
+
+#: document formats by extension
+REPORT_FORMATS = (".html", ".tex", ".md", ".csv", ".json")
+#: the CD diagram alone
+FIGURE_FORMATS = (".png", ".svg", ".pdf")
+
+
+def check_outputs(outputs: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """Every output path, checked before any work: a known extension, an existing folder, matplotlib for
+    .png and .pdf."""
+    if not outputs:
+        raise ParameterError("give the report to write with -o FILE (.html, .tex, .md, .csv, .json, or the CD "
+                             "diagram as .png, .svg, .pdf)")
+    out = []
+    for item in outputs:
+        text = os.fspath(item)
+        ext = os.path.splitext(text)[1].lower()
+        if ext not in REPORT_FORMATS + FIGURE_FORMATS:
+            raise ParameterError(f"{text}: the format comes from the extension, one of "
+                                 f"{', '.join(REPORT_FORMATS + FIGURE_FORMATS)} (got '{ext or 'none'}')")
+        if os.path.isdir(text):
+            raise ParameterError(f"{text}: is a folder; give the file to write")
+        folder = os.path.dirname(os.path.abspath(text))
+        if not os.path.isdir(folder):
+            raise ParameterError(f"{text}: the folder {folder} does not exist")
+        if ext in (".png", ".pdf"):
+            from toolkit.plotting import check_figure_path
+
+            check_figure_path(text)
+        out.append(text)
+    return out
+
+
+def _sibling(path: str, suffix: str) -> str:
+    p = Path(path)
+    return str(p.with_name(p.stem + suffix))
+
+
+def write_report(results: Any, out: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
+                 metrics: Sequence[str] | None = None, main: str | None = None, baseline: str | None = None,
+                 alpha: float = 0.05, test: str = "corrected-t", rope: float | None = None) -> list[str]:
+    """Write the report of ``results`` (a :class:`toolkit.Results` or results files) to every path of ``out``;
+    returns the files written (a .md also writes its CD diagram beside it as NAME-cd.svg, a .csv its summary
+    as NAME-summary.csv)."""
+    from toolkit.evaluation.results import Results
+    from toolkit.reporting.document import DEFAULT_ROPE, build_report, write_text
+    from toolkit.reporting.figures import save_canvas
+    from toolkit.reporting.formats import (cd_canvas, render_json, render_latex, render_long_csv, render_markdown,
+                                           render_summary_csv)
+    from toolkit.reporting.html import render_html
+
+    outputs = check_outputs([out] if isinstance(out, (str, os.PathLike)) else list(out))
+    files: list[str] = []
+    if not isinstance(results, Results):
+        files = [os.fspath(p) for p in ([results] if isinstance(results, (str, os.PathLike)) else results)]
+        results = Results.from_files(files)
+    report = build_report(results, metrics=list(metrics) if metrics else None, main=main, baseline=baseline,
+                          alpha=alpha, test=test, rope=DEFAULT_ROPE if rope is None else rope, files=files)
+    written = []
+    for path in outputs:
+        ext = os.path.splitext(path)[1].lower()
+        if ext in FIGURE_FORMATS:
+            canvas = cd_canvas(report)
+            if canvas is None:
+                raise ParameterError(f"{path}: a CD diagram needs at least 2 datasets with a result for every pipeline")
+            written.append(save_canvas(canvas, path))
+        elif ext == ".html":
+            written.append(write_text(path, render_html(report)))
+        elif ext == ".tex":
+            written.append(write_text(path, render_latex(report)))
+        elif ext == ".md":
+            canvas = cd_canvas(report)
+            svg = None
+            if canvas is not None:
+                svg = _sibling(path, "-cd.svg")
+                written.append(save_canvas(canvas, svg))
+            written.append(write_text(path, render_markdown(report, os.path.basename(svg) if svg else None)))
+        elif ext == ".csv":
+            written.append(write_text(path, render_long_csv(report)))
+            written.append(write_text(_sibling(path, "-summary.csv"), render_summary_csv(report)))
+        else:
+            written.append(write_text(path, render_json(report)))
+    return written
