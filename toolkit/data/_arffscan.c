@@ -464,7 +464,8 @@ static int read_value(const char **pp, const char *le, token *tok, gbuf *scratch
 
 enum { SEP_END, SEP_COMMA, SEP_WS, SEP_NONE };
 
-/* Skip what separates two tokens; *pp ends on the next token (or at le). */
+/* Skip what separates two tokens; *pp ends on the next token, or at le (SEP_END, and also SEP_COMMA
+ * when a comma ends the line: callers check p < le before they look at *p). */
 static inline int skip_sep(const char **pp, const char *le)
 {
     const char *p = *pp;
@@ -897,7 +898,7 @@ static int parse_line(Parser *self, const char *p, const char *le)
                 sep = skip_sep(&p, le);
                 if (sep == SEP_END)
                     goto bad; /* not closed */
-                if (*p == '}') {
+                if (p < le && *p == '}') { /* (a comma may end the line: p == le) */
                     if (sep == SEP_COMMA)
                         goto bad; /* a comma before '}' */
                     p++;
@@ -909,7 +910,7 @@ static int parse_line(Parser *self, const char *p, const char *le)
         }
         int sep = skip_sep(&p, le);
         if (sep != SEP_END) {
-            if (*p != '{')
+            if (p >= le || *p != '{')
                 goto bad;
             r = read_weight(self, p, le, &weight);
             if (r == V_FAIL)
@@ -932,7 +933,7 @@ static int parse_line(Parser *self, const char *p, const char *le)
                     int sep = skip_sep(&p, le);
                     if (sep == SEP_END)
                         break;
-                    if (*p == '{') {
+                    if (p < le && *p == '{') {
                         if (n != self->n_attr)
                             goto bad;
                         r = read_weight(self, p, le, &weight);
@@ -963,7 +964,7 @@ static int parse_line(Parser *self, const char *p, const char *le)
             int sep = skip_sep(&p, le);
             if (sep == SEP_END)
                 break;
-            if (*p == '{') { /* the weight */
+            if (p < le && *p == '{') { /* the weight */
                 if (n != self->n_attr)
                     goto bad;
                 r = read_weight(self, p, le, &weight);
