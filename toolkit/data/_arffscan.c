@@ -768,23 +768,61 @@ static int push_sparse(Parser *self, Py_ssize_t col, double v)
     return 0;
 }
 
-/* Sort the entries of the row that starts at entry lo (rows may list indices in any order). */
+/* Move the entry at root down the heap ind[0:n] (a max-heap on the index), values alongside. */
+static void sift_down(int32_t *ind, double *val, Py_ssize_t root, Py_ssize_t n)
+{
+    int32_t c = ind[root];
+    double v = val[root];
+    for (;;) {
+        Py_ssize_t child = 2 * root + 1;
+        if (child >= n)
+            break;
+        if (child + 1 < n && ind[child + 1] > ind[child])
+            child++;
+        if (ind[child] <= c)
+            break;
+        ind[root] = ind[child];
+        val[root] = val[child];
+        root = child;
+    }
+    ind[root] = c;
+    val[root] = v;
+}
+
+/* Sort the entries of the row that starts at entry lo (rows may list indices in any order; each index
+ * is there once). Insertion sort for short rows, heapsort for long ones: a long row in reverse order
+ * costs n log n, not n^2, and no memory. */
 static void sort_row(Parser *self, Py_ssize_t lo)
 {
-    int32_t *ind = GB_I32(self->indices);
-    double *val = GB_D(self->X);
-    Py_ssize_t hi = self->indices.len / 4;
-    for (Py_ssize_t i = lo + 1; i < hi; i++) {
-        int32_t c = ind[i];
-        double v = val[i];
-        Py_ssize_t j = i;
-        while (j > lo && ind[j - 1] > c) {
-            ind[j] = ind[j - 1];
-            val[j] = val[j - 1];
-            j--;
+    int32_t *ind = GB_I32(self->indices) + lo;
+    double *val = GB_D(self->X) + lo;
+    Py_ssize_t n = self->indices.len / 4 - lo;
+    if (n <= 32) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            int32_t c = ind[i];
+            double v = val[i];
+            Py_ssize_t j = i;
+            while (j > 0 && ind[j - 1] > c) {
+                ind[j] = ind[j - 1];
+                val[j] = val[j - 1];
+                j--;
+            }
+            ind[j] = c;
+            val[j] = v;
         }
-        ind[j] = c;
-        val[j] = v;
+        return;
+    }
+    for (Py_ssize_t root = n / 2; root-- > 0;)
+        sift_down(ind, val, root, n);
+    while (n > 1) {
+        n--;
+        int32_t c = ind[0];
+        double v = val[0];
+        ind[0] = ind[n];
+        val[0] = val[n];
+        ind[n] = c;
+        val[n] = v;
+        sift_down(ind, val, 0, n);
     }
 }
 
