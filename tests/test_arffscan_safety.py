@@ -16,7 +16,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from toolkit.data import arff
+from toolkit.data import _arffscan, arff
 from toolkit.errors import ArffFormatError
 
 H_NUM = "@relation r\n" + "".join(f"@attribute a{i} numeric\n" for i in range(4)) + "@data\n"
@@ -171,3 +171,59 @@ def test_many_long_rows_in_reverse_order(tmp_path):
     assert X.shape == (n_rows, n) and X.nnz == n * n_rows
     np.testing.assert_array_equal(X.indices, np.tile(np.arange(n, dtype=X.indices.dtype), n_rows))
     np.testing.assert_array_equal(X.data, np.tile(np.arange(1.0, n + 1), n_rows))
+
+
+# ---------------------------------------------------------------------------- rows added by the strict path
+
+def _sparse_parser(n: int = 3) -> "_arffscan.Parser":
+    return _arffscan.Parser(bytes(n), [None] * n, [None] * n, [None] * n, -1, 1)
+
+
+def _csr(d: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (np.frombuffer(d["indptr"], np.int64), np.frombuffer(d["indices"], np.int32),
+            np.frombuffer(d["data"], np.float64))
+
+
+def test_a_refused_strict_row_leaves_nothing_in_the_csr_arrays():
+    """add_sparse/add_dense that fail half way through a row leave no entries behind (before the fix
+    they joined the next row)."""
+    p = _sparse_parser()
+    with pytest.raises(IndexError):
+        p.add_sparse([(0, 1.0), (7, 2.0)], 1.0)
+    with pytest.raises(TypeError):
+        p.add_dense([1.0, "2", 3.0], 1.0)
+    with pytest.raises(TypeError):
+        p.add_sparse([(2, 5.0), (1, "x")], 1.0)
+    p.add_sparse([(1, 3.0)], 1.0)
+    d = p.take()
+    assert d["n_rows"] == 1
+    indptr, indices, data = _csr(d)
+    assert indptr.tolist() == [0, 1] and indices.tolist() == [1] and data.tolist() == [3.0]
+    assert np.frombuffer(d["w"], np.float64).tolist() == [1.0]
+
+
+def test_a_pair_that_is_not_a_tuple_is_a_type_error():
+    with pytest.raises(TypeError, match="pairs expected"):  # a SystemError before
+        _sparse_parser().add_sparse([(2, 5.0), [1, 2.0]], 1.0)
+
+
+def test_strict_path_rows_and_scanner_rows_interleave_in_csr():
+    p = _sparse_parser()
+    status, pos, line, line_end, after = p.feed(b"{2 1,0 2}\n", 0, 10, 1, 0, True)
+    assert (status, pos, line) == (0, 10, 2)
+    p.add_sparse([(2, 4.0), (1, 5.0)], 2.0)
+    p.add_dense([0.0, 6.0, 0.0], 1.0)
+    indptr, indices, data = _csr(p.take())
+    assert indptr.tolist() == [0, 2, 4, 5]
+    assert indices.tolist() == [0, 2, 1, 2, 1] and data.tolist() == [2.0, 1.0, 5.0, 4.0, 6.0]
+
+
+def test_a_row_of_the_strict_path_with_only_a_class():
+    """No feature column: the dense matrix is never allocated (memset of a NULL row before the fix,
+    which UndefinedBehaviorSanitizer reports)."""
+    p = _arffscan.Parser(bytes([1]), [[b"x", b"y"]], [None], [None], 0, 0)
+    p.add_sparse([(0, 1.0)], 1.0)
+    p.add_dense([0.0], 2.0)
+    d = p.take()
+    assert d["n_rows"] == 2 and len(memoryview(d["X"])) == 0
+    assert np.frombuffer(d["y"], np.float64).tolist() == [1.0, 0.0]

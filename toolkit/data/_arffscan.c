@@ -1136,14 +1136,19 @@ static PyObject *Parser_add_dense(Parser *self, PyObject *args)
     for (Py_ssize_t a = 0; a < self->n_attr; a++) {
         double v = PyFloat_AsDouble(PyList_GET_ITEM(values, a));
         if (v == -1.0 && PyErr_Occurred())
-            return NULL;
+            goto fail;
         if (store(self, a, v, row, &cls, &unsorted, &last) < 0)
-            return NULL;
+            goto fail;
     }
-    (void)start_entries;
     if (commit_row(self, cls, weight) < 0)
-        return NULL;
+        goto fail;
     Py_RETURN_NONE;
+fail: /* nothing of the row stays (in CSR, its entries would join the next row) */
+    if (self->sparse == 1) {
+        self->X.len = start_entries * 8;
+        self->indices.len = start_entries * 4;
+    }
+    return NULL;
 }
 
 /* add_sparse(pairs, weight): a sparse row read by the strict path (pairs: (attribute, value), unique). */
@@ -1163,26 +1168,37 @@ static PyObject *Parser_add_sparse(Parser *self, PyObject *args)
         if (gbuf_reserve(&self->X, self->n_feat * 8) < 0)
             return NULL;
         row = GB_D(self->X) + self->X.len / 8;
-        memset(row, 0, (size_t)self->n_feat * 8);
+        if (self->n_feat)
+            memset(row, 0, (size_t)self->n_feat * 8); /* (no feature: X may still be NULL) */
     }
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(pairs); k++) {
         PyObject *item = PyList_GET_ITEM(pairs, k);
         Py_ssize_t a;
         double v;
+        if (!PyTuple_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "(attribute, value) pairs expected");
+            goto fail;
+        }
         if (!PyArg_ParseTuple(item, "nd", &a, &v))
-            return NULL;
+            goto fail;
         if (a < 0 || a >= self->n_attr) {
             PyErr_SetString(PyExc_IndexError, "attribute index out of range");
-            return NULL;
+            goto fail;
         }
         if (store(self, a, v, row, &cls, &unsorted, &last) < 0)
-            return NULL;
+            goto fail;
     }
     if (unsorted)
         sort_row(self, start_entries);
     if (commit_row(self, cls, weight) < 0)
-        return NULL;
+        goto fail;
     Py_RETURN_NONE;
+fail: /* nothing of the row stays (in CSR, its entries would join the next row) */
+    if (self->sparse == 1) {
+        self->X.len = start_entries * 8;
+        self->indices.len = start_entries * 4;
+    }
+    return NULL;
 }
 
 /* take() -> dict: the rows read so far, as Buf objects (X or data/indices/indptr, y, w), and reset. */
