@@ -245,7 +245,7 @@ static int parse_number(const char *s, Py_ssize_t n, double *out, gbuf *scratch)
     }
     uint64_t mant = 0;
     int64_t exp10 = 0;
-    int digits = 0, exact = 1;
+    int digits = 0, exact = 1; /* digits: 0 or 1 (a count would overflow on a 2 GB number) */
     while (p < e && IS_DIGIT(*p)) {
         int d = *p - '0';
         if (mant < 100000000000000000ULL)
@@ -255,7 +255,7 @@ static int parse_number(const char *s, Py_ssize_t n, double *out, gbuf *scratch)
             if (d)
                 exact = 0;
         }
-        digits++;
+        digits = 1;
         p++;
     }
     if (p < e && *p == '.') {
@@ -268,7 +268,7 @@ static int parse_number(const char *s, Py_ssize_t n, double *out, gbuf *scratch)
             }
             else if (d)
                 exact = 0;
-            digits++;
+            digits = 1;
             p++;
         }
     }
@@ -332,22 +332,24 @@ static inline int quick_number(const char **pp, const char *le, double *out)
         p++;
     }
     uint64_t mant = 0;
-    int digits = 0, frac = 0;
+    int digits = 0, frac = 0; /* stop at 16 digits: a longer number (of any length) is the general path's */
     while (p < le && IS_DIGIT(*p)) {
+        if (++digits > 15)
+            return 0;
         mant = mant * 10 + (uint64_t)(*p - '0');
-        digits++;
         p++;
     }
     if (p < le && *p == '.') {
         p++;
         while (p < le && IS_DIGIT(*p)) {
+            if (++digits > 15)
+                return 0;
             mant = mant * 10 + (uint64_t)(*p - '0');
-            digits++;
             frac++;
             p++;
         }
     }
-    if (digits == 0 || digits > 15 || frac > 22)
+    if (digits == 0)
         return 0;
     if (p < le && !STOP[(unsigned char)*p])
         return 0; /* an exponent, or something else: the general path */
@@ -679,8 +681,11 @@ static int convert_value(Parser *self, Py_ssize_t a, const token *tok, double *o
         }
         PyObject *code = PyDict_GetItemWithError(self->dicts[a], s);
         if (code != NULL) {
-            *out = (double)PyLong_AsSsize_t(code);
+            Py_ssize_t k = PyLong_AsSsize_t(code);
             Py_DECREF(s);
+            if (k == -1 && PyErr_Occurred())
+                return V_FAIL;
+            *out = (double)k;
             return V_OK;
         }
         if (PyErr_Occurred()) {
@@ -849,7 +854,9 @@ static inline int store(Parser *self, Py_ssize_t a, double v, double *row, doubl
 
 static int commit_row(Parser *self, double cls, double weight)
 {
-    if (gbuf_reserve(&self->y, 8) < 0 || gbuf_reserve(&self->w, 8) < 0)
+    /* every reservation before any write: a failed one leaves the arrays as they were */
+    if (gbuf_reserve(&self->y, 8) < 0 || gbuf_reserve(&self->w, 8) < 0 ||
+        (self->sparse && gbuf_reserve(&self->indptr, 8) < 0))
         return -1;
     GB_D(self->y)[self->y.len / 8] = cls;
     self->y.len += 8;
@@ -858,8 +865,6 @@ static int commit_row(Parser *self, double cls, double weight)
     if (weight != 1.0)
         self->any_weight = 1;
     if (self->sparse) {
-        if (gbuf_reserve(&self->indptr, 8) < 0)
-            return -1;
         GB_I64(self->indptr)[self->indptr.len / 8] = (int64_t)(self->indices.len / 4);
         self->indptr.len += 8;
     }
@@ -1054,11 +1059,11 @@ static PyObject *Parser_feed(Parser *self, PyObject *args)
         return NULL;
     }
     Py_ssize_t p = start, rows = 0;
-    const char *nl = buf + start - 1; /* the next '\n' at or after p, cached */
+    const char *nl = NULL; /* the next '\n' at or after p, cached (NULL: not searched yet) */
     int status = 0;
     Py_ssize_t line_end = p;
     while (p < end) {
-        if (nl < buf + p) {
+        if (nl == NULL || nl < buf + p) {
             nl = memchr(buf + p, '\n', (size_t)(end - p));
             if (nl == NULL)
                 nl = buf + end;
