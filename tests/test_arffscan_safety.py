@@ -230,6 +230,45 @@ def test_a_row_of_the_strict_path_with_only_a_class():
     assert np.frombuffer(d["y"], np.float64).tolist() == [1.0, 0.0]
 
 
+# ---------------------------------------------------------------------------- found by differential fuzzing
+
+H_NOM = "@relation r\n@attribute a numeric\n@attribute b {x,y}\n@data\n"
+
+
+def _errors(path, **kw) -> list[str]:
+    """The error of each way of reading ``path`` (whole file on both engines, chunks, a byte range)."""
+    readers = [lambda: arff.read(path, engine="fast", **kw), lambda: arff.read(path, engine="strict", **kw),
+               lambda: list(arff.iter_chunks(path, rows=2, **kw)), lambda: arff.read_range(path, 0, 1 << 30, **kw)]
+    out = []
+    for reader in readers:
+        with pytest.raises(ArffFormatError) as info:
+            reader()
+        out.append(str(info.value))
+    return out
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "ascii"])
+@pytest.mark.parametrize("gap", [0, 3])
+def test_an_error_before_an_undecodable_byte_is_reported_first(tmp_path, encoding, gap):
+    """Line 6 has a bad value and a later line a byte that does not decode: every reader names line 6.
+    The fast engine checked the whole block's encoding before reading its lines (it named the later
+    line); the strict engine, looking one line ahead for its truncation hint, named the next line."""
+    path = tmp_path / "mixed.arff"
+    path.write_bytes((H_NOM + "1,x\n1,q\n" + "2,y\n" * gap + "3,\xff\n4,x\n").encode("latin-1"))
+    errors = _errors(path, encoding=encoding)
+    assert all(e == errors[0] for e in errors), errors
+    assert ":6: value 'q' is not declared" in errors[0]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "ascii"])
+def test_an_undecodable_byte_that_comes_first_is_reported_alike(tmp_path, encoding):
+    path = tmp_path / "bad.arff"
+    path.write_bytes((H_NOM + "1,x\n" * 3 + "2,\xff\n1,q\n").encode("latin-1"))
+    errors = _errors(path, encoding=encoding)
+    assert all(e == errors[0] for e in errors), errors
+    assert ":8: byte 0xff at column 3 is not valid" in errors[0]
+
+
 _HUGE_NUMBER = textwrap.dedent("""
     import ctypes, mmap, struct
     from toolkit.data import _arffscan
