@@ -269,6 +269,16 @@ def test_an_undecodable_byte_that_comes_first_is_reported_alike(tmp_path, encodi
     assert ":8: byte 0xff at column 3 is not valid" in errors[0]
 
 
+def test_a_negative_zero_class_keeps_its_sign_in_a_sparse_section():
+    """-0 as a numeric class in a dense row of a sparse section: the strict engine dropped the sign
+    (it dropped zero values before keeping the class), the fast one kept it."""
+    text = "@relation r\n@attribute a numeric\n@attribute c numeric\n@data\n{0 1}\n2,-0\n{1 -0}\n"
+    for engine in ("fast", "strict"):
+        ds = arff.read_text(text, engine=engine)
+        assert ds.is_sparse and ds.y.tolist() == [0.0, 0.0, 0.0]
+        assert np.signbit(ds.y).tolist() == [False, True, True], engine
+
+
 _HUGE_NUMBER = textwrap.dedent("""
     import ctypes, mmap, struct
     from toolkit.data import _arffscan
