@@ -245,7 +245,7 @@ static int parse_number(const char *s, Py_ssize_t n, double *out, gbuf *scratch)
     }
     uint64_t mant = 0;
     int64_t exp10 = 0;
-    int digits = 0, exact = 1;
+    int digits = 0, exact = 1; /* digits: 0 or 1 (a count would overflow on a 2 GB number) */
     while (p < e && IS_DIGIT(*p)) {
         int d = *p - '0';
         if (mant < 100000000000000000ULL)
@@ -255,7 +255,7 @@ static int parse_number(const char *s, Py_ssize_t n, double *out, gbuf *scratch)
             if (d)
                 exact = 0;
         }
-        digits++;
+        digits = 1;
         p++;
     }
     if (p < e && *p == '.') {
@@ -268,7 +268,7 @@ static int parse_number(const char *s, Py_ssize_t n, double *out, gbuf *scratch)
             }
             else if (d)
                 exact = 0;
-            digits++;
+            digits = 1;
             p++;
         }
     }
@@ -332,22 +332,24 @@ static inline int quick_number(const char **pp, const char *le, double *out)
         p++;
     }
     uint64_t mant = 0;
-    int digits = 0, frac = 0;
+    int digits = 0, frac = 0; /* stop at 16 digits: a longer number (of any length) is the general path's */
     while (p < le && IS_DIGIT(*p)) {
+        if (++digits > 15)
+            return 0;
         mant = mant * 10 + (uint64_t)(*p - '0');
-        digits++;
         p++;
     }
     if (p < le && *p == '.') {
         p++;
         while (p < le && IS_DIGIT(*p)) {
+            if (++digits > 15)
+                return 0;
             mant = mant * 10 + (uint64_t)(*p - '0');
-            digits++;
             frac++;
             p++;
         }
     }
-    if (digits == 0 || digits > 15 || frac > 22)
+    if (digits == 0)
         return 0;
     if (p < le && !STOP[(unsigned char)*p])
         return 0; /* an exponent, or something else: the general path */
@@ -464,7 +466,8 @@ static int read_value(const char **pp, const char *le, token *tok, gbuf *scratch
 
 enum { SEP_END, SEP_COMMA, SEP_WS, SEP_NONE };
 
-/* Skip what separates two tokens; *pp ends on the next token (or at le). */
+/* Skip what separates two tokens; *pp ends on the next token, or at le (SEP_END, and also SEP_COMMA
+ * when a comma ends the line: callers check p < le before they look at *p). */
 static inline int skip_sep(const char **pp, const char *le)
 {
     const char *p = *pp;
@@ -678,8 +681,11 @@ static int convert_value(Parser *self, Py_ssize_t a, const token *tok, double *o
         }
         PyObject *code = PyDict_GetItemWithError(self->dicts[a], s);
         if (code != NULL) {
-            *out = (double)PyLong_AsSsize_t(code);
+            Py_ssize_t k = PyLong_AsSsize_t(code);
             Py_DECREF(s);
+            if (k == -1 && PyErr_Occurred())
+                return V_FAIL;
+            *out = (double)k;
             return V_OK;
         }
         if (PyErr_Occurred()) {
@@ -767,23 +773,61 @@ static int push_sparse(Parser *self, Py_ssize_t col, double v)
     return 0;
 }
 
-/* Sort the entries of the row that starts at entry lo (rows may list indices in any order). */
+/* Move the entry at root down the heap ind[0:n] (a max-heap on the index), values alongside. */
+static void sift_down(int32_t *ind, double *val, Py_ssize_t root, Py_ssize_t n)
+{
+    int32_t c = ind[root];
+    double v = val[root];
+    for (;;) {
+        Py_ssize_t child = 2 * root + 1;
+        if (child >= n)
+            break;
+        if (child + 1 < n && ind[child + 1] > ind[child])
+            child++;
+        if (ind[child] <= c)
+            break;
+        ind[root] = ind[child];
+        val[root] = val[child];
+        root = child;
+    }
+    ind[root] = c;
+    val[root] = v;
+}
+
+/* Sort the entries of the row that starts at entry lo (rows may list indices in any order; each index
+ * is there once). Insertion sort for short rows, heapsort for long ones: a long row in reverse order
+ * costs n log n, not n^2, and no memory. */
 static void sort_row(Parser *self, Py_ssize_t lo)
 {
-    int32_t *ind = GB_I32(self->indices);
-    double *val = GB_D(self->X);
-    Py_ssize_t hi = self->indices.len / 4;
-    for (Py_ssize_t i = lo + 1; i < hi; i++) {
-        int32_t c = ind[i];
-        double v = val[i];
-        Py_ssize_t j = i;
-        while (j > lo && ind[j - 1] > c) {
-            ind[j] = ind[j - 1];
-            val[j] = val[j - 1];
-            j--;
+    int32_t *ind = GB_I32(self->indices) + lo;
+    double *val = GB_D(self->X) + lo;
+    Py_ssize_t n = self->indices.len / 4 - lo;
+    if (n <= 32) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            int32_t c = ind[i];
+            double v = val[i];
+            Py_ssize_t j = i;
+            while (j > 0 && ind[j - 1] > c) {
+                ind[j] = ind[j - 1];
+                val[j] = val[j - 1];
+                j--;
+            }
+            ind[j] = c;
+            val[j] = v;
         }
-        ind[j] = c;
-        val[j] = v;
+        return;
+    }
+    for (Py_ssize_t root = n / 2; root-- > 0;)
+        sift_down(ind, val, root, n);
+    while (n > 1) {
+        n--;
+        int32_t c = ind[0];
+        double v = val[0];
+        ind[0] = ind[n];
+        val[0] = val[n];
+        ind[n] = c;
+        val[n] = v;
+        sift_down(ind, val, 0, n);
     }
 }
 
@@ -810,7 +854,9 @@ static inline int store(Parser *self, Py_ssize_t a, double v, double *row, doubl
 
 static int commit_row(Parser *self, double cls, double weight)
 {
-    if (gbuf_reserve(&self->y, 8) < 0 || gbuf_reserve(&self->w, 8) < 0)
+    /* every reservation before any write: a failed one leaves the arrays as they were */
+    if (gbuf_reserve(&self->y, 8) < 0 || gbuf_reserve(&self->w, 8) < 0 ||
+        (self->sparse && gbuf_reserve(&self->indptr, 8) < 0))
         return -1;
     GB_D(self->y)[self->y.len / 8] = cls;
     self->y.len += 8;
@@ -819,8 +865,6 @@ static int commit_row(Parser *self, double cls, double weight)
     if (weight != 1.0)
         self->any_weight = 1;
     if (self->sparse) {
-        if (gbuf_reserve(&self->indptr, 8) < 0)
-            return -1;
         GB_I64(self->indptr)[self->indptr.len / 8] = (int64_t)(self->indices.len / 4);
         self->indptr.len += 8;
     }
@@ -897,7 +941,7 @@ static int parse_line(Parser *self, const char *p, const char *le)
                 sep = skip_sep(&p, le);
                 if (sep == SEP_END)
                     goto bad; /* not closed */
-                if (*p == '}') {
+                if (p < le && *p == '}') { /* (a comma may end the line: p == le) */
                     if (sep == SEP_COMMA)
                         goto bad; /* a comma before '}' */
                     p++;
@@ -909,7 +953,7 @@ static int parse_line(Parser *self, const char *p, const char *le)
         }
         int sep = skip_sep(&p, le);
         if (sep != SEP_END) {
-            if (*p != '{')
+            if (p >= le || *p != '{')
                 goto bad;
             r = read_weight(self, p, le, &weight);
             if (r == V_FAIL)
@@ -932,7 +976,7 @@ static int parse_line(Parser *self, const char *p, const char *le)
                     int sep = skip_sep(&p, le);
                     if (sep == SEP_END)
                         break;
-                    if (*p == '{') {
+                    if (p < le && *p == '{') {
                         if (n != self->n_attr)
                             goto bad;
                         r = read_weight(self, p, le, &weight);
@@ -963,7 +1007,7 @@ static int parse_line(Parser *self, const char *p, const char *le)
             int sep = skip_sep(&p, le);
             if (sep == SEP_END)
                 break;
-            if (*p == '{') { /* the weight */
+            if (p < le && *p == '{') { /* the weight */
                 if (n != self->n_attr)
                     goto bad;
                 r = read_weight(self, p, le, &weight);
@@ -1015,11 +1059,11 @@ static PyObject *Parser_feed(Parser *self, PyObject *args)
         return NULL;
     }
     Py_ssize_t p = start, rows = 0;
-    const char *nl = buf + start - 1; /* the next '\n' at or after p, cached */
+    const char *nl = NULL; /* the next '\n' at or after p, cached (NULL: not searched yet) */
     int status = 0;
     Py_ssize_t line_end = p;
     while (p < end) {
-        if (nl < buf + p) {
+        if (nl == NULL || nl < buf + p) {
             nl = memchr(buf + p, '\n', (size_t)(end - p));
             if (nl == NULL)
                 nl = buf + end;
@@ -1097,14 +1141,19 @@ static PyObject *Parser_add_dense(Parser *self, PyObject *args)
     for (Py_ssize_t a = 0; a < self->n_attr; a++) {
         double v = PyFloat_AsDouble(PyList_GET_ITEM(values, a));
         if (v == -1.0 && PyErr_Occurred())
-            return NULL;
+            goto fail;
         if (store(self, a, v, row, &cls, &unsorted, &last) < 0)
-            return NULL;
+            goto fail;
     }
-    (void)start_entries;
     if (commit_row(self, cls, weight) < 0)
-        return NULL;
+        goto fail;
     Py_RETURN_NONE;
+fail: /* nothing of the row stays (in CSR, its entries would join the next row) */
+    if (self->sparse == 1) {
+        self->X.len = start_entries * 8;
+        self->indices.len = start_entries * 4;
+    }
+    return NULL;
 }
 
 /* add_sparse(pairs, weight): a sparse row read by the strict path (pairs: (attribute, value), unique). */
@@ -1124,26 +1173,37 @@ static PyObject *Parser_add_sparse(Parser *self, PyObject *args)
         if (gbuf_reserve(&self->X, self->n_feat * 8) < 0)
             return NULL;
         row = GB_D(self->X) + self->X.len / 8;
-        memset(row, 0, (size_t)self->n_feat * 8);
+        if (self->n_feat)
+            memset(row, 0, (size_t)self->n_feat * 8); /* (no feature: X may still be NULL) */
     }
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(pairs); k++) {
         PyObject *item = PyList_GET_ITEM(pairs, k);
         Py_ssize_t a;
         double v;
+        if (!PyTuple_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "(attribute, value) pairs expected");
+            goto fail;
+        }
         if (!PyArg_ParseTuple(item, "nd", &a, &v))
-            return NULL;
+            goto fail;
         if (a < 0 || a >= self->n_attr) {
             PyErr_SetString(PyExc_IndexError, "attribute index out of range");
-            return NULL;
+            goto fail;
         }
         if (store(self, a, v, row, &cls, &unsorted, &last) < 0)
-            return NULL;
+            goto fail;
     }
     if (unsorted)
         sort_row(self, start_entries);
     if (commit_row(self, cls, weight) < 0)
-        return NULL;
+        goto fail;
     Py_RETURN_NONE;
+fail: /* nothing of the row stays (in CSR, its entries would join the next row) */
+    if (self->sparse == 1) {
+        self->X.len = start_entries * 8;
+        self->indices.len = start_entries * 4;
+    }
+    return NULL;
 }
 
 /* take() -> dict: the rows read so far, as Buf objects (X or data/indices/indptr, y, w), and reset. */

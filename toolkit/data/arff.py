@@ -103,13 +103,16 @@ def _fast_chunks(src: ByteSource, builder: FastBuilder, first_line: int, rows: i
     """Chunks of ``rows`` rows (all rows in one chunk when 0) read by the fast engine."""
     line_no = first_line
     for data, end, final in src.data_blocks():
+        undecodable = None
         if not src.utf8 or not data.isascii():
-            data, end = src.to_utf8(data, line_no, end)
+            data, end, undecodable = src.to_utf8(data, line_no, end)
         for line_no, _pos, n in builder.feed(data, end, line_no, rows, final):
             if n >= 0:
                 chunk = builder.take()
                 builder.reset_tables()
                 yield chunk
+        if undecodable is not None:  # after the lines before it, which may hold an earlier error
+            raise undecodable
     yield builder.take()
 
 
@@ -120,10 +123,14 @@ def _strict_chunk(src: ByteSource, rows: StrictRows) -> Chunk:
         try:
             builder.add_line(line_no, text)
         except ArffFormatError as exc:
-            if next(lines, None) is None and not src.ended_with_newline:
+            try:
+                last = next(lines, None) is None
+            except ArffFormatError:  # the next line does not decode: this line's error comes first
+                last = False
+            if last and not src.ended_with_newline:
                 hint = (exc.hint + "; " if exc.hint else "") + "the last line has no line end: the file may be truncated"
                 raise ArffFormatError(exc.path, exc.line, exc.problem, exc.text, hint) from None
-            raise
+            raise exc from None
     return builder.finish()
 
 
@@ -280,9 +287,12 @@ def read_range(path: str | os.PathLike[str], start: int, stop: int, *, class_att
             if not done:
                 end = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1)) + 1
             if end:
-                data, data_end = (buf, end) if src.utf8 and buf.isascii() else src.to_utf8(buf, line_no, end)
+                data, data_end, undecodable = (buf, end, None) if src.utf8 and buf.isascii() else \
+                    src.to_utf8(buf, line_no, end)
                 for line_no, _pos, _n in builder.feed(data, data_end, line_no, 0, final):
                     pass
+                if undecodable is not None:  # after the lines before it, which may hold an earlier error
+                    raise undecodable
                 del data
                 pos += end
                 del buf[:end]

@@ -340,7 +340,8 @@ class StrictBuilder:
         if self.sparse is None:
             self.sparse = kind == SPARSE
         if self.sparse:
-            items = values if kind == SPARSE else [(j, v) for j, v in enumerate(values) if v != 0.0]
+            items = values if kind == SPARSE else \
+                [(j, v) for j, v in enumerate(values) if v != 0.0 or j == self.class_index]
             for j, v in items:
                 if v != 0.0 or j == self.class_index:
                     self._r.append(self.n_rows)

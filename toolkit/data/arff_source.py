@@ -212,17 +212,29 @@ class ByteSource:
             f"byte 0x{bad.hex()} at column {exc.start - line_start + 1} is not valid {self.encoding}",
             hint="the file is binary or in another encoding; re-encode it as UTF-8 or pass encoding='latin-1'")
 
-    def to_utf8(self, data: bytes | bytearray, first_line: int, end: int) -> tuple[bytes | bytearray, int]:
-        """``(data, end)`` with ``data[:end]`` checked as UTF-8, or converted to UTF-8 from another encoding."""
+    def to_utf8(self, data: bytes | bytearray, first_line: int,
+                end: int) -> tuple[bytes | bytearray, int, ArffFormatError | None]:
+        """``(data, end, error)``: ``data[:end]`` checked as UTF-8, or converted to UTF-8 from another encoding.
+
+        When a byte does not decode, ``end`` stops before its line and ``error`` names it: the caller
+        reads the lines before it first, so that an earlier error in them is reported first, as the
+        strict engine (line by line) reports it; then it raises ``error``.
+        """
+        error = None
         with memoryview(data) as whole, whole[:end] as view:
             try:
                 text = str(view, self.encoding)
             except UnicodeDecodeError as exc:
-                raise self.decode_error(bytes(view), exc, first_line) from None
+                error = self.decode_error(bytes(view), exc, first_line)
+                with view[:exc.start] as before:
+                    head = bytes(before)
+                end = max(head.rfind(b"\n"), head.rfind(b"\r")) + 1
+                with view[:end] as good:
+                    text = str(good, self.encoding)
         if self.utf8:
-            return data, end
+            return data, end, error
         out = text.encode("utf-8", "surrogatepass")
-        return out, len(out)
+        return out, len(out), error
 
     # ------------------------------------------------------------------ the header
     def lines(self) -> Iterator[tuple[int, str]]:
