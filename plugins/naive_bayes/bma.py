@@ -24,7 +24,7 @@ from toolkit.api import ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError, ParameterError
 from toolkit.plugins.naive_bayes.classifiers import log_prior
 from toolkit.plugins.naive_bayes.estimators import (
-    MIN_PROB, class_weights, nominal_counts, normal_stats, weka_precision,
+    MIN_PROB, class_weights, distinct_pairs, nominal_counts, normal_stats, weka_precision,
 )
 
 __all__ = ["BMANaiveBayes", "zh_bases"]
@@ -39,43 +39,6 @@ def zh_bases() -> list[float]:
             values.add(round(z + 2.0 ** -h, 10))
             values.add(round(z - 2.0 ** -h, 10))
     return sorted(values)
-
-
-def _distinct_pairs(cols: np.ndarray, steps: np.ndarray, rounded: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Number the distinct (column, rounded value) pairs in (column, value) order.
-
-    ``steps`` are the whole numbers rint(value / precision), ``rounded`` = steps * precision. Returns
-    each entry's pair number and the pairs' columns and values. When the steps span a small range
-    per column (the usual case: WEKA's precision is the mean gap between distinct values), a direct
-    table numbers the pairs in O(entries + range) without sorting; otherwise the pairs are sorted.
-    """
-    F = int(cols.max()) + 1
-    lowest = np.full(F, np.inf)
-    highest = np.full(F, -np.inf)
-    np.minimum.at(lowest, cols, steps)
-    np.maximum.at(highest, cols, steps)
-    used = np.isfinite(lowest)
-    span = np.where(used, highest - lowest + 1.0, 0.0)
-    if np.all(np.abs(steps) < 2.0 ** 52) and span.sum() <= 4 * len(cols) + 100_000:  # exact integers
-        start = np.concatenate([[0], np.cumsum(span)[:-1]]).astype(np.int64)
-        slot = start[cols] + (steps - lowest[cols]).astype(np.int64)
-        occupied = np.zeros(int(span.sum()), dtype=bool)
-        occupied[slot] = True
-        number = np.cumsum(occupied) - 1
-        slots = np.flatnonzero(occupied)
-        u_cols = np.searchsorted(start, slots, side="right") - 1
-        # the value of an occupied slot, computed as the entries' own: one entry that fills it
-        first_entry = np.empty(len(occupied), dtype=np.int64)
-        first_entry[slot] = np.arange(len(slot))
-        return number[slot], u_cols.astype(np.int64), rounded[first_entry[slots]]
-    order = np.lexsort((rounded, cols))
-    new = np.ones(len(order), dtype=bool)
-    new[1:] = (cols[order][1:] != cols[order][:-1]) | (rounded[order][1:] != rounded[order][:-1])
-    local = np.empty(len(order), dtype=np.int64)
-    local[order] = np.cumsum(new) - 1
-    first = order[new]
-    return local, cols[first], rounded[first]
 
 
 class BMANaiveBayes(ProbabilisticClassifier):
@@ -106,7 +69,7 @@ class BMANaiveBayes(ProbabilisticClassifier):
         steps = np.rint(values[num] / prec)
         rounded = steps * prec
         if len(num):
-            local, u_cols, u_vals = _distinct_pairs(c_all, steps, rounded)
+            local, u_cols, u_vals = distinct_pairs(c_all, steps, rounded)
             pair[num] = n_nom + local
         else:
             u_cols, u_vals = np.zeros(0, np.int64), np.zeros(0)

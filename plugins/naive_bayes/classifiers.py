@@ -26,7 +26,8 @@ from toolkit.api import ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError, ParameterError
 
 from toolkit.plugins.naive_bayes.estimators import (
-    MIN_PROB, class_weights, gaussian_stats, nominal_counts, normal_prob, normal_stats, row_chunks,
+    MIN_PROB, class_weights, distinct_pairs, gaussian_stats, nominal_counts, normal_prob, normal_stats,
+    row_chunks,
 )
 
 __all__ = ["NaiveBayes", "WekaNaiveBayes", "GaussianNaiveBayes", "log_prior"]
@@ -156,27 +157,28 @@ class NaiveBayes(ProbabilisticClassifier):
         """Sum of log P(x_j | c): each distinct (attribute, rounded value) pair is evaluated once.
 
         WEKA's rounding to the precision makes the values discrete, so there are usually far fewer
-        distinct pairs than cells; an indicator matrix then sums the pair terms per row.
+        distinct pairs than cells; an indicator matrix (built directly in CSR form, a row's cells in
+        attribute order) then sums the pair terms per row.
         """
         n, F = values.shape
         present = ~np.isnan(values)
-        rounded = np.rint(np.where(present, values, 0.0) / self.precision_) * self.precision_
-        rows = np.broadcast_to(np.arange(n)[:, None], values.shape)[present]
-        cols = np.broadcast_to(np.arange(F)[None, :], values.shape)[present]
-        vals = rounded[present]
-        order = np.lexsort((vals, cols))
-        new = np.ones(len(order), dtype=bool)
-        new[1:] = (cols[order][1:] != cols[order][:-1]) | (vals[order][1:] != vals[order][:-1])
-        pair_of_sorted = np.cumsum(new) - 1
-        pair = np.empty(len(order), dtype=np.int64)
-        pair[order] = pair_of_sorted
-        first = order[new]
-        u_cols, u_vals = cols[first], vals[first]
+        cols = np.tile(np.arange(F), n)
+        steps = np.rint(values / self.precision_).ravel()
+        if present.all():
+            indptr = np.arange(0, n * F + 1, F, dtype=np.int64)
+        else:
+            keep = present.ravel()
+            cols, steps = cols[keep], steps[keep]
+            indptr = np.concatenate([[0], np.cumsum(present.sum(axis=1))]).astype(np.int64)
+        if len(cols) == 0:
+            return np.zeros((n, len(self.classes_)))
+        pair, u_cols, u_vals = distinct_pairs(cols, steps, steps * self.precision_[cols])
         half = (self.precision_[u_cols] / 2.0)[:, None]
         mean, sigma = self.mean_[u_cols], self.sigma_[u_cols]
         prob = ndtr((u_vals[:, None] - mean + half) / sigma) - ndtr((u_vals[:, None] - mean - half) / sigma)
         log_terms = np.log(np.maximum(MIN_PROB, prob))
-        return _indicator(rows, pair, n, len(first)) @ log_terms
+        indicator = sp.csr_matrix((np.ones(len(pair)), pair, indptr), shape=(n, len(u_cols)))
+        return indicator @ log_terms
 
     def _gaussian_numeric_jll(self, values: np.ndarray) -> np.ndarray:
         """-1/2 sum_j [log(2 pi var) + (x - mu)^2 / var] over the observed j, class by class."""

@@ -21,7 +21,7 @@ from scipy.special import ndtr
 __all__ = [
     "DEFAULT_PRECISION", "MIN_PROB", "NominalCounts", "NormalStats", "GaussianStats", "nominal_counts",
     "weka_precision", "normal_stats", "gaussian_stats", "weka_round", "normal_prob", "class_weights",
-    "one_hot", "row_chunks",
+    "one_hot", "row_chunks", "distinct_pairs",
 ]
 
 #: WEKA's default precision when an attribute has fewer than two distinct values.
@@ -114,12 +114,13 @@ def weka_precision(X: np.ndarray | sp.csr_matrix, columns: np.ndarray) -> np.nda
     if len(columns) == 0 or X.shape[0] == 0:
         return out
     if not sp.issparse(X):
-        # one contiguous row per attribute: sorting and the running sums stay in cache
-        values = np.sort(np.ascontiguousarray(np.asarray(X[:, columns], dtype=np.float64).T), axis=1)  # NaN last
+        # all columns sorted in one call, one contiguous row per attribute (NaN sorts last)
+        values = np.sort(np.ascontiguousarray(np.asarray(_columns(X, columns), dtype=np.float64).T), axis=1)
         gaps = np.diff(values, axis=1)
-        distinct = (gaps != 0) & ~np.isnan(gaps)
-        counts = distinct.sum(axis=1)
-        sums = np.cumsum(np.where(distinct, gaps, 0.0), axis=1)[:, -1] if gaps.shape[1] else np.zeros(len(columns))
+        distinct = gaps != 0
+        if np.isnan(values[:, -1]).any():
+            distinct &= ~np.isnan(gaps)
+        sums, counts = _sequential_row_sums(gaps, distinct)
         ok = counts > 0
         out[ok] = sums[ok] / counts[ok]
         return out
@@ -147,9 +148,67 @@ def weka_precision(X: np.ndarray | sp.csr_matrix, columns: np.ndarray) -> np.nda
     return out
 
 
+def _sequential_row_sums(values: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``values`` (R, m): the kept entries added one after the other, left to right, and
+    their number.
+
+    A running sum in a fixed order is what WEKA computes; numpy's ``sum`` adds pairwise (other bits).
+    Only the kept entries are packed, left-aligned and zero-padded, into an (R, max kept) table whose
+    ``cumsum`` along the rows is that running sum (adding a trailing 0.0 changes no bit). Discrete
+    data keep few entries per row, so the table is small.
+    """
+    R, m = values.shape
+    pos = np.flatnonzero(keep)
+    row = pos // max(m, 1)
+    counts = np.bincount(row, minlength=R)
+    if len(pos) == 0:
+        return np.zeros(R), counts
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    table = np.zeros((R, int(counts.max())))
+    table[row, np.arange(len(pos)) - first[row]] = values.ravel()[pos]
+    return np.cumsum(table, axis=1)[:, -1], counts
+
+
 def weka_round(values: np.ndarray, precision: np.ndarray) -> np.ndarray:
     """``rint(x / precision) * precision``, half to even like Java's Math.rint."""
     return np.rint(values / precision) * precision
+
+
+def distinct_pairs(cols: np.ndarray, steps: np.ndarray, rounded: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Number the distinct (column, rounded value) pairs in (column, value) order.
+
+    ``steps`` are the whole numbers rint(value / precision), ``rounded`` = steps * precision. Returns
+    each entry's pair number and the pairs' columns and values. When the steps span a small range
+    per column (the usual case: WEKA's precision is the mean gap between distinct values), a direct
+    table numbers the pairs in O(entries + range) without sorting; otherwise the pairs are sorted.
+    """
+    F = int(cols.max()) + 1
+    lowest = np.full(F, np.inf)
+    highest = np.full(F, -np.inf)
+    np.minimum.at(lowest, cols, steps)
+    np.maximum.at(highest, cols, steps)
+    used = np.isfinite(lowest)
+    span = np.where(used, highest - lowest + 1.0, 0.0)
+    if np.all(np.abs(steps) < 2.0 ** 52) and span.sum() <= 4 * len(cols) + 100_000:  # exact integers
+        start = np.concatenate([[0], np.cumsum(span)[:-1]]).astype(np.int64)
+        slot = start[cols] + (steps - lowest[cols]).astype(np.int64)
+        occupied = np.zeros(int(span.sum()), dtype=bool)
+        occupied[slot] = True
+        number = np.cumsum(occupied) - 1
+        slots = np.flatnonzero(occupied)
+        u_cols = np.searchsorted(start, slots, side="right") - 1
+        # the value of an occupied slot, computed as the entries' own: one entry that fills it
+        first_entry = np.empty(len(occupied), dtype=np.int64)
+        first_entry[slot] = np.arange(len(slot))
+        return number[slot], u_cols.astype(np.int64), rounded[first_entry[slots]]
+    order = np.lexsort((rounded, cols))
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (cols[order][1:] != cols[order][:-1]) | (rounded[order][1:] != rounded[order][:-1])
+    local = np.empty(len(order), dtype=np.int64)
+    local[order] = np.cumsum(new) - 1
+    first = order[new]
+    return local, cols[first], rounded[first]
 
 
 @dataclass
@@ -201,7 +260,7 @@ def _class_sums(values: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray
     else:
         sv = (Y.T @ values).T
         sq = (Y.T @ (values * values)).T
-    total = np.asarray(Y.sum(axis=0)).ravel()
+    total = np.bincount(y, weights=w, minlength=n_classes).astype(np.float64)  # in data order, as WEKA adds
     if present is None:
         sw = np.broadcast_to(total, sv.shape).copy()
     elif sp.issparse(present):
@@ -227,10 +286,15 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
         sw, sv, sq = _class_sums(sub, y, w, n_classes, missing)
     else:
         sub = np.asarray(sub, dtype=np.float64)
-        present = ~np.isnan(sub)
-        rounded = np.where(present, weka_round(np.where(present, sub, 0.0), precision), 0.0)
+        missing = np.isnan(sub)
+        any_missing = bool(missing.any())
         with np.errstate(over="ignore", invalid="ignore"):  # huge values overflow to inf, as in WEKA
-            sw, sv, sq = _class_sums(rounded, y, w, n_classes, present)
+            rounded = np.divide(sub, precision)          # weka_round, without further temporaries
+            np.rint(rounded, out=rounded)
+            np.multiply(rounded, precision, out=rounded)
+            if any_missing:
+                rounded[missing] = 0.0
+            sw, sv, sq = _class_sums(rounded, y, w, n_classes, ~missing if any_missing else None)
     return _normal_from_sums(precision, sw, sv, sq)
 
 
