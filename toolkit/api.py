@@ -11,6 +11,17 @@ sorted labels seen in ``y``.
 :class:`ProbabilisticClassifier` is the one place where predictions are derived from a joint
 log-likelihood (the role of scikit-learn's ``_BaseNB``); a variant only computes its sufficient
 statistics and ``_joint_log_likelihood``.
+
+**Scoring a grid from one fit** (optional; the harness's tuning uses it when present). A classifier
+lists in ``grid_params`` the hyperparameters that :meth:`ClassifierBase.grid_decision_function` can
+vary without refitting from scratch, and that method yields the validation scores of a list of
+settings, each exactly what a fresh fit with that setting would give (bit for bit when the fitted
+statistics do not depend on the parameter; for a warm-started solver, a solution that meets the
+cold fit's own stopping criterion). The harness groups the grid points that differ only in those
+parameters, fits everything else once per group and calls the method once; a classifier without
+``grid_params`` is refitted at every grid point. A :class:`ProbabilisticClassifier` gets the method
+by splitting its ``fit`` into ``_fit_statistics`` (what the grid parameters leave unchanged) and
+``_apply_params`` (what they set), see there.
 """
 
 from __future__ import annotations
@@ -18,9 +29,9 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
@@ -167,7 +178,9 @@ def as_matrix(X: Any) -> np.ndarray | sp.csr_matrix:
     if isinstance(X, Dataset):
         X = X.X
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
+        if not (type(X) is sp.csr_matrix and X.dtype == np.float64):
+            X = sp.csr_matrix(X, dtype=np.float64)
+        # the same object when it already is one: scipy caches has_sorted_indices on it (an O(nnz) scan)
         if not X.has_sorted_indices:
             X.sort_indices()
         return X
@@ -185,6 +198,17 @@ def as_matrix(X: Any) -> np.ndarray | sp.csr_matrix:
     if arr.ndim != 2:
         raise CapabilityError(f"X must be 2-dimensional, got shape {arr.shape}")
     return arr
+
+
+def _unique_labels(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(labels, return_inverse=True)``; small non-negative integer labels by counting (O(n), no sort)."""
+    if labels.dtype.kind in "iu" and labels.size and labels.min() >= 0 and labels.max() < 4 * labels.size + 1024:
+        seen = np.bincount(labels) > 0
+        classes = np.flatnonzero(seen).astype(labels.dtype)
+        codes = (np.cumsum(seen) - 1)[labels]
+        return classes, codes.astype(np.int64)
+    classes, codes = np.unique(labels, return_inverse=True)
+    return classes, codes.reshape(-1).astype(np.int64)
 
 
 class _ParamsMixin:
@@ -282,6 +306,41 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
     ``n_features_in_`` and ``schema_``.
     """
 
+    #: Hyperparameters that :meth:`grid_decision_function` varies over one fit (empty: the harness
+    #: refits at every grid point).
+    grid_params: ClassVar[tuple[str, ...]] = ()
+
+    def grid_decision_function(self, X: Any, y: Any, X_val: Any, settings: Sequence[Mapping[str, Any]], *,
+                               sample_weight: Any = None, schema: Schema | None = None) -> Iterator[np.ndarray]:
+        """Fit on ``(X, y)`` and yield ``decision_function(X_val)`` for each setting in turn.
+
+        The i-th array is what ``set_params(**settings[i])``, ``fit(X, y, ...)`` and
+        ``decision_function(X_val)`` give (``sample_weight`` and ``schema`` are passed to ``fit``
+        as given); only keys of ``grid_params`` may appear in a setting. The classifier is left
+        fitted with the last setting. This implementation refits for every setting; classifiers
+        that can share work override it and list the parameters in ``grid_params``.
+        """
+        settings = self._grid_settings(settings)
+        kwargs: dict[str, Any] = {}
+        if sample_weight is not None:
+            kwargs["sample_weight"] = sample_weight
+        if schema is not None:
+            kwargs["schema"] = schema
+        for setting in settings:
+            self.set_params(**setting)
+            self.fit(X, y, **kwargs)  # type: ignore[attr-defined]
+            yield self.decision_function(X_val)
+
+    def _grid_settings(self, settings: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The settings as dicts; a key outside ``grid_params`` is a :class:`ParameterError`."""
+        out = [dict(s) for s in settings]
+        allowed = set(self.grid_params)
+        unknown = sorted({k for s in out for k in s} - allowed)
+        if unknown:
+            raise ParameterError(f"{type(self).__name__} cannot score a grid over {', '.join(unknown)} from one fit "
+                                 f"(it can over: {', '.join(self.grid_params) or 'nothing'}); refit instead")
+        return out
+
     def _validate_fit(self, X: Any, y: Any, sample_weight: Any = None,
                       schema: Schema | None = None) -> tuple[Any, np.ndarray, np.ndarray]:
         X = as_matrix(X)
@@ -314,10 +373,9 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
                 keep = np.array([v is not None and v == v for v in y], dtype=bool)
             labels = y[keep]
             try:
-                self.classes_, codes = np.unique(labels, return_inverse=True)
+                self.classes_, codes = _unique_labels(labels)
             except TypeError:
                 raise CapabilityError("class labels must be all numbers or all strings") from None
-            codes = codes.reshape(-1).astype(np.int64)
             self.schema_ = Schema.numeric(X.shape[1], [str(c) for c in self.classes_])
         if not keep.all():
             X = X[keep]
@@ -349,13 +407,54 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
 
 
 class ProbabilisticClassifier(ClassifierBase):
-    """Predictions derived from one joint log-likelihood ``log P(c) + log P(x | c)`` per class."""
+    """Predictions derived from one joint log-likelihood ``log P(c) + log P(x | c)`` per class.
+
+    A subclass whose ``fit`` is ``self._apply_params(self._fit_statistics(X, y, sample_weight,
+    schema))`` scores a grid over ``grid_params`` from one call of ``_fit_statistics`` (which must
+    not read them) and one ``_apply_params`` per setting (which sets everything they change).
+    Prediction work that the settings share can move into ``_prepare_scoring`` (done once for
+    ``X_val``), with ``_score_prepared`` finishing it per setting; by default the first validates
+    and the second is ``_joint_log_likelihood``.
+    """
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def decision_function(self, X: Any) -> np.ndarray:
-        return self._joint_log_likelihood(self._validate_predict(X))
+        return self._score_prepared(self._prepare_scoring(X))
+
+    def _fit_statistics(self, X: Any, y: Any, sample_weight: Any, schema: Schema | None) -> Any:
+        raise NotImplementedError  # pragma: no cover - only called when grid_params is set
+
+    def _apply_params(self, state: Any) -> None:
+        raise NotImplementedError  # pragma: no cover - only called when grid_params is set
+
+    def _prepare_scoring(self, X: Any) -> Any:
+        return self._validate_predict(X)
+
+    def _score_prepared(self, prepared: Any) -> np.ndarray:
+        return self._joint_log_likelihood(prepared)
+
+    def grid_decision_function(self, X: Any, y: Any, X_val: Any, settings: Sequence[Mapping[str, Any]], *,
+                               sample_weight: Any = None, schema: Schema | None = None) -> Iterator[np.ndarray]:
+        """As :meth:`ClassifierBase.grid_decision_function`, from one ``_fit_statistics`` when
+        ``grid_params`` is set (bit-identical to refitting: the same code runs, minus the repeats)."""
+        if not self.grid_params:
+            yield from super().grid_decision_function(X, y, X_val, settings, sample_weight=sample_weight,
+                                                      schema=schema)
+            return
+        settings = self._grid_settings(settings)
+        if not settings:
+            return
+        self.set_params(**settings[0])
+        state = self._fit_statistics(X, y, sample_weight, schema)
+        prepared = None
+        for setting in settings:
+            self.set_params(**setting)
+            self._apply_params(state)
+            if prepared is None:
+                prepared = self._prepare_scoring(X_val)
+            yield self._score_prepared(prepared)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         jll = self.decision_function(X)

@@ -96,9 +96,18 @@ class BMANaiveBayes(ProbabilisticClassifier):
         return rows, cols, X[rows, cols]
 
     # ------------------------------------------------------------------ fit
+    #: H only sets the inclusion penalty at prediction time; the statistics SC, SAC, N are H-free
+    grid_params = ("H",)
+
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> BMANaiveBayes:
-        if not (isinstance(self.H, (int, float)) and self.H > 0):
+        self._apply_params(self._fit_statistics(X, y, sample_weight, schema))
+        return self
+
+    def _apply_params(self, state: Any) -> None:
+        if isinstance(self.H, bool) or not (isinstance(self.H, (int, float)) and self.H > 0):
             raise ParameterError(f"H must be a number > 0, not {self.H!r}")
+
+    def _fit_statistics(self, X: Any, y: Any, sample_weight: Any, schema: Schema | None) -> None:
         X, y, w = self._validate_fit(X, y, sample_weight, schema)
         schema = self.schema_
         strings = schema.columns_of_kind("string")
@@ -154,39 +163,62 @@ class BMANaiveBayes(ProbabilisticClassifier):
             self.sc_ += (implicit * zero_cond).sum(axis=1)
             self.sac_ += implicit.sum(axis=1) * zero_uncond
             self.n_observed_ += implicit.sum(axis=1)
-        return self
 
     # ------------------------------------------------------------------ prediction
-    def _log_penalty(self) -> np.ndarray:
-        return (self.n_observed_ + 1.0) * np.log(self.H)
+    def _log_penalty(self, H: float | None = None) -> np.ndarray:
+        return (self.n_observed_ + 1.0) * np.log(self.H if H is None else H)
+
+    def _lse(self, pair_col: np.ndarray, cond: np.ndarray, uncond: np.ndarray, H: float | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per distinct pair: A (U,), B (U, K) and LSE(A, B) (U, K), with inclusion base ``H``."""
+        a = self.sac_[pair_col] + uncond
+        b = self.sc_[pair_col][:, None] + cond - self._log_penalty(H)[pair_col][:, None]
+        return a, b, np.logaddexp(a[:, None], b)
 
     def _terms(self, cols: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """For entries: ``pair`` (m,) and, per distinct pair, A (U,), B (U, K) and LSE(A, B) (U, K)."""
         pair, pair_col, cond, uncond = self._pairs(cols, values)
-        a = self.sac_[pair_col] + uncond
-        b = self.sc_[pair_col][:, None] + cond - self._log_penalty()[pair_col][:, None]
-        return pair, a, b, np.logaddexp(a[:, None], b)
+        return (pair, *self._lse(pair_col, cond, uncond))
 
-    def _joint_log_likelihood(self, X: Any) -> np.ndarray:
+    def _prepare_scoring(self, X: Any) -> dict[str, Any]:
+        """Everything of the scores that does not depend on H: the distinct (attribute, value) pairs,
+        their log-probabilities and the indicator matrices that sum them per row."""
+        X = self._validate_predict(X)
         n, F = X.shape
-        jll = np.tile(self.class_log_prior_, (n, 1))
-        zero_terms = None
+        parts: dict[str, Any] = {"n": n, "zero": None}
         if sp.issparse(X):
-            zero_pair, _, _, zero_lse = self._terms(np.arange(F), np.zeros(F))
-            zero_terms = zero_lse[zero_pair]          # (F, K): every attribute at value 0
-            jll += zero_terms.sum(axis=0)
+            parts["zero"] = self._pairs(np.arange(F), np.zeros(F))   # every attribute at value 0
         rows, cols, values = self._entries(X)
-        pair, _, _, lse = self._terms(cols, values)
+        pair, pair_col, cond, uncond = self._pairs(cols, values)
+        parts["pairs"] = (pair_col, cond, uncond)
         # an indicator matrix sums each row's pair terms (rows x distinct pairs)
-        S = sp.csr_matrix((np.ones(len(rows)), (rows, pair)), shape=(n, len(lse)))
-        jll += S @ lse
-        if zero_terms is not None:
+        parts["S"] = sp.csr_matrix((np.ones(len(rows)), (rows, pair)), shape=(n, len(pair_col)))
+        if sp.issparse(X):
             # stored values replace the value-0 term; a stored NaN (missing) removes it
-            jll -= sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, F)) @ zero_terms
             nan_rows = np.repeat(np.arange(n), np.diff(X.indptr))[np.isnan(X.data)]
             nan_cols = X.indices[np.isnan(X.data)]
-            jll -= sp.csr_matrix((np.ones(len(nan_rows)), (nan_rows, nan_cols)), shape=(n, F)) @ zero_terms
+            parts["replaced"] = (sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, F)),
+                                 sp.csr_matrix((np.ones(len(nan_rows)), (nan_rows, nan_cols)), shape=(n, F)))
+        return parts
+
+    def _score_prepared(self, parts: dict[str, Any]) -> np.ndarray:
+        """The scores s_k of algorithms.md 2.6 with the current H, from :meth:`_prepare_scoring`."""
+        jll = np.tile(self.class_log_prior_, (parts["n"], 1))
+        zero_terms = None
+        if parts["zero"] is not None:
+            zero_pair, zero_col, zero_cond, zero_uncond = parts["zero"]
+            zero_terms = self._lse(zero_col, zero_cond, zero_uncond)[2][zero_pair]   # (F, K)
+            jll += zero_terms.sum(axis=0)
+        lse = self._lse(*parts["pairs"])[2]
+        jll += parts["S"] @ lse
+        if zero_terms is not None:
+            stored, missing = parts["replaced"]
+            jll -= stored @ zero_terms
+            jll -= missing @ zero_terms
         return jll
+
+    def _joint_log_likelihood(self, X: Any) -> np.ndarray:
+        return self._score_prepared(self._prepare_scoring(X))
 
     # ------------------------------------------------------------------ the automatic feature selection
     def feature_weights(self, X: Any, k: int | None = None) -> np.ndarray:

@@ -77,8 +77,16 @@ class NaiveBayes(ProbabilisticClassifier):
             raise ParameterError("replay=True reproduces WEKA's arithmetic and needs variant='weka'")
         return prior
 
+    #: laplace, prior and var_smoothing only shape estimates from counts and moments (algorithms.md 2.1-2.3)
+    grid_params = ("var_smoothing", "laplace", "prior")
+
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> NaiveBayes:
-        prior = self._check_params()
+        self._apply_params(self._fit_statistics(X, y, sample_weight, schema))
+        return self
+
+    def _fit_statistics(self, X: Any, y: Any, sample_weight: Any, schema: Schema | None) -> dict[str, Any]:
+        """Counts and moments: what laplace, prior and var_smoothing leave unchanged."""
+        self._check_params()
         X, y, w = self._validate_fit(X, y, sample_weight, schema)
         strings = self.schema_.columns_of_kind("string")
         if len(strings):
@@ -89,14 +97,10 @@ class NaiveBayes(ProbabilisticClassifier):
         self.nominal_columns_ = self.schema_.columns_of_kind("nominal")
         self.numeric_columns_ = self.schema_.columns_of_kind("numeric", "date")
         self.class_count_ = class_weights(y, w, K)
-        self.class_log_prior_ = log_prior(self.class_count_, prior)
         n_values = self.schema_.n_values[self.nominal_columns_]
         counts = nominal_counts(X, y, w, self.nominal_columns_, n_values, K)
-        with np.errstate(divide="ignore"):
-            probs = counts.smoothed(self.laplace)
-            self.nominal_log_prob_ = np.log(probs)
-        self.nominal_prob_ = probs
         self.nominal_offsets_ = counts.offsets
+        state: dict[str, Any] = {"counts": counts}
         if self.variant == "weka":
             stats = normal_stats(X, y, w, self.numeric_columns_, K)
             self.precision_ = stats.precision
@@ -104,7 +108,20 @@ class NaiveBayes(ProbabilisticClassifier):
             self.sigma_ = stats.sigma
         else:
             with np.errstate(over="ignore", invalid="ignore"):
-                stats = gaussian_stats(X, y, w, self.numeric_columns_, K, self.var_smoothing)
+                state["gaussian"] = gaussian_stats(X, y, w, self.numeric_columns_, K, 0.0)
+        return state
+
+    def _apply_params(self, state: dict[str, Any]) -> None:
+        """The estimates that laplace, prior and var_smoothing set."""
+        prior = self._check_params()
+        self.class_log_prior_ = log_prior(self.class_count_, prior)
+        with np.errstate(divide="ignore"):
+            probs = state["counts"].smoothed(self.laplace)
+            self.nominal_log_prob_ = np.log(probs)
+        self.nominal_prob_ = probs
+        if self.variant != "weka":
+            with np.errstate(over="ignore", invalid="ignore"):
+                stats = state["gaussian"].smoothed(self.var_smoothing)
             bad = ~np.all(np.isfinite(stats.var) & np.isfinite(stats.mean), axis=1)
             if bad.any():
                 name = self.schema_.features.name(int(self.numeric_columns_[np.argmax(bad)]))
@@ -113,7 +130,6 @@ class NaiveBayes(ProbabilisticClassifier):
             self.mean_ = stats.mean
             self.var_ = stats.var
             self.epsilon_ = stats.epsilon
-        return self
 
     # ------------------------------------------------------------------ per-attribute log terms
     def _numeric_log_terms(self, values: np.ndarray) -> np.ndarray:

@@ -318,6 +318,19 @@ class GaussianStats:
     mean: np.ndarray   # (F, K)
     var: np.ndarray    # (F, K), smoothing included
     epsilon: float
+    unsmoothed: np.ndarray | None = None   # (F, K) the variances before smoothing
+    largest: float = 0.0                   # the largest all-class variance (epsilon's scale)
+
+    def smoothed(self, var_smoothing: float) -> GaussianStats:
+        """The same moments with another ``var_smoothing`` (no pass over the data)."""
+        assert self.unsmoothed is not None
+        return _smooth(self.mean, self.unsmoothed, self.largest, var_smoothing)
+
+
+def _smooth(mean: np.ndarray, var: np.ndarray, largest: float, var_smoothing: float) -> GaussianStats:
+    """epsilon = var_smoothing x the largest all-class variance (scikit-learn's rule), added to every variance."""
+    epsilon = var_smoothing * largest if largest > 0 else var_smoothing
+    return GaussianStats(mean, var + epsilon, epsilon, var, largest)
 
 
 def _grouped(y: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -339,7 +352,7 @@ def gaussian_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, 
     F = len(columns)
     if F == 0:
         empty = np.zeros((0, n_classes))
-        return GaussianStats(empty, empty, var_smoothing)
+        return GaussianStats(empty, empty, var_smoothing, empty, 0.0)
     sub = _columns(X, columns)
     if sp.issparse(sub):
         sub, missing = _without_missing(sub)
@@ -390,6 +403,4 @@ def gaussian_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, 
             dev_all = np.where(pw > 0, clean - all_mean, 0.0)
             all_var = np.where(all_w > 0, (pw * dev_all * dev_all).sum(0) / np.where(all_w > 0, all_w, 1.0), 0.0)
             var = np.where(sw > 0, ss / np.where(sw > 0, sw, 1.0), all_var[:, None])
-    biggest = float(all_var.max()) if all_var.size else 0.0
-    epsilon = var_smoothing * biggest if biggest > 0 else var_smoothing
-    return GaussianStats(mean, var + epsilon, epsilon)
+    return _smooth(mean, var, float(all_var.max()) if all_var.size else 0.0, var_smoothing)
