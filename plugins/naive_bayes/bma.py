@@ -60,19 +60,29 @@ class BMANaiveBayes(ProbabilisticClassifier):
         """
         K = len(self.classes_)
         n_nom = len(self.nominal_log_all_)
-        pair = np.empty(len(cols), dtype=np.int64)
-        nom = self.is_nominal_[cols]
-        pair[nom] = values[nom].astype(np.int64) + self.nominal_offsets_[self.position_[cols[nom]]]
-        num = np.flatnonzero(~nom)
-        c_all = cols[num]
-        prec = self.precision_[self.position_[c_all]]
-        steps = np.rint(values[num] / prec)
+        if not len(self.nominal_columns_):        # all numeric: no masks, no copies of the entries
+            pair, c_all, num_values = None, cols, values
+        else:
+            pair = np.empty(len(cols), dtype=np.int64)
+            nom = self.is_nominal_[cols]
+            pair[nom] = values[nom].astype(np.int64) + self.nominal_offsets_[self.position_[cols[nom]]]
+            num = np.flatnonzero(~nom)
+            c_all, num_values = cols[num], values[num]
+        precision_of_column = np.zeros(len(self.is_nominal_))
+        precision_of_column[self.numeric_columns_] = self.precision_
+        prec = precision_of_column[c_all]
+        steps = np.rint(num_values / prec)
         rounded = steps * prec
-        if len(num):
+        if len(c_all):
             local, u_cols, u_vals = distinct_pairs(c_all, steps, rounded)
-            pair[num] = n_nom + local
+            if pair is None:
+                pair = local + n_nom
+            else:
+                pair[num] = n_nom + local
         else:
             u_cols, u_vals = np.zeros(0, np.int64), np.zeros(0)
+            if pair is None:
+                pair = np.zeros(0, dtype=np.int64)
         pos = self.position_[u_cols]
         half = (self.precision_[pos] / 2.0)[:, None]
         mean, sigma = self.mean_[pos], self.sigma_[pos]
@@ -91,7 +101,10 @@ class BMANaiveBayes(ProbabilisticClassifier):
             rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
             keep = ~np.isnan(X.data)
             return rows[keep], X.indices[keep].astype(np.int64), X.data[keep]
+        n, F = X.shape
         present = ~np.isnan(X)
+        if present.all():           # every cell, in row-major order, without index gathers
+            return np.repeat(np.arange(n), F), np.tile(np.arange(F), n), np.ascontiguousarray(X).ravel()
         rows, cols = np.nonzero(present)
         return rows, cols, X[rows, cols]
 
@@ -146,10 +159,18 @@ class BMANaiveBayes(ProbabilisticClassifier):
         # resubstitution log-likelihoods SC_j (feature used) and SAC_j (feature ignored), and N_j
         rows, cols, values = self._entries(X)
         pair, _pair_col, cond, uncond = self._pairs(cols, values)
-        weight = w[rows]
-        self.sc_ = np.bincount(cols, weights=weight * cond[pair, y[rows]], minlength=F)
-        self.sac_ = np.bincount(cols, weights=weight * uncond[pair], minlength=F)
-        self.n_observed_ = np.bincount(cols, weights=weight, minlength=F)
+        # added entry by entry in row order per column (bincount), as the author's code adds instances
+        cond_terms = cond.ravel()[pair * K + y[rows]]
+        uncond_terms = uncond[pair]
+        if np.all(w == 1.0):        # unit weights: the products are the terms themselves
+            self.sc_ = np.bincount(cols, weights=cond_terms, minlength=F)
+            self.sac_ = np.bincount(cols, weights=uncond_terms, minlength=F)
+            self.n_observed_ = np.bincount(cols, minlength=F).astype(np.float64)
+        else:
+            weight = w[rows]
+            self.sc_ = np.bincount(cols, weights=weight * cond_terms, minlength=F)
+            self.sac_ = np.bincount(cols, weights=weight * uncond_terms, minlength=F)
+            self.n_observed_ = np.bincount(cols, weights=weight, minlength=F)
         if sp.issparse(X):
             # implicit zeros are observed values 0: add their terms once per (column, class)
             zero_pair, _, zc, zu = self._pairs(np.arange(F), np.zeros(F))

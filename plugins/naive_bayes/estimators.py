@@ -188,11 +188,15 @@ def distinct_pairs(cols: np.ndarray, steps: np.ndarray, rounded: np.ndarray
     highest = np.full(F, -np.inf)
     np.minimum.at(lowest, cols, steps)
     np.maximum.at(highest, cols, steps)
-    used = np.isfinite(lowest)
+    used = np.isfinite(lowest) & np.isfinite(highest)
+    unused = (lowest == np.inf) & (highest == -np.inf)      # no entry; anything else is NaN or infinite
+    exact = bool(np.all(used | unused)) and bool(np.all(np.abs(lowest[used]) < 2.0 ** 52)) and \
+        bool(np.all(np.abs(highest[used]) < 2.0 ** 52))   # every step a whole number stored exactly
     span = np.where(used, highest - lowest + 1.0, 0.0)
-    if np.all(np.abs(steps) < 2.0 ** 52) and span.sum() <= 4 * len(cols) + 100_000:  # exact integers
+    if exact and span.sum() <= 4 * len(cols) + 100_000:
         start = np.concatenate([[0], np.cumsum(span)[:-1]]).astype(np.int64)
-        slot = start[cols] + (steps - lowest[cols]).astype(np.int64)
+        # slot = start + (step - lowest), in one gather; whole numbers below 2^53 add exactly
+        slot = (steps + np.where(used, start - lowest, 0.0)[cols]).astype(np.int64)
         occupied = np.zeros(int(span.sum()), dtype=bool)
         occupied[slot] = True
         number = np.cumsum(occupied) - 1
