@@ -40,6 +40,21 @@ def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
     return min(timed(fn) for _ in range(repeat))
 
 
+def median_of(fn: Callable[[], object], repeat: int = 5) -> tuple[float, float, float]:
+    """(median, min, max) wall time of ``repeat`` calls, for a figure that has no anchor."""
+    times = [timed(fn) for _ in range(repeat)]
+    return statistics.median(times), min(times), max(times)
+
+
+def info(what: str, fn: Callable[[], object], repeat: int = 5) -> str:
+    """A line for a time without an anchor: median (min-max) and the load average."""
+    load = load_average()
+    med, lo, hi = median_of(fn, repeat)
+    line = f"{what}: {med:.3f} s (min {lo:.3f}, max {hi:.3f}, {repeat} runs; load {load:.2f})"
+    print("  " + line)
+    return line
+
+
 def load_average() -> float:
     try:
         return os.getloadavg()[0]
