@@ -218,7 +218,9 @@ class MultinomialNB(ProbabilisticClassifier):
         return self._test_counts(self._validate_predict(X))
 
     def _score_prepared(self, Xt: sp.csr_matrix) -> np.ndarray:
-        return np.asarray(Xt @ self.coef_.T) + self.intercept_
+        scores = np.asarray(Xt @ self.coef_.T)
+        scores += self.intercept_       # in place: no second (n, K) array
+        return scores
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
         return self._score_prepared(self._test_counts(X))
