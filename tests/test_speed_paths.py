@@ -79,3 +79,24 @@ def test_as_counts_accepts_negative_zero_and_large_counts():
     X.data[1] = -0.0
     X.data[2] = 1e308
     assert as_counts(X, "test") is X
+
+
+def test_decision_and_proba_equal_the_two_calls():
+    import toolkit
+    from toolkit.api import ProbabilisticClassifier, Schema
+    from toolkit.plugins.naive_bayes.bma import BMANaiveBayes
+
+    ds = toolkit.load_arff("soybean")
+    clf = BMANaiveBayes(H=0.8).fit(ds.X, ds.y, schema=Schema.from_dataset(ds))
+    scores, proba = clf.decision_and_proba(ds.X)
+    np.testing.assert_array_equal(scores, clf.decision_function(ds.X))
+    np.testing.assert_array_equal(proba, clf.predict_proba(ds.X))
+
+    class Calibrated(BMANaiveBayes):       # a subclass that derives probabilities its own way keeps them
+        def predict_proba(self, X):
+            p = super().predict_proba(X) ** 0.5
+            return p / p.sum(axis=1, keepdims=True)
+
+    other = Calibrated(H=0.8).fit(ds.X, ds.y, schema=Schema.from_dataset(ds))
+    np.testing.assert_array_equal(other.decision_and_proba(ds.X)[1], other.predict_proba(ds.X))
+    assert issubclass(Calibrated, ProbabilisticClassifier)

@@ -457,7 +457,10 @@ class ProbabilisticClassifier(ClassifierBase):
             yield self._score_prepared(prepared)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
-        jll = self.decision_function(X)
+        return self._log_normalise(self.decision_function(X))
+
+    @staticmethod
+    def _log_normalise(jll: np.ndarray) -> np.ndarray:
         norm = logsumexp(jll, axis=1, keepdims=True)
         with np.errstate(invalid="ignore"):
             out = jll - norm
@@ -469,6 +472,16 @@ class ProbabilisticClassifier(ClassifierBase):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         return np.exp(self.predict_log_proba(X))
+
+    def decision_and_proba(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(decision_function(X), predict_proba(X))`` from one joint log-likelihood (both computed as
+        asked when a subclass overrides how probabilities are derived)."""
+        cls = type(self)
+        if (cls.predict_proba is not ProbabilisticClassifier.predict_proba
+                or cls.predict_log_proba is not ProbabilisticClassifier.predict_log_proba):
+            return self.decision_function(X), self.predict_proba(X)
+        jll = self.decision_function(X)
+        return jll, np.exp(self._log_normalise(jll))
 
     def predict(self, X: Any) -> np.ndarray:
         return self.classes_[np.argmax(self.decision_function(X), axis=1)]

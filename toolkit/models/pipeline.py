@@ -337,9 +337,13 @@ class FittedPipeline:
         clf = self.classifier
         proba = None
         caps = self.pipeline.classifier.capabilities
-        if caps.probabilities and hasattr(clf, "predict_proba"):
-            proba = np.asarray(clf.predict_proba(X), dtype=np.float64)
-        scores = np.asarray(clf.decision_function(X), dtype=np.float64) if hasattr(clf, "decision_function") else None
+        if caps.probabilities and hasattr(clf, "decision_and_proba"):   # both from one pass (api.py)
+            scores, proba = (np.asarray(a, dtype=np.float64) for a in clf.decision_and_proba(X))
+        else:
+            if caps.probabilities and hasattr(clf, "predict_proba"):
+                proba = np.asarray(clf.predict_proba(X), dtype=np.float64)
+            scores = (np.asarray(clf.decision_function(X), dtype=np.float64)
+                      if hasattr(clf, "decision_function") else None)
         if scores is not None and scores.ndim == 1:  # binary margin -> two columns
             scores = np.column_stack([-scores, scores])
         basis = scores if scores is not None else proba
