@@ -166,8 +166,17 @@ class ExampleSelector(Protocol):
 
 def accepts_argument(method: Any, name: str) -> bool:
     """True when ``method`` takes a parameter called ``name`` (or ``**kwargs``)."""
+    function = getattr(method, "__func__", method)   # a bound method: its function (one cache entry per class)
     try:
-        params = inspect.signature(method).parameters
+        return _accepts(function, name)
+    except TypeError:  # not hashable
+        return _accepts.__wrapped__(function, name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _accepts(function: Any, name: str) -> bool:
+    try:
+        params = inspect.signature(function).parameters
     except (TypeError, ValueError):
         return False
     return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
@@ -211,14 +220,20 @@ def _unique_labels(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return classes, codes.reshape(-1).astype(np.int64)
 
 
+@functools.lru_cache(maxsize=1024)
+def _init_parameters(init: Any) -> tuple[str, ...]:
+    """Keyword parameter names of an ``__init__`` (cached: get_params / set_params run in tight loops)."""
+    sig = inspect.signature(init)
+    return tuple(name for name, p in sig.parameters.items()
+                 if name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
 class _ParamsMixin:
     """get_params / set_params from the keyword parameters of ``__init__``."""
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [name for name, p in sig.parameters.items()
-                if name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return list(_init_parameters(cls.__init__))
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._param_names()}

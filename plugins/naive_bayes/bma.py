@@ -51,15 +51,22 @@ class BMANaiveBayes(ProbabilisticClassifier):
         self.H = H
 
     # ------------------------------------------------------------------ per-value log-probabilities
-    def _pairs(self, cols: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _pairs(self, cols: np.ndarray, values: np.ndarray, block: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Map observed entries (column, value) to distinct pairs, and give each pair's log-probabilities.
 
         Returns ``pair`` (m,) into tables of U pairs: ``pair_col`` (U,), ``cond`` (U, K) = log P(value | k)
         and ``uncond`` (U,) = log P(value). Nominal pairs are the rows of the count tables; numeric
         values are rounded to the attribute's precision first, so few distinct pairs remain.
+        ``block``: the entries are every cell of this dense matrix in row-major order (no NaN).
         """
         K = len(self.classes_)
         n_nom = len(self.nominal_log_all_)
+        if block is not None and not len(self.nominal_columns_):   # dense and all numeric: (n, F) at once
+            steps = np.rint(block / self.precision_)
+            rounded = steps * self.precision_
+            pair, u_cols, u_vals = distinct_pairs(None, steps, rounded)
+            return (pair, *self._pair_tables(u_cols, u_vals))
         if not len(self.nominal_columns_):        # all numeric: no masks, no copies of the entries
             pair, c_all, num_values = None, cols, values
         else:
@@ -83,6 +90,12 @@ class BMANaiveBayes(ProbabilisticClassifier):
             u_cols, u_vals = np.zeros(0, np.int64), np.zeros(0)
             if pair is None:
                 pair = np.zeros(0, dtype=np.int64)
+        return (pair, *self._pair_tables(u_cols, u_vals))
+
+    def _pair_tables(self, u_cols: np.ndarray, u_vals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``pair_col``, ``cond`` and ``uncond`` of the nominal pairs followed by the numeric ones."""
+        K = len(self.classes_)
+        n_nom = len(self.nominal_log_all_)
         pos = self.position_[u_cols]
         half = (self.precision_[pos] / 2.0)[:, None]
         mean, sigma = self.mean_[pos], self.sigma_[pos]
@@ -92,7 +105,12 @@ class BMANaiveBayes(ProbabilisticClassifier):
         cond = np.vstack([self.nominal_log_cond_.reshape(n_nom, K), np.log(np.maximum(MIN_PROB, cond_num))])
         uncond = np.concatenate([self.nominal_log_all_, np.log(np.maximum(MIN_PROB, uncond_num))])
         pair_col = np.concatenate([self.nominal_columns_[self.nominal_row_column_], u_cols]).astype(np.int64)
-        return pair, pair_col, cond, uncond
+        return pair_col, cond, uncond
+
+    @staticmethod
+    def _block(X: Any, rows: np.ndarray) -> np.ndarray | None:
+        """X itself when its entries are all its cells (dense, nothing missing), else None."""
+        return X if not sp.issparse(X) and len(rows) == X.shape[0] * X.shape[1] else None
 
     @staticmethod
     def _entries(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -158,7 +176,7 @@ class BMANaiveBayes(ProbabilisticClassifier):
         self.mean_all_, self.sigma_all_ = pooled.mean[:, 0], pooled.sigma[:, 0]
         # resubstitution log-likelihoods SC_j (feature used) and SAC_j (feature ignored), and N_j
         rows, cols, values = self._entries(X)
-        pair, _pair_col, cond, uncond = self._pairs(cols, values)
+        pair, _pair_col, cond, uncond = self._pairs(cols, values, self._block(X, rows))
         # added entry by entry in row order per column (bincount), as the author's code adds instances
         cond_terms = cond.ravel()[pair * K + y[rows]]
         uncond_terms = uncond[pair]
@@ -210,7 +228,7 @@ class BMANaiveBayes(ProbabilisticClassifier):
         if sp.issparse(X):
             parts["zero"] = self._pairs(np.arange(F), np.zeros(F))   # every attribute at value 0
         rows, cols, values = self._entries(X)
-        pair, pair_col, cond, uncond = self._pairs(cols, values)
+        pair, pair_col, cond, uncond = self._pairs(cols, values, self._block(X, rows))
         parts["pairs"] = (pair_col, cond, uncond)
         # an indicator matrix sums each row's pair terms (rows x distinct pairs)
         parts["S"] = sp.csr_matrix((np.ones(len(rows)), (rows, pair)), shape=(n, len(pair_col)))

@@ -174,29 +174,39 @@ def weka_round(values: np.ndarray, precision: np.ndarray) -> np.ndarray:
     return np.rint(values / precision) * precision
 
 
-def distinct_pairs(cols: np.ndarray, steps: np.ndarray, rounded: np.ndarray
+def distinct_pairs(cols: np.ndarray | None, steps: np.ndarray, rounded: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Number the distinct (column, rounded value) pairs in (column, value) order.
+
+    ``cols=None``: ``steps`` and ``rounded`` are a dense (n, F) block, entry (i, j) in column j, and the
+    pair numbers come back in row-major order (as for ``cols = tile(arange(F), n)``, without the gathers).
 
     ``steps`` are the whole numbers rint(value / precision), ``rounded`` = steps * precision. Returns
     each entry's pair number and the pairs' columns and values. When the steps span a small range
     per column (the usual case: WEKA's precision is the mean gap between distinct values), a direct
     table numbers the pairs in O(entries + range) without sorting; otherwise the pairs are sorted.
     """
-    F = int(cols.max()) + 1
-    lowest = np.full(F, np.inf)
-    highest = np.full(F, -np.inf)
-    np.minimum.at(lowest, cols, steps)
-    np.maximum.at(highest, cols, steps)
+    if cols is None:   # a dense (n, F) block, entries in row-major order, column = position in the row
+        n, F = steps.shape
+        if n == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        lowest, highest = steps.min(axis=0), steps.max(axis=0)   # NaN propagates: then not exact below
+    else:
+        F = int(cols.max()) + 1
+        lowest = np.full(F, np.inf)
+        highest = np.full(F, -np.inf)
+        np.minimum.at(lowest, cols, steps)
+        np.maximum.at(highest, cols, steps)
     used = np.isfinite(lowest) & np.isfinite(highest)
     unused = (lowest == np.inf) & (highest == -np.inf)      # no entry; anything else is NaN or infinite
     exact = bool(np.all(used | unused)) and bool(np.all(np.abs(lowest[used]) < 2.0 ** 52)) and \
         bool(np.all(np.abs(highest[used]) < 2.0 ** 52))   # every step a whole number stored exactly
     span = np.where(used, highest - lowest + 1.0, 0.0)
-    if exact and span.sum() <= 4 * len(cols) + 100_000:
+    if exact and span.sum() <= 4 * steps.size + 100_000:
         start = np.concatenate([[0], np.cumsum(span)[:-1]]).astype(np.int64)
-        # slot = start + (step - lowest), in one gather; whole numbers below 2^53 add exactly
-        slot = (steps + np.where(used, start - lowest, 0.0)[cols]).astype(np.int64)
+        # slot = start + (step - lowest), in one gather (dense: broadcast); whole numbers below 2^53 add exactly
+        shift = np.where(used, start - lowest, 0.0)
+        slot = (steps + (shift if cols is None else shift[cols])).astype(np.int64).ravel()
         occupied = np.zeros(int(span.sum()), dtype=bool)
         occupied[slot] = True
         number = np.cumsum(occupied) - 1
@@ -205,7 +215,10 @@ def distinct_pairs(cols: np.ndarray, steps: np.ndarray, rounded: np.ndarray
         # the value of an occupied slot, computed as the entries' own: one entry that fills it
         first_entry = np.empty(len(occupied), dtype=np.int64)
         first_entry[slot] = np.arange(len(slot))
-        return number[slot], u_cols.astype(np.int64), rounded[first_entry[slots]]
+        return number[slot], u_cols.astype(np.int64), rounded.ravel()[first_entry[slots]]
+    if cols is None:
+        cols = np.tile(np.arange(steps.shape[1]), steps.shape[0])
+        steps, rounded = steps.ravel(), rounded.ravel()
     order = np.lexsort((rounded, cols))
     new = np.ones(len(order), dtype=bool)
     new[1:] = (cols[order][1:] != cols[order][:-1]) | (rounded[order][1:] != rounded[order][:-1])
