@@ -133,3 +133,14 @@ def recorded() -> list[dict[str, Any]]:
 def write_json(path: str | os.PathLike[str]) -> None:
     Path(path).write_text(json.dumps({"load_average_end": load_average(), "pairs": _RECORDED}, indent=1) + "\n",
                           encoding="utf-8")
+
+
+def markdown_table(entries: list[dict[str, Any]]) -> str:
+    """The recorded figures as a markdown table (benchmarks/README.md): median ratio, min-max, pairs, load."""
+    lines = ["| figure | ours / anchor | median ratio (min-max) | pairs | load | goal |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for e in entries:
+        lines.append(f"| {e['what']} | {e['ours_name']} / {e['anchor_name']} | **{e['median_ratio']:.2f}** "
+                     f"({e['min_ratio']:.2f}-{e['max_ratio']:.2f}) | {len(e['anchor'])} | "
+                     f"{statistics.median(e['load']):.1f} | {e.get('goal') or ''} |")
+    return "\n".join(lines)

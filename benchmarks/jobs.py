@@ -15,10 +15,9 @@ import argparse
 import concurrent.futures as cf
 import multiprocessing
 import os
+import resource
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 from _common import interleaved, load_average, record, shared
@@ -59,25 +58,35 @@ def main() -> None:
     def in_process(jobs):
         return lambda: toolkit.evaluate(datasets, CLASSIFIERS, runs=args.runs, jobs=jobs)
 
+    # CPU seconds, which load does not change much: this process's own and its finished workers'
+    def cpu(fn):
+        self0, kids0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        fn()
+        self1, kids1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (self1.ru_utime + self1.ru_stime - self0.ru_utime - self0.ru_stime,
+                kids1.ru_utime + kids1.ru_stime - kids0.ru_utime - kids0.ru_stime)
+
+    one, _ = cpu(in_process(1))
+    parent, workers = cpu(in_process(args.jobs))
+    print(f"  CPU seconds, harness in process: --jobs 1 {one:.2f}; --jobs {args.jobs}: parent {parent:.2f} + workers "
+          f"{workers:.2f}. If the cores were free: about {one / (parent + workers / args.jobs):.2f}x "
+          f"(--jobs 1 CPU / (parent + workers / {args.jobs}); a model, not a measurement)")
+
     record(interleaved(f"main job, harness in process", "--jobs 1", in_process(1), f"--jobs {args.jobs}",
                        in_process(args.jobs), pairs=args.pairs), goal="<= 0.59 (1.7x)")
 
     script = Path(sys.executable).with_name("toolkit")
     base = [str(script)] if script.exists() else [sys.executable, "-m", "toolkit"]
-    work = Path(tempfile.mkdtemp(prefix="jobs_"))
 
     def whole(jobs):
         def go():
-            out = work / f"{time.perf_counter_ns()}.jsonl"
             subprocess.run(base + ["evaluate", *map(str, paths), "-c", CLASSIFIERS[0], "-c", CLASSIFIERS[1], "--runs",
-                                   str(args.runs), "--jobs", str(jobs), "--out", str(out)],
+                                   str(args.runs), "--jobs", str(jobs)],
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            out.unlink(missing_ok=True)
         return go
 
     record(interleaved("main job, whole toolkit evaluate process", "--jobs 1", whole(1), f"--jobs {args.jobs}",
                        whole(args.jobs), pairs=args.pairs), goal="<= 0.59 (1.7x)")
-    work.rmdir()
 
 
 if __name__ == "__main__":

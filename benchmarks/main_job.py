@@ -6,8 +6,9 @@
 
 Each round, in alternating order, times:
 
-* toolkit, whole process: ``toolkit evaluate <20 files> -c nb-weka -c bma-nb --runs 10 --jobs 1 --out F``
-  (interpreter start, imports, loading, the run, the summary table);
+* toolkit, whole process: ``toolkit evaluate <20 files> -c nb-weka -c bma-nb --runs 10 --jobs 1``
+  (interpreter start, imports, loading, the run, the summary table), and the same with ``--out F``
+  (every record flushed and fsync'ed as it finishes: 400 fsyncs);
 * toolkit, in process: ``toolkit.evaluate`` on the loaded datasets (the harness only);
 * WEKA, whole processes: one ``java weka.classifiers.bayes.NaiveBayes -t train.arff -T test.arff -v -o``
   per split (200 JVMs), how a WEKA user runs given splits from the command line; the acceptance
@@ -90,12 +91,15 @@ def main() -> None:
               f"{' + '.join(CLASSIFIERS)} ({2 * n_splits} tasks), WEKA runs NaiveBayes")
 
         whole = Pairs("main job, whole processes", "WEKA NB, a JVM per split", "toolkit evaluate (one process)")
+        whole_out = Pairs("main job, whole processes", "WEKA NB, a JVM per split", "toolkit evaluate --out F")
         one_jvm = Pairs("main job, one process each", "WEKA NB, one JVM for all splits", "toolkit evaluate")
         compute = Pairs("main job, compute", "WEKA in-JVM build+evaluate", "toolkit harness in process")
         reading = []
         errors = None
 
-        def toolkit_cli() -> float:
+        def toolkit_cli(results_file: bool = False) -> float:
+            if not results_file:
+                return run_quiet(cli)
             out = work / f"run{time.perf_counter_ns()}.jsonl"
             seconds = run_quiet(cli + ["--out", str(out)])
             out.unlink(missing_ok=True)
@@ -125,25 +129,28 @@ def main() -> None:
             weka_one_jvm()
         for i in range(args.pairs):
             load = load_average()
-            steps = ["cli", "inproc", "weka_split", "weka_jvm"]
+            steps = ["cli", "inproc", "weka_split", "weka_jvm", "cli_out"]
             results = {}
             for step in (steps if i % 2 == 0 else steps[::-1]):
                 if step == "cli":
                     results[step] = toolkit_cli()
+                elif step == "cli_out":
+                    results[step] = toolkit_cli(results_file=True)
                 elif step == "inproc":
                     results[step] = toolkit_in_process()
                 elif have_weka and step == "weka_split":
                     results[step] = weka_per_split()
                 elif have_weka:
                     results[step] = weka_one_jvm()
-            print(f"  round {i + 1}: toolkit whole process {results['cli']:.2f} s, in process "
-                  f"{results['inproc']:.2f} s" + (f"; WEKA per-split JVMs {results['weka_split']:.1f} s, one JVM "
+            print(f"  round {i + 1}: toolkit whole process {results['cli']:.2f} s ({results['cli_out']:.2f} s with "
+                  f"--out), in process {results['inproc']:.2f} s" + (f"; WEKA per-split JVMs {results['weka_split']:.1f} s, one JVM "
                                                    f"{results['weka_jvm'][0]:.2f} s (in-JVM build+evaluate "
                                                    f"{results['weka_jvm'][1]:.2f} s, reading files "
                                                    f"{results['weka_jvm'][2]:.2f} s)" if have_weka else "")
                   + f"; load {load:.2f}", flush=True)
             if have_weka:
                 for pairs, anchor, ours in ((whole, results["weka_split"], results["cli"]),
+                                            (whole_out, results["weka_split"], results["cli_out"]),
                                             (one_jvm, results["weka_jvm"][0], results["cli"]),
                                             (compute, results["weka_jvm"][1], results["inproc"])):
                     pairs.anchor.append(anchor)
@@ -152,9 +159,10 @@ def main() -> None:
                 reading.append(results["weka_jvm"][2])
         if have_weka:
             record(whole, goal="<= 0.10 (10x faster)")
+            record(whole_out)
             record(one_jvm)
             record(compute)
-            for p in (whole, one_jvm, compute):
+            for p in (whole, whole_out, one_jvm, compute):
                 print(f"    {p.what}: toolkit {1 / p.median_ratio:.1f}x faster")
             print(f"  WEKA NB test errors over the {n_splits} splits: {errors} (reading the 2 x {n_splits} split files "
                   f"took WEKA {sorted(reading)[len(reading) // 2]:.2f} s of its one-JVM run)")

@@ -23,10 +23,18 @@ HERE = Path(__file__).resolve().parent
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", metavar="FILE", help="write the recorded figures here")
+    parser.add_argument("--table", metavar="JSON", help="print the figures of a --json file as a markdown table "
+                                                        "(benchmarks/README.md) and run nothing")
     parser.add_argument("names", nargs="*", help="script stems to run (default: all)")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     import _common
+
+    if args.table:
+        import json
+
+        print(_common.markdown_table(json.loads(Path(args.table).read_text(encoding="utf-8"))["pairs"]))
+        return
 
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, load average {_common.load_average():.2f}")
     started = time.perf_counter()

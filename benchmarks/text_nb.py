@@ -95,7 +95,7 @@ def dcm_times(label: str, X_tr, y_tr) -> None:
     from toolkit.plugins.text.dcm import DCM, ComplementDCM
 
     for cls in (DCM, ComplementDCM):
-        info(f"{label}, {cls._name} fit", lambda: cls().fit(X_tr, y_tr), repeat=3)
+        info(f"{label}, {cls._name} fit", lambda: cls().fit(X_tr, y_tr), repeat=1)
 
 
 def main() -> int:

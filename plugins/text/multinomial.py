@@ -219,7 +219,8 @@ class MultinomialNB(ProbabilisticClassifier):
 
     def _score_prepared(self, Xt: sp.csr_matrix) -> np.ndarray:
         scores = np.asarray(Xt @ self.coef_.T)
-        scores += self.intercept_       # in place: no second (n, K) array
+        if np.any(self.intercept_ != 0):    # the uniform prior adds nothing: skip the pass
+            scores += self.intercept_       # in place: no second (n, K) array
         return scores
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
