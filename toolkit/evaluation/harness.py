@@ -9,6 +9,7 @@ record at once. The harness owns all resampling; components never see a test par
 from __future__ import annotations
 
 import concurrent.futures as cf
+import gc
 import multiprocessing
 import os
 import platform
@@ -244,6 +245,9 @@ def _init_worker(threads: int) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=threads)
+    # the objects inherited from the parent stay out of this worker's garbage collections, which would
+    # otherwise touch (and so copy) every page that holds one
+    gc.freeze()
 
 
 def _run_task(task: Task) -> dict[str, Any]:
