@@ -100,3 +100,31 @@ def test_decision_and_proba_equal_the_two_calls():
     other = Calibrated(H=0.8).fit(ds.X, ds.y, schema=Schema.from_dataset(ds))
     np.testing.assert_array_equal(other.decision_and_proba(ds.X)[1], other.predict_proba(ds.X))
     assert issubclass(Calibrated, ProbabilisticClassifier)
+
+
+def _worker_threads():
+    import os
+
+    from threadpoolctl import threadpool_info
+
+    return [p["num_threads"] for p in threadpool_info() if p["user_api"] in ("blas", "openmp")], \
+        os.environ.get("OMP_NUM_THREADS"), os.environ.get("OPENBLAS_NUM_THREADS")
+
+
+def test_workers_cap_blas_and_openmp_threads():
+    """--jobs N: each worker starts with at most cores // N threads per BLAS/OpenMP pool."""
+    import concurrent.futures as cf
+    import multiprocessing
+    import os
+
+    from toolkit.evaluation import harness
+
+    cores = len(os.sched_getaffinity(0))
+    for jobs in (1, 2, cores + 3):
+        threads = harness._threads_per_worker(jobs)
+        assert threads == max(1, cores // jobs)
+        with cf.ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"),
+                                    initializer=harness._init_worker, initargs=(threads,)) as pool:
+            pools, omp, openblas = pool.submit(_worker_threads).result()
+        assert pools and all(n <= threads for n in pools), pools
+        assert omp == openblas == str(threads)
