@@ -207,15 +207,17 @@ def distinct_pairs(cols: np.ndarray | None, steps: np.ndarray, rounded: np.ndarr
         # slot = start + (step - lowest), in one gather (dense: broadcast); whole numbers below 2^53 add exactly
         shift = np.where(used, start - lowest, 0.0)
         slot = (steps + (shift if cols is None else shift[cols])).astype(np.int64).ravel()
-        occupied = np.zeros(int(span.sum()), dtype=bool)
-        occupied[slot] = True
-        number = np.cumsum(occupied) - 1
+        # one entry that fills each slot (its value is the slot's, computed as the entries' own)
+        first_entry = np.full(int(span.sum()), -1, dtype=np.int64)
+        first_entry[slot] = np.arange(len(slot))
+        occupied = first_entry >= 0
         slots = np.flatnonzero(occupied)
         u_cols = np.searchsorted(start, slots, side="right") - 1
-        # the value of an occupied slot, computed as the entries' own: one entry that fills it
-        first_entry = np.empty(len(occupied), dtype=np.int64)
-        first_entry[slot] = np.arange(len(slot))
-        return number[slot], u_cols.astype(np.int64), rounded.ravel()[first_entry[slots]]
+        values = rounded.ravel()[first_entry[slots]]
+        if len(slots) == len(occupied):           # every slot filled (discrete data): slot = pair number
+            return slot, u_cols.astype(np.int64), values
+        number = np.cumsum(occupied) - 1
+        return number[slot], u_cols.astype(np.int64), values
     if cols is None:
         cols = np.tile(np.arange(steps.shape[1]), steps.shape[0])
         steps, rounded = steps.ravel(), rounded.ravel()
