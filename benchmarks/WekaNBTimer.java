@@ -11,6 +11,7 @@ import weka.core.Instances;
  * Times WEKA's weka.classifiers.bayes.NaiveBayes (default options) on many train/test pairs in one JVM,
  * for benchmarks/main_job.py.
  *
+ * Compiled together with scripts/weka/NBDump.java, whose load() reads a file as the parity references do.
  * Usage: java -cp weka.jar:DIR WekaNBTimer JOBS
  * JOBS has one tab-separated line per split: classIndex (0-based) TAB train.arff TAB test.arff.
  * Per split: the two files are read (Instances from a reader), NaiveBayes is built on the training part
@@ -19,18 +20,6 @@ import weka.core.Instances;
  * splits (System.nanoTime), R the total test errors.
  */
 public class WekaNBTimer {
-    static Instances load(String path, int classIndex) throws Exception {
-        BufferedReader reader = new BufferedReader(
-            new InputStreamReader(new FileInputStream(path), StandardCharsets.UTF_8));
-        try {
-            Instances data = new Instances(reader);
-            data.setClassIndex(classIndex);
-            return data;
-        } finally {
-            reader.close();
-        }
-    }
-
     public static void main(String[] args) throws Exception {
         BufferedReader jobs = new BufferedReader(
             new InputStreamReader(new FileInputStream(args[0]), StandardCharsets.UTF_8));
@@ -43,8 +32,8 @@ public class WekaNBTimer {
             String[] f = line.split("\t");
             int classIndex = Integer.parseInt(f[0]);
             long t0 = System.nanoTime();
-            Instances train = load(f[1], classIndex);
-            Instances test = load(f[2], classIndex);
+            Instances train = NBDump.load(f[1], classIndex);
+            Instances test = NBDump.load(f[2], classIndex);
             long t1 = System.nanoTime();
             NaiveBayes nb = new NaiveBayes();
             nb.buildClassifier(train);

@@ -70,7 +70,9 @@ def main() -> None:
             build = work / "classes"
             build.mkdir()
             subprocess.run(["javac", "-nowarn", "-cp", args.weka_jar, "-d", str(build),
-                            str(Path(__file__).with_name("WekaNBTimer.java"))], check=True)
+                            str(Path(__file__).with_name("WekaNBTimer.java")),
+                            str(Path(__file__).resolve().parent.parent / "scripts" / "weka" / "NBDump.java")],
+                           check=True)
             for path in paths:
                 ds = arff.read(path)
                 for s in protocol.splits(ds):
