@@ -15,9 +15,9 @@ statistics and ``_joint_log_likelihood``.
 **Scoring a grid from one fit** (optional; the harness's tuning uses it when present). A classifier
 lists in ``grid_params`` the hyperparameters that :meth:`ClassifierBase.grid_decision_function` can
 vary without refitting from scratch, and that method yields the validation scores of a list of
-settings, each exactly what a fresh fit with that setting would give (bit for bit when the fitted
-statistics do not depend on the parameter; for a warm-started solver, a solution that meets the
-cold fit's own stopping criterion). The harness groups the grid points that differ only in those
+settings, each exactly what a fresh fit with that setting would give (a warm-started solver would
+only meet the cold fit's stopping rule, and the validation errors then differ: LIBLINEAR refits cold
+per C, see plugins/linear/liblinear.py). The harness groups the grid points that differ only in those
 parameters, fits everything else once per group and calls the method once; a classifier without
 ``grid_params`` is refitted at every grid point. A :class:`ProbabilisticClassifier` gets the method
 by splitting its ``fit`` into ``_fit_statistics`` (what the grid parameters leave unchanged) and
