@@ -40,6 +40,21 @@ def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
     return min(timed(fn) for _ in range(repeat))
 
 
+def median_of(fn: Callable[[], object], repeat: int = 5) -> tuple[float, float, float]:
+    """(median, min, max) wall time of ``repeat`` calls, for a figure that has no anchor."""
+    times = [timed(fn) for _ in range(repeat)]
+    return statistics.median(times), min(times), max(times)
+
+
+def info(what: str, fn: Callable[[], object], repeat: int = 5) -> str:
+    """A line for a time without an anchor: median (min-max) and the load average."""
+    load = load_average()
+    med, lo, hi = median_of(fn, repeat)
+    line = f"{what}: {med:.3f} s (min {lo:.3f}, max {hi:.3f}, {repeat} runs; load {load:.2f})"
+    print("  " + line)
+    return line
+
+
 def load_average() -> float:
     try:
         return os.getloadavg()[0]
@@ -118,3 +133,14 @@ def recorded() -> list[dict[str, Any]]:
 def write_json(path: str | os.PathLike[str]) -> None:
     Path(path).write_text(json.dumps({"load_average_end": load_average(), "pairs": _RECORDED}, indent=1) + "\n",
                           encoding="utf-8")
+
+
+def markdown_table(entries: list[dict[str, Any]]) -> str:
+    """The recorded figures as a markdown table (benchmarks/README.md): median ratio, min-max, pairs, load."""
+    lines = ["| figure | ours / anchor | median ratio (min-max) | pairs | load | goal |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for e in entries:
+        lines.append(f"| {e['what']} | {e['ours_name']} / {e['anchor_name']} | **{e['median_ratio']:.2f}** "
+                     f"({e['min_ratio']:.2f}-{e['max_ratio']:.2f}) | {len(e['anchor'])} | "
+                     f"{statistics.median(e['load']):.1f} | {e.get('goal') or ''} |")
+    return "\n".join(lines)

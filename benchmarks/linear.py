@@ -8,7 +8,9 @@
    scikit-learn's CountVectorizer, 20 classes one-vs-rest, C = 1), against LIBLINEAR ``-s 2``
    (the same objective) on the same matrix; test accuracy on the bydate test set for both.
 
-Run: ``python benchmarks/linear.py [--datasets DIR] [--repeat 3] [--quick]``.
+Both in interleaved pairs (benchmarks/_common.py): the median of the per-pair ratios, min-max, load.
+
+Run: ``python benchmarks/linear.py [--datasets DIR] [--pairs 5] [--quick]``.
 """
 
 from __future__ import annotations
@@ -26,20 +28,13 @@ import scipy.sparse as sp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import toolkit as tk  # noqa: E402
+from _common import interleaved, record  # noqa: E402
 from toolkit.api import Schema  # noqa: E402
 
 
-def best_of(fn, repeat: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
-
-
-def liblinear_overhead(shared: Path, repeat: int, quick: bool) -> None:
+def liblinear_overhead(shared: Path, pairs: int, quick: bool) -> None:
     from liblinear.liblinear import problem
     from liblinear.liblinearutil import parameter, predict, train
 
@@ -48,9 +43,7 @@ def liblinear_overhead(shared: Path, repeat: int, quick: bool) -> None:
              ("text/la1.cluto.arff.gz", 1, 1.0), ("text/wap.wc.arff.gz", 1, 1.0)]
     if quick:
         cases = [("uci/ionosphere.arff", 0, 1.0), ("text/tr11.wc.arff", 1, 1.0)]
-    print("== LIBLINEAR plugin vs liblinear-official direct (fit + predict, best of %d) ==" % repeat)
-    print(f"{'dataset':<22}{'solver':>7}{'n_train':>9}{'features':>9}{'direct s':>10}{'plugin s':>10}"
-          f"{'ratio':>7}{'direct(ndarray) s':>19}")
+    print("== LIBLINEAR plugin vs liblinear-official direct (fit + predict) ==")
     for rel, solver, C in cases:
         path = shared / rel
         if not path.exists():
@@ -70,29 +63,20 @@ def liblinear_overhead(shared: Path, repeat: int, quick: bool) -> None:
             m = train(problem(ytr.astype(float), Str, 1.0), parameter(opts))
             return np.asarray(predict([], Ste, m, "-q")[0], dtype=np.int64)
 
-        def direct_dense():
-            libc.srand(0)
-            m = train(problem(ytr.astype(float), np.asarray(Xtr), 1.0), parameter(opts))
-            return np.asarray(predict([], np.asarray(Xte), m, "-q")[0], dtype=np.int64)
-
         name = "liblinear-lr" if solver in (0, 7) else "liblinear-svm"
 
         def plugin():
             clf = tk.get_classifier(name, C=C, B=1.0, solver=solver, random_state=0).fit(Xtr, ytr, schema=schema)
             return clf.predict(Xte)
 
-        t_direct, ref = best_of(direct, repeat)
-        t_plugin, got = best_of(plugin, repeat)
-        same = np.array_equal(ref, got)
-        dense_col = "-"
-        if not sp.issparse(ds.X):
-            t_dense, _ = best_of(direct_dense, repeat)
-            dense_col = f"{t_dense:.3f}"
-        print(f"{path.name:<22}{solver:>7}{len(tr):>9}{ds.n_features:>9}{t_direct:>10.3f}{t_plugin:>10.3f}"
-              f"{t_plugin / t_direct:>7.3f}{dense_col:>19}" + ("" if same else "   PREDICTIONS DIFFER"))
+        same = np.array_equal(direct(), plugin())
+        record(interleaved(f"{path.name} -s {solver} ({len(tr)} x {ds.n_features})", "liblinear-official direct",
+                           direct, name, plugin, pairs=pairs), goal="<= 1.10")
+        if not same:
+            print("    PREDICTIONS DIFFER")
 
 
-def cmls_20news(shared: Path, repeat: int) -> None:
+def cmls_20news(shared: Path, pairs: int) -> None:
     from sklearn.feature_extraction.text import CountVectorizer
     from liblinear.liblinearutil import train
 
@@ -118,7 +102,8 @@ def cmls_20news(shared: Path, repeat: int) -> None:
     ytr = dtr.y
     schema = Schema.numeric(Xtr.shape[1], dtr.classes)
     for C in (1.0, 0.1):
-        t_cmls, clf = best_of(lambda: CMLS(C=C).fit(Xtr, ytr, schema=schema), repeat)
+        def ours():
+            return CMLS(C=C).fit(Xtr, ytr, schema=schema)
 
         def anchor():
             out = []
@@ -127,10 +112,10 @@ def cmls_20news(shared: Path, repeat: int) -> None:
                 out.append(train(yk, Xtr, f"-s 2 -c {C} -B 1 -q"))
             return out
 
-        t_ll, models = best_of(anchor, repeat)
-        line = (f"C={C:g}: CMLS fit {t_cmls:.2f} s (Newton iterations per class: median "
-                f"{int(np.median(clf.n_iter_))}, max {int(clf.n_iter_.max())}); LIBLINEAR -s 2 one-vs-rest "
-                f"{t_ll:.2f} s; ratio {t_cmls / t_ll:.2f}")
+        record(interleaved(f"20news CMLS fit, C={C:g}", "LIBLINEAR -s 2 one-vs-rest", anchor, "cmls", ours,
+                           pairs=pairs))
+        clf, models = ours(), anchor()
+        line = (f"    Newton iterations per class: median {int(np.median(clf.n_iter_))}, max {int(clf.n_iter_.max())}")
         if Xte is not None:
             acc = float(np.mean(clf.predict(Xte) == dte.y))
             scores = np.column_stack([_ll_scores(m, Xte) for m in models])
@@ -150,12 +135,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", type=Path,
                         default=Path(os.environ.get("TOOLKIT_SHARED_DATASETS", ROOT.parent / "shared" / "datasets")))
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="small datasets only, no 20 Newsgroups")
     args = parser.parse_args()
-    liblinear_overhead(args.datasets, args.repeat, args.quick)
+    liblinear_overhead(args.datasets, args.pairs, args.quick)
     if not args.quick:
-        cmls_20news(args.datasets, args.repeat)
+        cmls_20news(args.datasets, args.pairs)
 
 
 if __name__ == "__main__":

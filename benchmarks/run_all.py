@@ -1,27 +1,60 @@
-"""Run every benchmark script in this folder, one after the other, with its default settings:
-``python benchmarks/run_all.py`` (or name some: ``python benchmarks/run_all.py nb_letter bma``)."""
+"""Run every benchmark script in this folder, one after the other, with its default settings.
+
+    python benchmarks/run_all.py [--json FILE] [NAME ...]
+
+NAME picks scripts by file stem (``nb_letter bma``). ``--json FILE`` writes every interleaved-pairs
+figure the scripts recorded (benchmarks/_common.record: the timings of both sides, the per-pair ratios,
+their median and min-max, the load average of each pair, the goal) and the load average at the end.
+"""
 
 from __future__ import annotations
 
+import argparse
+import os
+import platform
 import runpy
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", metavar="FILE", help="write the recorded figures here")
+    parser.add_argument("--table", metavar="JSON", help="print the figures of a --json file as a markdown table "
+                                                        "(benchmarks/README.md) and run nothing")
+    parser.add_argument("names", nargs="*", help="script stems to run (default: all)")
+    args = parser.parse_args()
     sys.path.insert(0, str(HERE))
-    only = set(sys.argv[1:])
+    import _common
+
+    if args.table:
+        import json
+
+        print(_common.markdown_table(json.loads(Path(args.table).read_text(encoding="utf-8"))["pairs"]))
+        return
+
+    print(f"python {platform.python_version()}, {os.cpu_count()} cores, load average {_common.load_average():.2f}")
+    started = time.perf_counter()
     for script in sorted(HERE.glob("*.py")):
         if script.name.startswith("_") or script.name == "run_all.py":
             continue
-        if only and script.stem not in only:
+        if args.names and script.stem not in args.names:
             continue
-        print(f"===== {script.stem}")
+        print(f"===== {script.stem}", flush=True)
         sys.argv = [str(script)]  # each script's defaults, not run_all's arguments
-        runpy.run_path(str(script), run_name="__main__")
-        print()
+        try:
+            runpy.run_path(str(script), run_name="__main__")
+        except SystemExit as exc:  # a script's sys.exit (or a skip) ends that script only
+            if exc.code not in (0, None):
+                print(f"  {script.stem} exited with {exc.code}")
+        print(flush=True)
+    print(f"all done in {time.perf_counter() - started:.0f} s; load average {_common.load_average():.2f}")
+    if args.json:
+        _common.write_json(args.json)
+        print(f"figures written to {args.json}")
 
 
 if __name__ == "__main__":

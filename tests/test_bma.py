@@ -184,7 +184,7 @@ def test_explain_command_and_refusal():
 @pytest.mark.parametrize("seed", range(4))
 def test_distinct_pairs_table_equals_sorting(seed):
     # the direct table (small ranges) and the sort (any range) number the (column, value) pairs alike
-    from toolkit.plugins.naive_bayes.bma import _distinct_pairs
+    from toolkit.plugins.naive_bayes.estimators import distinct_pairs
 
     rng = np.random.default_rng(seed)
     m = 500
@@ -194,7 +194,7 @@ def test_distinct_pairs_table_equals_sorting(seed):
     steps = rng.integers(-20, 20, m).astype(float)
     steps[cols == 3] *= 7  # a wider, sparse range
     rounded = steps * precision
-    table = _distinct_pairs(cols, steps, rounded)
+    table = distinct_pairs(cols, steps, rounded)
     huge = steps.copy()
     huge[0] = 2.0 ** 60  # forces the sorting path; compare on the other entries
     order = np.lexsort((rounded, cols))
@@ -204,6 +204,6 @@ def test_distinct_pairs_table_equals_sorting(seed):
     assert np.array_equal(table[2], distinct[:, 1] * per_column[distinct[:, 0].astype(int)])
     assert np.all(np.diff(table[0][order]) >= 0)  # numbered in (column, value) order
     assert np.array_equal(table[1][table[0]], cols) and np.array_equal(table[2][table[0]], rounded)
-    sorted_path = _distinct_pairs(cols, huge, rounded)
+    sorted_path = distinct_pairs(cols, huge, rounded)
     assert np.array_equal(sorted_path[0], table[0])
     assert np.array_equal(sorted_path[1], table[1]) and np.array_equal(sorted_path[2], table[2])

@@ -11,6 +11,17 @@ sorted labels seen in ``y``.
 :class:`ProbabilisticClassifier` is the one place where predictions are derived from a joint
 log-likelihood (the role of scikit-learn's ``_BaseNB``); a variant only computes its sufficient
 statistics and ``_joint_log_likelihood``.
+
+**Scoring a grid from one fit** (optional; the harness's tuning uses it when present). A classifier
+lists in ``grid_params`` the hyperparameters that :meth:`ClassifierBase.grid_decision_function` can
+vary without refitting from scratch, and that method yields the validation scores of a list of
+settings, each exactly what a fresh fit with that setting would give (a warm-started solver would
+only meet the cold fit's stopping rule, and the validation errors then differ: LIBLINEAR refits cold
+per C, see plugins/linear/liblinear.py). The harness groups the grid points that differ only in those
+parameters, fits everything else once per group and calls the method once; a classifier without
+``grid_params`` is refitted at every grid point. A :class:`ProbabilisticClassifier` gets the method
+by splitting its ``fit`` into ``_fit_statistics`` (what the grid parameters leave unchanged) and
+``_apply_params`` (what they set), see there.
 """
 
 from __future__ import annotations
@@ -21,9 +32,9 @@ import json
 import math
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
@@ -158,8 +169,17 @@ class ExampleSelector(Protocol):
 
 def accepts_argument(method: Any, name: str) -> bool:
     """True when ``method`` takes a parameter called ``name`` (or ``**kwargs``)."""
+    function = getattr(method, "__func__", method)   # a bound method: its function (one cache entry per class)
     try:
-        params = inspect.signature(method).parameters
+        return _accepts(function, name)
+    except TypeError:  # not hashable
+        return _accepts.__wrapped__(function, name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _accepts(function: Any, name: str) -> bool:
+    try:
+        params = inspect.signature(function).parameters
     except (TypeError, ValueError):
         return False
     return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
@@ -170,7 +190,9 @@ def as_matrix(X: Any) -> np.ndarray | sp.csr_matrix:
     if isinstance(X, Dataset):
         X = X.X
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
+        if not (type(X) is sp.csr_matrix and X.dtype == np.float64):
+            X = sp.csr_matrix(X, dtype=np.float64)
+        # the same object when it already is one: scipy caches has_sorted_indices on it (an O(nnz) scan)
         if not X.has_sorted_indices:
             X.sort_indices()
         return X
@@ -257,6 +279,25 @@ def validate_component(obj: Any, who: str | None = None) -> None:
             raise ParameterError(text if text.startswith(name) else f"{name}: {text}") from None
 
 
+def _unique_labels(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(labels, return_inverse=True)``; small non-negative integer labels by counting (O(n), no sort)."""
+    if labels.dtype.kind in "iu" and labels.size and labels.min() >= 0 and labels.max() < 4 * labels.size + 1024:
+        seen = np.bincount(labels) > 0
+        classes = np.flatnonzero(seen).astype(labels.dtype)
+        codes = (np.cumsum(seen) - 1)[labels]
+        return classes, codes.astype(np.int64)
+    classes, codes = np.unique(labels, return_inverse=True)
+    return classes, codes.reshape(-1).astype(np.int64)
+
+
+@functools.lru_cache(maxsize=1024)
+def _init_parameters(init: Any) -> tuple[str, ...]:
+    """Keyword parameter names of an ``__init__`` (cached: get_params / set_params run in tight loops)."""
+    sig = inspect.signature(init)
+    return tuple(name for name, p in sig.parameters.items()
+                 if name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
 class _ParamsMixin:
     """get_params / set_params from the keyword parameters of ``__init__``; ``_check_params`` is the
     hook where a component checks ranges and choices of its hyperparameters (called before any fit
@@ -264,9 +305,7 @@ class _ParamsMixin:
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [name for name, p in sig.parameters.items()
-                if name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return list(_init_parameters(cls.__init__))
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._param_names()}
@@ -450,6 +489,41 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
     ``n_features_in_`` and ``schema_``.
     """
 
+    #: Hyperparameters that :meth:`grid_decision_function` varies over one fit (empty: the harness
+    #: refits at every grid point).
+    grid_params: ClassVar[tuple[str, ...]] = ()
+
+    def grid_decision_function(self, X: Any, y: Any, X_val: Any, settings: Sequence[Mapping[str, Any]], *,
+                               sample_weight: Any = None, schema: Schema | None = None) -> Iterator[np.ndarray]:
+        """Fit on ``(X, y)`` and yield ``decision_function(X_val)`` for each setting in turn.
+
+        The i-th array is what ``set_params(**settings[i])``, ``fit(X, y, ...)`` and
+        ``decision_function(X_val)`` give (``sample_weight`` and ``schema`` are passed to ``fit``
+        as given); only keys of ``grid_params`` may appear in a setting. The classifier is left
+        fitted with the last setting. This implementation refits for every setting; classifiers
+        that can share work override it and list the parameters in ``grid_params``.
+        """
+        settings = self._grid_settings(settings)
+        kwargs: dict[str, Any] = {}
+        if sample_weight is not None:
+            kwargs["sample_weight"] = sample_weight
+        if schema is not None:
+            kwargs["schema"] = schema
+        for setting in settings:
+            self.set_params(**setting)
+            self.fit(X, y, **kwargs)  # type: ignore[attr-defined]
+            yield self.decision_function(X_val)
+
+    def _grid_settings(self, settings: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The settings as dicts; a key outside ``grid_params`` is a :class:`ParameterError`."""
+        out = [dict(s) for s in settings]
+        allowed = set(self.grid_params)
+        unknown = sorted({k for s in out for k in s} - allowed)
+        if unknown:
+            raise ParameterError(f"{type(self).__name__} cannot score a grid over {', '.join(unknown)} from one fit "
+                                 f"(it can over: {', '.join(self.grid_params) or 'nothing'}); refit instead")
+        return out
+
     def _validate_fit(self, X: Any, y: Any, sample_weight: Any = None,
                       schema: Schema | None = None) -> tuple[Any, np.ndarray, np.ndarray]:
         X = as_matrix(X)
@@ -482,10 +556,9 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
                 keep = np.array([v is not None and v == v for v in y], dtype=bool)
             labels = y[keep]
             try:
-                self.classes_, codes = np.unique(labels, return_inverse=True)
+                self.classes_, codes = _unique_labels(labels)
             except TypeError:
                 raise CapabilityError("class labels must be all numbers or all strings") from None
-            codes = codes.reshape(-1).astype(np.int64)
             self.schema_ = Schema.numeric(X.shape[1], [str(c) for c in self.classes_])
         if not keep.all():
             X = X[keep]
@@ -517,19 +590,63 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
 
 
 class ProbabilisticClassifier(ClassifierBase):
-    """Predictions derived from one joint log-likelihood ``log P(c) + log P(x | c)`` per class."""
+    """Predictions derived from one joint log-likelihood ``log P(c) + log P(x | c)`` per class.
+
+    A subclass whose ``fit`` is ``self._apply_params(self._fit_statistics(X, y, sample_weight,
+    schema))`` scores a grid over ``grid_params`` from one call of ``_fit_statistics`` (which must
+    not read them) and one ``_apply_params`` per setting (which sets everything they change).
+    Prediction work that the settings share can move into ``_prepare_scoring`` (done once for
+    ``X_val``), with ``_score_prepared`` finishing it per setting; by default the first validates
+    and the second is ``_joint_log_likelihood``.
+    """
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def decision_function(self, X: Any) -> np.ndarray:
-        return self._joint_log_likelihood(self._validate_predict(X))
+        return self._score_prepared(self._prepare_scoring(X))
+
+    def _fit_statistics(self, X: Any, y: Any, sample_weight: Any, schema: Schema | None) -> Any:
+        raise NotImplementedError  # pragma: no cover - only called when grid_params is set
+
+    def _apply_params(self, state: Any) -> None:
+        raise NotImplementedError  # pragma: no cover - only called when grid_params is set
+
+    def _prepare_scoring(self, X: Any) -> Any:
+        return self._validate_predict(X)
+
+    def _score_prepared(self, prepared: Any) -> np.ndarray:
+        return self._joint_log_likelihood(prepared)
+
+    def grid_decision_function(self, X: Any, y: Any, X_val: Any, settings: Sequence[Mapping[str, Any]], *,
+                               sample_weight: Any = None, schema: Schema | None = None) -> Iterator[np.ndarray]:
+        """As :meth:`ClassifierBase.grid_decision_function`, from one ``_fit_statistics`` when
+        ``grid_params`` is set (bit-identical to refitting: the same code runs, minus the repeats)."""
+        if not self.grid_params:
+            yield from super().grid_decision_function(X, y, X_val, settings, sample_weight=sample_weight,
+                                                      schema=schema)
+            return
+        settings = self._grid_settings(settings)
+        if not settings:
+            return
+        self.set_params(**settings[0])
+        state = self._fit_statistics(X, y, sample_weight, schema)
+        prepared = None
+        for setting in settings:
+            self.set_params(**setting)
+            self._apply_params(state)
+            if prepared is None:
+                prepared = self._prepare_scoring(X_val)
+            yield self._score_prepared(prepared)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
+        return self._log_normalise(self.decision_function(X))
+
+    def _log_normalise(self, jll: np.ndarray) -> np.ndarray:
         """Log posteriors, normalised after subtracting each row's maximum: with log-likelihoods near
         1e300 the spacing of floats exceeds the differences between classes, and ``jll - logsumexp(jll)``
         would give every tied class probability 1. A NaN log-likelihood is a refusal, not a guess."""
-        jll = np.asarray(self.decision_function(X), dtype=np.float64)
+        jll = np.asarray(jll, dtype=np.float64)
         if np.isnan(jll).any():
             raise CapabilityError(f"{type(self).__name__}: the log-likelihood of some instances is undefined "
                                   f"(values too large or too small for the model: rescale the data)")
@@ -547,6 +664,16 @@ class ProbabilisticClassifier(ClassifierBase):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         return np.exp(self.predict_log_proba(X))
+
+    def decision_and_proba(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(decision_function(X), predict_proba(X))`` from one joint log-likelihood (both computed as
+        asked when a subclass overrides how probabilities are derived)."""
+        cls = type(self)
+        if (cls.predict_proba is not ProbabilisticClassifier.predict_proba
+                or cls.predict_log_proba is not ProbabilisticClassifier.predict_log_proba):
+            return self.decision_function(X), self.predict_proba(X)
+        jll = self.decision_function(X)
+        return jll, np.exp(self._log_normalise(jll))
 
     def predict(self, X: Any) -> np.ndarray:
         return self.classes_[np.argmax(self.decision_function(X), axis=1)]

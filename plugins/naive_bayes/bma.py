@@ -24,7 +24,7 @@ from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError, ParameterError
 from toolkit.plugins.naive_bayes.classifiers import log_prior
 from toolkit.plugins.naive_bayes.estimators import (
-    MIN_PROB, class_weights, nominal_counts, normal_stats, weka_precision,
+    MIN_PROB, class_weights, distinct_pairs, nominal_counts, normal_stats, weka_precision,
 )
 
 __all__ = ["BMANaiveBayes", "zh_bases"]
@@ -39,43 +39,6 @@ def zh_bases() -> list[float]:
             values.add(round(z + 2.0 ** -h, 10))
             values.add(round(z - 2.0 ** -h, 10))
     return sorted(values)
-
-
-def _distinct_pairs(cols: np.ndarray, steps: np.ndarray, rounded: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Number the distinct (column, rounded value) pairs in (column, value) order.
-
-    ``steps`` are the whole numbers rint(value / precision), ``rounded`` = steps * precision. Returns
-    each entry's pair number and the pairs' columns and values. When the steps span a small range
-    per column (the usual case: WEKA's precision is the mean gap between distinct values), a direct
-    table numbers the pairs in O(entries + range) without sorting; otherwise the pairs are sorted.
-    """
-    F = int(cols.max()) + 1
-    lowest = np.full(F, np.inf)
-    highest = np.full(F, -np.inf)
-    np.minimum.at(lowest, cols, steps)
-    np.maximum.at(highest, cols, steps)
-    used = np.isfinite(lowest)
-    span = np.where(used, highest - lowest + 1.0, 0.0)
-    if np.all(np.abs(steps) < 2.0 ** 52) and span.sum() <= 4 * len(cols) + 100_000:  # exact integers
-        start = np.concatenate([[0], np.cumsum(span)[:-1]]).astype(np.int64)
-        slot = start[cols] + (steps - lowest[cols]).astype(np.int64)
-        occupied = np.zeros(int(span.sum()), dtype=bool)
-        occupied[slot] = True
-        number = np.cumsum(occupied) - 1
-        slots = np.flatnonzero(occupied)
-        u_cols = np.searchsorted(start, slots, side="right") - 1
-        # the value of an occupied slot, computed as the entries' own: one entry that fills it
-        first_entry = np.empty(len(occupied), dtype=np.int64)
-        first_entry[slot] = np.arange(len(slot))
-        return number[slot], u_cols.astype(np.int64), rounded[first_entry[slots]]
-    order = np.lexsort((rounded, cols))
-    new = np.ones(len(order), dtype=bool)
-    new[1:] = (cols[order][1:] != cols[order][:-1]) | (rounded[order][1:] != rounded[order][:-1])
-    local = np.empty(len(order), dtype=np.int64)
-    local[order] = np.cumsum(new) - 1
-    first = order[new]
-    return local, cols[first], rounded[first]
 
 
 class BMANaiveBayes(ProbabilisticClassifier):
@@ -95,28 +58,51 @@ class BMANaiveBayes(ProbabilisticClassifier):
         self.H = H
 
     # ------------------------------------------------------------------ per-value log-probabilities
-    def _pairs(self, cols: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _pairs(self, cols: np.ndarray, values: np.ndarray, block: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Map observed entries (column, value) to distinct pairs, and give each pair's log-probabilities.
 
         Returns ``pair`` (m,) into tables of U pairs: ``pair_col`` (U,), ``cond`` (U, K) = log P(value | k)
         and ``uncond`` (U,) = log P(value). Nominal pairs are the rows of the count tables; numeric
         values are rounded to the attribute's precision first, so few distinct pairs remain.
+        ``block``: the entries are every cell of this dense matrix in row-major order (no NaN).
         """
         K = len(self.classes_)
         n_nom = len(self.nominal_log_all_)
-        pair = np.empty(len(cols), dtype=np.int64)
-        nom = self.is_nominal_[cols]
-        pair[nom] = values[nom].astype(np.int64) + self.nominal_offsets_[self.position_[cols[nom]]]
-        num = np.flatnonzero(~nom)
-        c_all = cols[num]
-        prec = self.precision_[self.position_[c_all]]
-        steps = np.rint(values[num] / prec)
+        if block is not None and not len(self.nominal_columns_):   # dense and all numeric: (n, F) at once
+            steps = np.rint(block / self.precision_)
+            rounded = steps * self.precision_
+            pair, u_cols, u_vals = distinct_pairs(None, steps, rounded)
+            return (pair, *self._pair_tables(u_cols, u_vals))
+        if not len(self.nominal_columns_):        # all numeric: no masks, no copies of the entries
+            pair, c_all, num_values = None, cols, values
+        else:
+            pair = np.empty(len(cols), dtype=np.int64)
+            nom = self.is_nominal_[cols]
+            pair[nom] = values[nom].astype(np.int64) + self.nominal_offsets_[self.position_[cols[nom]]]
+            num = np.flatnonzero(~nom)
+            c_all, num_values = cols[num], values[num]
+        precision_of_column = np.zeros(len(self.is_nominal_))
+        precision_of_column[self.numeric_columns_] = self.precision_
+        prec = precision_of_column[c_all]
+        steps = np.rint(num_values / prec)
         rounded = steps * prec
-        if len(num):
-            local, u_cols, u_vals = _distinct_pairs(c_all, steps, rounded)
-            pair[num] = n_nom + local
+        if len(c_all):
+            local, u_cols, u_vals = distinct_pairs(c_all, steps, rounded)
+            if pair is None:
+                pair = local + n_nom
+            else:
+                pair[num] = n_nom + local
         else:
             u_cols, u_vals = np.zeros(0, np.int64), np.zeros(0)
+            if pair is None:
+                pair = np.zeros(0, dtype=np.int64)
+        return (pair, *self._pair_tables(u_cols, u_vals))
+
+    def _pair_tables(self, u_cols: np.ndarray, u_vals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``pair_col``, ``cond`` and ``uncond`` of the nominal pairs followed by the numeric ones."""
+        K = len(self.classes_)
+        n_nom = len(self.nominal_log_all_)
         pos = self.position_[u_cols]
         half = (self.precision_[pos] / 2.0)[:, None]
         mean, sigma = self.mean_[pos], self.sigma_[pos]
@@ -126,7 +112,12 @@ class BMANaiveBayes(ProbabilisticClassifier):
         cond = np.vstack([self.nominal_log_cond_.reshape(n_nom, K), np.log(np.maximum(MIN_PROB, cond_num))])
         uncond = np.concatenate([self.nominal_log_all_, np.log(np.maximum(MIN_PROB, uncond_num))])
         pair_col = np.concatenate([self.nominal_columns_[self.nominal_row_column_], u_cols]).astype(np.int64)
-        return pair, pair_col, cond, uncond
+        return pair_col, cond, uncond
+
+    @staticmethod
+    def _block(X: Any, rows: np.ndarray) -> np.ndarray | None:
+        """X itself when its entries are all its cells (dense, nothing missing), else None."""
+        return X if not sp.issparse(X) and len(rows) == X.shape[0] * X.shape[1] else None
 
     @staticmethod
     def _entries(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -135,14 +126,29 @@ class BMANaiveBayes(ProbabilisticClassifier):
             rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
             keep = ~np.isnan(X.data)
             return rows[keep], X.indices[keep].astype(np.int64), X.data[keep]
+        n, F = X.shape
         present = ~np.isnan(X)
+        if present.all():           # every cell, in row-major order, without index gathers
+            return np.repeat(np.arange(n), F), np.tile(np.arange(F), n), np.ascontiguousarray(X).ravel()
         rows, cols = np.nonzero(present)
         return rows, cols, X[rows, cols]
 
     # ------------------------------------------------------------------ fit
+    #: H only sets the inclusion penalty at prediction time; the statistics SC, SAC, N are H-free
+    grid_params = ("H",)
+
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> BMANaiveBayes:
-        if not (isinstance(self.H, (int, float)) and self.H > 0):
+        self._apply_params(self._fit_statistics(X, y, sample_weight, schema))
+        return self
+
+    def _check_params(self) -> None:
+        if isinstance(self.H, bool) or not (isinstance(self.H, (int, float)) and self.H > 0):
             raise ParameterError(f"H must be a number > 0, not {self.H!r}")
+
+    def _apply_params(self, state: Any) -> None:
+        self._check_params()
+
+    def _fit_statistics(self, X: Any, y: Any, sample_weight: Any, schema: Schema | None) -> None:
         X, y, w = self._validate_fit(X, y, sample_weight, schema)
         schema = self.schema_
         strings = schema.columns_of_kind("string")
@@ -180,11 +186,19 @@ class BMANaiveBayes(ProbabilisticClassifier):
         self.mean_all_, self.sigma_all_ = pooled.mean[:, 0], pooled.sigma[:, 0]
         # resubstitution log-likelihoods SC_j (feature used) and SAC_j (feature ignored), and N_j
         rows, cols, values = self._entries(X)
-        pair, _pair_col, cond, uncond = self._pairs(cols, values)
-        weight = w[rows]
-        self.sc_ = np.bincount(cols, weights=weight * cond[pair, y[rows]], minlength=F)
-        self.sac_ = np.bincount(cols, weights=weight * uncond[pair], minlength=F)
-        self.n_observed_ = np.bincount(cols, weights=weight, minlength=F)
+        pair, _pair_col, cond, uncond = self._pairs(cols, values, self._block(X, rows))
+        # added entry by entry in row order per column (bincount), as the author's code adds instances
+        cond_terms = cond.ravel()[pair * K + y[rows]]
+        uncond_terms = uncond[pair]
+        if np.all(w == 1.0):        # unit weights: the products are the terms themselves
+            self.sc_ = np.bincount(cols, weights=cond_terms, minlength=F)
+            self.sac_ = np.bincount(cols, weights=uncond_terms, minlength=F)
+            self.n_observed_ = np.bincount(cols, minlength=F).astype(np.float64)
+        else:
+            weight = w[rows]
+            self.sc_ = np.bincount(cols, weights=weight * cond_terms, minlength=F)
+            self.sac_ = np.bincount(cols, weights=weight * uncond_terms, minlength=F)
+            self.n_observed_ = np.bincount(cols, weights=weight, minlength=F)
         if sp.issparse(X):
             # implicit zeros are observed values 0: add their terms once per (column, class)
             zero_pair, _, zc, zu = self._pairs(np.arange(F), np.zeros(F))
@@ -198,39 +212,62 @@ class BMANaiveBayes(ProbabilisticClassifier):
             self.sc_ += (implicit * zero_cond).sum(axis=1)
             self.sac_ += implicit.sum(axis=1) * zero_uncond
             self.n_observed_ += implicit.sum(axis=1)
-        return self
 
     # ------------------------------------------------------------------ prediction
-    def _log_penalty(self) -> np.ndarray:
-        return (self.n_observed_ + 1.0) * np.log(self.H)
+    def _log_penalty(self, H: float | None = None) -> np.ndarray:
+        return (self.n_observed_ + 1.0) * np.log(self.H if H is None else H)
+
+    def _lse(self, pair_col: np.ndarray, cond: np.ndarray, uncond: np.ndarray, H: float | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per distinct pair: A (U,), B (U, K) and LSE(A, B) (U, K), with inclusion base ``H``."""
+        a = self.sac_[pair_col] + uncond
+        b = self.sc_[pair_col][:, None] + cond - self._log_penalty(H)[pair_col][:, None]
+        return a, b, np.logaddexp(a[:, None], b)
 
     def _terms(self, cols: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """For entries: ``pair`` (m,) and, per distinct pair, A (U,), B (U, K) and LSE(A, B) (U, K)."""
         pair, pair_col, cond, uncond = self._pairs(cols, values)
-        a = self.sac_[pair_col] + uncond
-        b = self.sc_[pair_col][:, None] + cond - self._log_penalty()[pair_col][:, None]
-        return pair, a, b, np.logaddexp(a[:, None], b)
+        return (pair, *self._lse(pair_col, cond, uncond))
 
-    def _joint_log_likelihood(self, X: Any) -> np.ndarray:
+    def _prepare_scoring(self, X: Any) -> dict[str, Any]:
+        """Everything of the scores that does not depend on H: the distinct (attribute, value) pairs,
+        their log-probabilities and the indicator matrices that sum them per row."""
+        X = self._validate_predict(X)
         n, F = X.shape
-        jll = np.tile(self.class_log_prior_, (n, 1))
-        zero_terms = None
+        parts: dict[str, Any] = {"n": n, "zero": None}
         if sp.issparse(X):
-            zero_pair, _, _, zero_lse = self._terms(np.arange(F), np.zeros(F))
-            zero_terms = zero_lse[zero_pair]          # (F, K): every attribute at value 0
-            jll += zero_terms.sum(axis=0)
+            parts["zero"] = self._pairs(np.arange(F), np.zeros(F))   # every attribute at value 0
         rows, cols, values = self._entries(X)
-        pair, _, _, lse = self._terms(cols, values)
+        pair, pair_col, cond, uncond = self._pairs(cols, values, self._block(X, rows))
+        parts["pairs"] = (pair_col, cond, uncond)
         # an indicator matrix sums each row's pair terms (rows x distinct pairs)
-        S = sp.csr_matrix((np.ones(len(rows)), (rows, pair)), shape=(n, len(lse)))
-        jll += S @ lse
-        if zero_terms is not None:
+        parts["S"] = sp.csr_matrix((np.ones(len(rows)), (rows, pair)), shape=(n, len(pair_col)))
+        if sp.issparse(X):
             # stored values replace the value-0 term; a stored NaN (missing) removes it
-            jll -= sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, F)) @ zero_terms
             nan_rows = np.repeat(np.arange(n), np.diff(X.indptr))[np.isnan(X.data)]
             nan_cols = X.indices[np.isnan(X.data)]
-            jll -= sp.csr_matrix((np.ones(len(nan_rows)), (nan_rows, nan_cols)), shape=(n, F)) @ zero_terms
+            parts["replaced"] = (sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, F)),
+                                 sp.csr_matrix((np.ones(len(nan_rows)), (nan_rows, nan_cols)), shape=(n, F)))
+        return parts
+
+    def _score_prepared(self, parts: dict[str, Any]) -> np.ndarray:
+        """The scores s_k of algorithms.md 2.6 with the current H, from :meth:`_prepare_scoring`."""
+        jll = np.tile(self.class_log_prior_, (parts["n"], 1))
+        zero_terms = None
+        if parts["zero"] is not None:
+            zero_pair, zero_col, zero_cond, zero_uncond = parts["zero"]
+            zero_terms = self._lse(zero_col, zero_cond, zero_uncond)[2][zero_pair]   # (F, K)
+            jll += zero_terms.sum(axis=0)
+        lse = self._lse(*parts["pairs"])[2]
+        jll += parts["S"] @ lse
+        if zero_terms is not None:
+            stored, missing = parts["replaced"]
+            jll -= stored @ zero_terms
+            jll -= missing @ zero_terms
         return jll
+
+    def _joint_log_likelihood(self, X: Any) -> np.ndarray:
+        return self._score_prepared(self._prepare_scoring(X))
 
     # ------------------------------------------------------------------ the automatic feature selection
     def feature_weights(self, X: Any, k: int | None = None) -> np.ndarray:

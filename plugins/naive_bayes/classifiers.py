@@ -26,7 +26,8 @@ from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError, ParameterError
 
 from toolkit.plugins.naive_bayes.estimators import (
-    MIN_PROB, class_weights, gaussian_stats, nominal_counts, normal_prob, normal_stats, row_chunks,
+    MIN_PROB, class_weights, distinct_pairs, gaussian_stats, nominal_counts, normal_prob, normal_stats,
+    row_chunks,
 )
 
 __all__ = ["NaiveBayes", "WekaNaiveBayes", "GaussianNaiveBayes", "log_prior"]
@@ -82,8 +83,16 @@ class NaiveBayes(ProbabilisticClassifier):
             raise ParameterError("replay=True reproduces WEKA's arithmetic and needs variant='weka'")
         return prior
 
+    #: laplace, prior and var_smoothing only shape estimates from counts and moments (algorithms.md 2.1-2.3)
+    grid_params = ("var_smoothing", "laplace", "prior")
+
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> NaiveBayes:
-        prior = self._check_params()
+        self._apply_params(self._fit_statistics(X, y, sample_weight, schema))
+        return self
+
+    def _fit_statistics(self, X: Any, y: Any, sample_weight: Any, schema: Schema | None) -> dict[str, Any]:
+        """Counts and moments: what laplace, prior and var_smoothing leave unchanged."""
+        self._check_params()
         X, y, w = self._validate_fit(X, y, sample_weight, schema)
         strings = self.schema_.columns_of_kind("string")
         if len(strings):
@@ -94,14 +103,10 @@ class NaiveBayes(ProbabilisticClassifier):
         self.nominal_columns_ = self.schema_.columns_of_kind("nominal")
         self.numeric_columns_ = self.schema_.columns_of_kind("numeric", "date")
         self.class_count_ = class_weights(y, w, K)
-        self.class_log_prior_ = log_prior(self.class_count_, prior)
         n_values = self.schema_.n_values[self.nominal_columns_]
         counts = nominal_counts(X, y, w, self.nominal_columns_, n_values, K)
-        with np.errstate(divide="ignore"):
-            probs = counts.smoothed(self.laplace)
-            self.nominal_log_prob_ = np.log(probs)
-        self.nominal_prob_ = probs
         self.nominal_offsets_ = counts.offsets
+        state: dict[str, Any] = {"counts": counts}
         if self.variant == "weka":
             stats = normal_stats(X, y, w, self.numeric_columns_, K)
             self.precision_ = stats.precision
@@ -109,7 +114,20 @@ class NaiveBayes(ProbabilisticClassifier):
             self.sigma_ = stats.sigma
         else:
             with np.errstate(over="ignore", invalid="ignore"):
-                stats = gaussian_stats(X, y, w, self.numeric_columns_, K, self.var_smoothing)
+                state["gaussian"] = gaussian_stats(X, y, w, self.numeric_columns_, K, 0.0)
+        return state
+
+    def _apply_params(self, state: dict[str, Any]) -> None:
+        """The estimates that laplace, prior and var_smoothing set."""
+        prior = self._check_params()
+        self.class_log_prior_ = log_prior(self.class_count_, prior)
+        with np.errstate(divide="ignore"):
+            probs = state["counts"].smoothed(self.laplace)
+            self.nominal_log_prob_ = np.log(probs)
+        self.nominal_prob_ = probs
+        if self.variant != "weka":
+            with np.errstate(over="ignore", invalid="ignore"):
+                stats = state["gaussian"].smoothed(self.var_smoothing)
             bad = ~np.all(np.isfinite(stats.var) & np.isfinite(stats.mean), axis=1)
             if bad.any():
                 name = self.schema_.features.name(int(self.numeric_columns_[np.argmax(bad)]))
@@ -118,7 +136,6 @@ class NaiveBayes(ProbabilisticClassifier):
             self.mean_ = stats.mean
             self.var_ = stats.var
             self.epsilon_ = stats.epsilon
-        return self
 
     # ------------------------------------------------------------------ per-attribute log terms
     def _numeric_log_terms(self, values: np.ndarray) -> np.ndarray:
@@ -162,27 +179,28 @@ class NaiveBayes(ProbabilisticClassifier):
         """Sum of log P(x_j | c): each distinct (attribute, rounded value) pair is evaluated once.
 
         WEKA's rounding to the precision makes the values discrete, so there are usually far fewer
-        distinct pairs than cells; an indicator matrix then sums the pair terms per row.
+        distinct pairs than cells; an indicator matrix (built directly in CSR form, a row's cells in
+        attribute order) then sums the pair terms per row.
         """
         n, F = values.shape
         present = ~np.isnan(values)
-        rounded = np.rint(np.where(present, values, 0.0) / self.precision_) * self.precision_
-        rows = np.broadcast_to(np.arange(n)[:, None], values.shape)[present]
-        cols = np.broadcast_to(np.arange(F)[None, :], values.shape)[present]
-        vals = rounded[present]
-        order = np.lexsort((vals, cols))
-        new = np.ones(len(order), dtype=bool)
-        new[1:] = (cols[order][1:] != cols[order][:-1]) | (vals[order][1:] != vals[order][:-1])
-        pair_of_sorted = np.cumsum(new) - 1
-        pair = np.empty(len(order), dtype=np.int64)
-        pair[order] = pair_of_sorted
-        first = order[new]
-        u_cols, u_vals = cols[first], vals[first]
+        cols = np.tile(np.arange(F), n)
+        steps = np.rint(values / self.precision_).ravel()
+        if present.all():
+            indptr = np.arange(0, n * F + 1, F, dtype=np.int64)
+        else:
+            keep = present.ravel()
+            cols, steps = cols[keep], steps[keep]
+            indptr = np.concatenate([[0], np.cumsum(present.sum(axis=1))]).astype(np.int64)
+        if len(cols) == 0:
+            return np.zeros((n, len(self.classes_)))
+        pair, u_cols, u_vals = distinct_pairs(cols, steps, steps * self.precision_[cols])
         half = (self.precision_[u_cols] / 2.0)[:, None]
         mean, sigma = self.mean_[u_cols], self.sigma_[u_cols]
         prob = ndtr((u_vals[:, None] - mean + half) / sigma) - ndtr((u_vals[:, None] - mean - half) / sigma)
         log_terms = np.log(np.maximum(MIN_PROB, prob))
-        return _indicator(rows, pair, n, len(first)) @ log_terms
+        indicator = sp.csr_matrix((np.ones(len(pair)), pair, indptr), shape=(n, len(u_cols)))
+        return indicator @ log_terms
 
     def _gaussian_numeric_jll(self, values: np.ndarray) -> np.ndarray:
         """-1/2 sum_j [log(2 pi var) + (x - mu)^2 / var] over the observed j, class by class."""

@@ -21,7 +21,7 @@ from scipy.special import ndtr
 __all__ = [
     "DEFAULT_PRECISION", "MIN_PROB", "NominalCounts", "NormalStats", "GaussianStats", "nominal_counts",
     "weka_precision", "normal_stats", "gaussian_stats", "weka_round", "normal_prob", "class_weights",
-    "one_hot", "row_chunks",
+    "one_hot", "row_chunks", "distinct_pairs",
 ]
 
 #: WEKA's default precision when an attribute has fewer than two distinct values.
@@ -114,12 +114,13 @@ def weka_precision(X: np.ndarray | sp.csr_matrix, columns: np.ndarray) -> np.nda
     if len(columns) == 0 or X.shape[0] == 0:
         return out
     if not sp.issparse(X):
-        # one contiguous row per attribute: sorting and the running sums stay in cache
-        values = np.sort(np.ascontiguousarray(np.asarray(X[:, columns], dtype=np.float64).T), axis=1)  # NaN last
+        # all columns sorted in one call, one contiguous row per attribute (NaN sorts last)
+        values = np.sort(np.ascontiguousarray(np.asarray(_columns(X, columns), dtype=np.float64).T), axis=1)
         gaps = np.diff(values, axis=1)
-        distinct = (gaps != 0) & ~np.isnan(gaps)
-        counts = distinct.sum(axis=1)
-        sums = np.cumsum(np.where(distinct, gaps, 0.0), axis=1)[:, -1] if gaps.shape[1] else np.zeros(len(columns))
+        distinct = gaps != 0
+        if np.isnan(values[:, -1]).any():
+            distinct &= ~np.isnan(gaps)
+        sums, counts = _sequential_row_sums(gaps, distinct)
         ok = counts > 0
         out[ok] = sums[ok] / counts[ok]
         return out
@@ -147,9 +148,86 @@ def weka_precision(X: np.ndarray | sp.csr_matrix, columns: np.ndarray) -> np.nda
     return out
 
 
+def _sequential_row_sums(values: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``values`` (R, m): the kept entries added one after the other, left to right, and
+    their number.
+
+    A running sum in a fixed order is what WEKA computes; numpy's ``sum`` adds pairwise (other bits).
+    Only the kept entries are packed, left-aligned and zero-padded, into an (R, max kept) table whose
+    ``cumsum`` along the rows is that running sum (adding a trailing 0.0 changes no bit). Discrete
+    data keep few entries per row, so the table is small.
+    """
+    R, m = values.shape
+    pos = np.flatnonzero(keep)
+    row = pos // max(m, 1)
+    counts = np.bincount(row, minlength=R)
+    if len(pos) == 0:
+        return np.zeros(R), counts
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    table = np.zeros((R, int(counts.max())))
+    table[row, np.arange(len(pos)) - first[row]] = values.ravel()[pos]
+    return np.cumsum(table, axis=1)[:, -1], counts
+
+
 def weka_round(values: np.ndarray, precision: np.ndarray) -> np.ndarray:
     """``rint(x / precision) * precision``, half to even like Java's Math.rint."""
     return np.rint(values / precision) * precision
+
+
+def distinct_pairs(cols: np.ndarray | None, steps: np.ndarray, rounded: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Number the distinct (column, rounded value) pairs in (column, value) order.
+
+    ``cols=None``: ``steps`` and ``rounded`` are a dense (n, F) block, entry (i, j) in column j, and the
+    pair numbers come back in row-major order (as for ``cols = tile(arange(F), n)``, without the gathers).
+
+    ``steps`` are the whole numbers rint(value / precision), ``rounded`` = steps * precision. Returns
+    each entry's pair number and the pairs' columns and values. When the steps span a small range
+    per column (the usual case: WEKA's precision is the mean gap between distinct values), a direct
+    table numbers the pairs in O(entries + range) without sorting; otherwise the pairs are sorted.
+    """
+    if cols is None:   # a dense (n, F) block, entries in row-major order, column = position in the row
+        n, F = steps.shape
+        if n == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        lowest, highest = steps.min(axis=0), steps.max(axis=0)   # NaN propagates: then not exact below
+    else:
+        F = int(cols.max()) + 1
+        lowest = np.full(F, np.inf)
+        highest = np.full(F, -np.inf)
+        np.minimum.at(lowest, cols, steps)
+        np.maximum.at(highest, cols, steps)
+    used = np.isfinite(lowest) & np.isfinite(highest)
+    unused = (lowest == np.inf) & (highest == -np.inf)      # no entry; anything else is NaN or infinite
+    exact = bool(np.all(used | unused)) and bool(np.all(np.abs(lowest[used]) < 2.0 ** 52)) and \
+        bool(np.all(np.abs(highest[used]) < 2.0 ** 52))   # every step a whole number stored exactly
+    span = np.where(used, highest - lowest + 1.0, 0.0)
+    if exact and span.sum() <= 4 * steps.size + 100_000:
+        start = np.concatenate([[0], np.cumsum(span)[:-1]]).astype(np.int64)
+        # slot = start + (step - lowest), in one gather (dense: broadcast); whole numbers below 2^53 add exactly
+        shift = np.where(used, start - lowest, 0.0)
+        slot = (steps + (shift if cols is None else shift[cols])).astype(np.int64).ravel()
+        # one entry that fills each slot (its value is the slot's, computed as the entries' own)
+        first_entry = np.full(int(span.sum()), -1, dtype=np.int64)
+        first_entry[slot] = np.arange(len(slot))
+        occupied = first_entry >= 0
+        slots = np.flatnonzero(occupied)
+        u_cols = np.searchsorted(start, slots, side="right") - 1
+        values = rounded.ravel()[first_entry[slots]]
+        if len(slots) == len(occupied):           # every slot filled (discrete data): slot = pair number
+            return slot, u_cols.astype(np.int64), values
+        number = np.cumsum(occupied) - 1
+        return number[slot], u_cols.astype(np.int64), values
+    if cols is None:
+        cols = np.tile(np.arange(steps.shape[1]), steps.shape[0])
+        steps, rounded = steps.ravel(), rounded.ravel()
+    order = np.lexsort((rounded, cols))
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (cols[order][1:] != cols[order][:-1]) | (rounded[order][1:] != rounded[order][:-1])
+    local = np.empty(len(order), dtype=np.int64)
+    local[order] = np.cumsum(new) - 1
+    first = order[new]
+    return local, cols[first], rounded[first]
 
 
 @dataclass
@@ -201,7 +279,7 @@ def _class_sums(values: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray
     else:
         sv = (Y.T @ values).T
         sq = (Y.T @ (values * values)).T
-    total = np.asarray(Y.sum(axis=0)).ravel()
+    total = np.bincount(y, weights=w, minlength=n_classes).astype(np.float64)  # in data order, as WEKA adds
     if present is None:
         sw = np.broadcast_to(total, sv.shape).copy()
     elif sp.issparse(present):
@@ -227,10 +305,15 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
         sw, sv, sq = _class_sums(sub, y, w, n_classes, missing)
     else:
         sub = np.asarray(sub, dtype=np.float64)
-        present = ~np.isnan(sub)
-        rounded = np.where(present, weka_round(np.where(present, sub, 0.0), precision), 0.0)
+        missing = np.isnan(sub)
+        any_missing = bool(missing.any())
         with np.errstate(over="ignore", invalid="ignore"):  # huge values overflow to inf, as in WEKA
-            sw, sv, sq = _class_sums(rounded, y, w, n_classes, present)
+            rounded = np.divide(sub, precision)          # weka_round, without further temporaries
+            np.rint(rounded, out=rounded)
+            np.multiply(rounded, precision, out=rounded)
+            if any_missing:
+                rounded[missing] = 0.0
+            sw, sv, sq = _class_sums(rounded, y, w, n_classes, ~missing if any_missing else None)
     return _normal_from_sums(precision, sw, sv, sq)
 
 
@@ -254,6 +337,19 @@ class GaussianStats:
     mean: np.ndarray   # (F, K)
     var: np.ndarray    # (F, K), smoothing included
     epsilon: float
+    unsmoothed: np.ndarray | None = None   # (F, K) the variances before smoothing
+    largest: float = 0.0                   # the largest all-class variance (epsilon's scale)
+
+    def smoothed(self, var_smoothing: float) -> GaussianStats:
+        """The same moments with another ``var_smoothing`` (no pass over the data)."""
+        assert self.unsmoothed is not None
+        return _smooth(self.mean, self.unsmoothed, self.largest, var_smoothing)
+
+
+def _smooth(mean: np.ndarray, var: np.ndarray, largest: float, var_smoothing: float) -> GaussianStats:
+    """epsilon = var_smoothing x the largest all-class variance (scikit-learn's rule), added to every variance."""
+    epsilon = var_smoothing * largest if largest > 0 else var_smoothing
+    return GaussianStats(mean, var + epsilon, epsilon, var, largest)
 
 
 def _grouped(y: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -275,7 +371,7 @@ def gaussian_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, 
     F = len(columns)
     if F == 0:
         empty = np.zeros((0, n_classes))
-        return GaussianStats(empty, empty, var_smoothing)
+        return GaussianStats(empty, empty, var_smoothing, empty, 0.0)
     sub = _columns(X, columns)
     if sp.issparse(sub):
         sub, missing = _without_missing(sub)
@@ -326,6 +422,4 @@ def gaussian_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, 
             dev_all = np.where(pw > 0, clean - all_mean, 0.0)
             all_var = np.where(all_w > 0, (pw * dev_all * dev_all).sum(0) / np.where(all_w > 0, all_w, 1.0), 0.0)
             var = np.where(sw > 0, ss / np.where(sw > 0, sw, 1.0), all_var[:, None])
-    biggest = float(all_var.max()) if all_var.size else 0.0
-    epsilon = var_smoothing * biggest if biggest > 0 else var_smoothing
-    return GaussianStats(mean, var + epsilon, epsilon)
+    return _smooth(mean, var, float(all_var.max()) if all_var.size else 0.0, var_smoothing)

@@ -11,12 +11,17 @@ from toolkit.errors import CapabilityError
 
 __all__ = ["as_counts", "class_indicator", "row_of_entry", "row_sums"]
 
+_INF_BITS = int(np.array(np.inf).view(np.uint64))
+
 
 def as_counts(X: Any, who: str) -> sp.csr_matrix:
     """``X`` as a CSR matrix of non-negative finite values (dense input is converted, sparse stays)."""
     X = X if sp.issparse(X) else sp.csr_matrix(np.asarray(X, dtype=np.float64))
-    X = sp.csr_matrix(X, dtype=np.float64)
-    if X.nnz:
+    if not (type(X) is sp.csr_matrix and X.dtype == np.float64):
+        X = sp.csr_matrix(X, dtype=np.float64)
+    # One pass: read as unsigned integers, every finite double >= +0.0 lies below the bits of +inf, and
+    # NaN, infinities and negative numbers (sign bit set) lie at or above them. Only then the exact checks.
+    if X.nnz and int(X.data.view(np.uint64).max()) >= _INF_BITS:
         data = X.data
         if not np.all(np.isfinite(data)):
             raise CapabilityError(f"{who} needs word counts without missing or infinite values; "

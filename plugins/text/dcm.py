@@ -269,6 +269,9 @@ class DCM(ProbabilisticClassifier):
         self.init = init
         self.prior = prior
 
+    def _check_params(self) -> None:
+        self._check()
+
     def _check(self) -> None:
         for name in ("smoothing", "tol"):
             v = getattr(self, name)
@@ -281,7 +284,15 @@ class DCM(ProbabilisticClassifier):
         if self.prior not in ("uniform", "mle"):
             raise ParameterError(f"{self._name}: prior must be 'uniform' or 'mle', not '{self.prior}'")
 
+    #: smoothing is added after the fixed point and prior only sets the intercept: one fit serves both
+    grid_params = ("smoothing", "prior")
+
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> DCM:
+        self._apply_params(self._fit_statistics(X, y, sample_weight, schema))
+        return self
+
+    def _fit_statistics(self, X: Any, y: Any, sample_weight: Any, schema: Schema | None) -> None:
+        """Minka's fixed point per class (tol, max_iter and init shape it; smoothing and prior do not)."""
         self._check()
         X, y, w = self._validate_fit(X, y, sample_weight, schema)
         X = as_counts(X, self._name)
@@ -289,15 +300,19 @@ class DCM(ProbabilisticClassifier):
         self.class_count_ = np.bincount(y, weights=w, minlength=K).astype(np.float64)
         res = fit_polya(X, y, n_groups=K, sample_weight=w, complement=self._complement, tol=float(self.tol),
                         max_iter=int(self.max_iter), init=self.init)
-        alpha = res.alpha
-        self.alpha_unsmoothed_ = alpha
-        fitted = alpha.max(axis=1) > 0
-        smallest = np.where(alpha > 0, alpha, np.inf).min(axis=1)
-        smallest[~fitted] = 0.0
-        self.alpha_ = alpha + (float(self.smoothing) * smallest)[:, None]
-        self.fitted_groups_ = fitted
+        self.alpha_unsmoothed_ = res.alpha
+        self.fitted_groups_ = res.alpha.max(axis=1) > 0
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
+
+    def _apply_params(self, state: Any) -> None:
+        """Smoothing (``smoothing * min{alpha_w > 0}`` added to every alpha of a class) and the prior."""
+        self._check()
+        alpha = self.alpha_unsmoothed_
+        smallest = np.where(alpha > 0, alpha, np.inf).min(axis=1)
+        smallest[~self.fitted_groups_] = 0.0
+        self.alpha_ = alpha + (float(self.smoothing) * smallest)[:, None]
+        K = len(self.class_count_)
         present = self.class_count_ > 0
         if self.prior == "mle" and not self._complement:
             with np.errstate(divide="ignore"):
@@ -306,7 +321,6 @@ class DCM(ProbabilisticClassifier):
             intercept = np.zeros(K)
         intercept[~present] = -np.inf
         self.intercept_ = intercept
-        return self
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
         X = as_counts(X, self._name)

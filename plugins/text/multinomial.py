@@ -22,7 +22,7 @@ from toolkit.errors import CapabilityError, ParameterError
 
 from toolkit.plugins.text.counts import as_counts, row_of_entry
 
-__all__ = ["MultinomialNB", "VARIANTS", "transform_counts", "multinomial_log_likelihood"]
+__all__ = ["MultinomialNB", "VARIANTS", "transform_counts", "multinomial_log_likelihood", "class_sums"]
 
 #: variant name -> (transform, complement, weight_normalize)
 VARIANTS: dict[str, tuple[str, bool, bool]] = {
@@ -50,6 +50,28 @@ def transform_counts(X: sp.csr_matrix, transform: str, idf: np.ndarray | None = 
         norms = np.sqrt(np.bincount(rows, weights=out.data * out.data, minlength=out.shape[0]))
         scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
         out.data *= scale[rows]
+    return out
+
+
+def class_sums(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, K: int) -> np.ndarray:
+    """(K, V) weighted sums of the rows of each class, ``Y.T @ X``, each added in row order.
+
+    Few classes: one product with the dense (n, K) indicator (scipy's kernel costs about one pass
+    per two classes). More: per class, its rows taken out and summed by one matrix-vector product,
+    about two passes in all whatever K. Both add every class's rows in row order, so the bits agree.
+    """
+    n, V = X.shape
+    if K <= 6:
+        Y = np.zeros((n, K))                  # (n, K) weighted one-hot: dense, it is small
+        Y[np.arange(n), y] = w
+        # dense @ sparse gives a Fortran-ordered (K, V) result, which keeps coef_.T contiguous for the
+        # sparse @ dense product at prediction time (no copy there)
+        return np.asarray(Y.T @ X, dtype=np.float64)
+    out = np.zeros((V, K)).T                  # Fortran-ordered, as above
+    for k in range(K):                        # a loop over classes, each vectorised over its rows
+        rows = np.flatnonzero(y == k)
+        if len(rows):
+            out[k] = X[rows].T @ w[rows]
     return out
 
 
@@ -95,6 +117,9 @@ class MultinomialNB(ProbabilisticClassifier):
         self.weight_test = weight_test
 
     # ------------------------------------------------------------------ settings
+    def _check_params(self) -> None:
+        self._settings()
+
     def _settings(self) -> tuple[str, bool, bool]:
         key = str(self.variant).upper()
         if key not in VARIANTS:
@@ -130,7 +155,15 @@ class MultinomialNB(ProbabilisticClassifier):
         return f"{prefix}{middle}M"
 
     # ------------------------------------------------------------------ fit / predict
+    #: epsilon and prior only turn the class sums into parameters; the sums themselves stay
+    grid_params = ("epsilon", "prior")
+
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> MultinomialNB:
+        self._apply_params(self._fit_statistics(X, y, sample_weight, schema))
+        return self
+
+    def _fit_statistics(self, X: Any, y: Any, sample_weight: Any, schema: Schema | None) -> None:
+        """The class sums N_{c,w} of the transformed counts (and the idf of TW-L)."""
         transform, complement, normalize = self._settings()
         X, y, w = self._validate_fit(X, y, sample_weight, schema)
         X = as_counts(X, "nb-multinomial")
@@ -146,13 +179,15 @@ class MultinomialNB(ProbabilisticClassifier):
         else:
             self.idf_ = np.zeros(0)
         Xt = transform_counts(X, transform, self.idf_)
-        Y = np.zeros((n, K))                      # (n, K) weighted one-hot: dense, it is small
-        Y[np.arange(n), y] = w
-        # N_{c,w} by dense @ sparse; the result is Fortran-ordered, which keeps coef_.T contiguous for
-        # the sparse @ dense product at prediction time (no copy there)
-        counts = np.asarray(Y.T @ Xt, dtype=np.float64)
         self.class_count_ = np.bincount(y, weights=w, minlength=K).astype(np.float64)
-        self.feature_count_ = counts
+        self.feature_count_ = class_sums(Xt, y, w, K)
+
+    def _apply_params(self, state: Any) -> None:
+        """log theta (Lidstone epsilon), the complement and normalisation, and the prior."""
+        self._settings()
+        counts = self.feature_count_
+        complement, normalize = self.complement_, self.weight_normalize_
+        V = counts.shape[1]
         eps = float(self.epsilon)
         if complement:   # a new array: transform it in place
             work = counts.sum(axis=0, keepdims=True) - counts
@@ -172,6 +207,7 @@ class MultinomialNB(ProbabilisticClassifier):
             self.coef_ = log_theta / (norm if complement else -norm)
         else:
             self.coef_ = -log_theta if complement else log_theta
+        K = len(self.class_count_)
         present = self.class_count_ > 0
         intercept = np.zeros(K)
         if not normalize and self.prior == "mle":  # a uniform prior adds the same constant to every class
@@ -179,7 +215,6 @@ class MultinomialNB(ProbabilisticClassifier):
                 intercept = np.log(self.class_count_) - np.log(self.class_count_.sum())
         intercept[~present] = -np.inf
         self.intercept_ = intercept
-        return self
 
     def _test_counts(self, X: Any) -> sp.csr_matrix:
         X = as_counts(X, "nb-multinomial")
@@ -187,9 +222,17 @@ class MultinomialNB(ProbabilisticClassifier):
             return transform_counts(X, self.transform_, self.idf_)
         return X
 
+    def _prepare_scoring(self, X: Any) -> sp.csr_matrix:
+        return self._test_counts(self._validate_predict(X))
+
+    def _score_prepared(self, Xt: sp.csr_matrix) -> np.ndarray:
+        scores = np.asarray(Xt @ self.coef_.T)
+        if np.any(self.intercept_ != 0):    # the uniform prior adds nothing: skip the pass
+            scores += self.intercept_       # in place: no second (n, K) array
+        return scores
+
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
-        Xt = self._test_counts(X)
-        return np.asarray(Xt @ self.coef_.T) + self.intercept_
+        return self._score_prepared(self._test_counts(X))
 
     def document_log_likelihood(self, X: Any, y: Any) -> np.ndarray:
         """log p(x_d | theta_{y_d}) without the multinomial coefficient (for perplexity).

@@ -15,7 +15,9 @@ written as a ``failed`` record; the run then stops (:class:`RunFailed`, exit cod
 from __future__ import annotations
 
 import concurrent.futures as cf
+import gc
 import multiprocessing
+import os
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -148,20 +150,62 @@ def _tune(pipeline: Pipeline, ds: Dataset, split: Split, seed: int) -> tuple[dic
     points = pipeline.grid_points()
     if len(points) <= 1:
         return (points[0] if points else {}), []
-    trace = []
-    best: dict[str, Any] | None = None
-    best_errors = None
-    parts = split.tuning_parts
-    for params in points:
-        errors = 0
-        for fit_rows, val_rows in parts:
-            fitted = pipeline.fit(ds.subset(fit_rows), params, seed=seed)
-            pred = fitted.predict(ds.subset(val_rows), keep_model=False)
-            errors += _errors(pred.y_pred, pred.y_true)
-        trace.append({"params": params, "validation_errors": errors})
-        if best_errors is None or errors < best_errors:
-            best, best_errors = params, errors
-    return dict(best or {}), trace
+    errors = [0] * len(points)
+    for fit_rows, val_rows in split.tuning_parts:
+        fit_part, val_part = ds.subset(fit_rows), ds.subset(val_rows)
+        for i, e in _grid_errors(pipeline, fit_part, val_part, points, seed):
+            errors[i] += e
+    trace = [{"params": params, "validation_errors": e} for params, e in zip(points, errors)]
+    best = int(np.argmin(errors))  # the first of the fewest
+    return dict(points[best]), trace
+
+
+def _shared_keys(pipeline: Pipeline) -> set[str]:
+    """Grid keys (``clf.NAME``) that the classifier scores from one fit (its ``grid_params``)."""
+    step = pipeline.classifier
+    cls = step.spec.factory if step.spec is not None and isinstance(step.spec.factory, type) else type(step.obj)
+    names = getattr(cls, "grid_params", ())
+    if not names or not callable(getattr(cls, "grid_decision_function", None)):
+        return set()
+    return {f"clf.{name}" for name in names}
+
+
+def _grid_errors(pipeline: Pipeline, fit_part: Dataset, val_part: Dataset, points: list[dict[str, Any]],
+                 seed: int) -> list[tuple[int, int]]:
+    """(grid index, validation errors) of every point on one tuning part.
+
+    Points that differ only in parameters the classifier scores from one fit form a group: the
+    steps before the classifier are fitted once per group and the classifier's
+    ``grid_decision_function`` scores the group's settings; every other point is refitted.
+    """
+    shared = _shared_keys(pipeline)
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, params in enumerate(points):
+        key = tuple(sorted((k, repr(v)) for k, v in params.items() if k not in shared))
+        groups.setdefault(key, []).append(i)
+    out: list[tuple[int, int]] = []
+    for members in groups.values():
+        if not shared or len(members) == 1:
+            for i in members:
+                pred = pipeline.fit(fit_part, points[i], seed=seed).predict(val_part, keep_model=False)
+                out.append((i, _errors(pred.y_pred, pred.y_true)))
+            continue
+        fixed = {k: v for k, v in points[members[0]].items() if k not in shared}
+        prepared = pipeline.prepare(fit_part, fixed, seed)
+        settings = [{k[4:]: v for k, v in points[i].items() if k in shared} for i in members]
+        clf = pipeline.classifier.build({**prepared.classifier_params, **settings[0]}, seed)
+        X_val = prepared.fitted.transform(val_part)
+        kwargs = prepared.fit_kwargs(clf)
+        scores = clf.grid_decision_function(prepared.X, prepared.y, X_val, settings,
+                                            sample_weight=kwargs.get("sample_weight"), schema=kwargs.get("schema"))
+        true = np.asarray(val_part.y, dtype=np.int64)
+        for i, s in zip(members, scores):
+            s = np.asarray(s, dtype=np.float64)
+            if s.ndim == 1:  # a binary margin, as FittedPipeline.predict reads it
+                s = np.column_stack([-s, s])
+            y_pred = np.asarray(clf.classes_, dtype=np.int64)[np.argmax(s, axis=1)]
+            out.append((i, _errors(y_pred, true)))
+    return out
 
 
 def _evaluate_task(ds: Dataset, pipeline: Pipeline, split: Split, evaluators: Sequence[ComponentSpec],
@@ -204,6 +248,38 @@ def _evaluate_task(ds: Dataset, pipeline: Pipeline, split: Split, evaluators: Se
 # state shared with worker processes (set before forking)
 _STATE: dict[str, Any] = {}
 
+#: environment variables read by BLAS / OpenMP libraries that a worker loads after it starts
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+                     "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+def _threads_per_worker(jobs: int) -> int:
+    """The cores this process may use, shared out over ``jobs`` workers (at least 1 thread each)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, cores // max(1, jobs))
+
+
+def _init_worker(threads: int) -> None:
+    """Worker start-up: the worker dies with its parent (a kill -9 of the run leaves no orphan), and BLAS
+    and OpenMP thread pools are capped so that N workers do not oversubscribe the cores.
+
+    The pools of libraries already loaded (numpy's and scipy's OpenBLAS, loaded before the fork) no
+    longer read environment variables, so threadpoolctl calls their own setters; the variables cover
+    libraries the worker loads later.
+    """
+    die_with_parent()
+    for name in _THREAD_VARIABLES:
+        os.environ[name] = str(threads)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads)
+    # the objects inherited from the parent stay out of this worker's garbage collections, which would
+    # otherwise touch (and so copy) every page that holds one
+    gc.freeze()
+
 
 def _run_task(task: Task) -> dict[str, Any]:
     ds = _STATE["datasets"][task.dataset_index]
@@ -224,11 +300,6 @@ def _execute(ds: Dataset, pipeline: Pipeline, task: Task, evaluators: Sequence[C
                 "traceback": traceback.format_exc(limit=8), "timing": {}}
     body["timing"]["finished_utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return body
-
-
-def _worker_init() -> None:
-    """Start of every worker process: it dies with the parent (a kill -9 of the run leaves no orphan)."""
-    die_with_parent()
 
 
 def check_experiment(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Protocol,
@@ -383,7 +454,8 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
             _STATE.update(datasets=prepared, pipelines=list(pipelines), evaluators=list(evaluators),
                           store_proba=store_proba)
             context = multiprocessing.get_context("fork")
-            with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init) as pool:
+            with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
+                                        initargs=(_threads_per_worker(jobs),)) as pool:
                 futures = {pool.submit(_run_task, task): task for task in tasks}
                 try:
                     for future in cf.as_completed(futures):

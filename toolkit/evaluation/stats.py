@@ -27,7 +27,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special
+
+
+def _scipy_stats() -> Any:
+    """scipy.stats on first use: importing it costs about a second, which the corrected t-test of every
+    ``compare`` does not need (it uses scipy.special); the multi-dataset tests do."""
+    from scipy import stats
+
+    return stats
+
+# scipy.special, not scipy.stats: the t functions scipy.stats.t itself calls (stdtr, stdtrit), without the
+# second of imports that scipy.stats costs every command
 
 __all__ = ["TestResult", "corrected_ttest", "paired_ttest", "test_train_ratio", "significance", "sign_test",
            "mean_ci", "t_critical", "lower_confidence_limit", "thesis_ci", "normal_ci", "BayesResult",
@@ -52,7 +63,7 @@ def t_critical(df: int, level: float = 0.95, two_sided: bool = True) -> float:
     if df <= 0:
         return float("nan")
     q = 1 - (1 - level) / 2 if two_sided else level
-    return float(stats.t.ppf(q, df))
+    return float(special.stdtrit(df, q))
 
 
 def _differences(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
@@ -83,7 +94,7 @@ def _weka_t(d: np.ndarray, scale: float, tolerance: float) -> TestResult:
             return TestResult(0.0, 1.0, mean, k)
         return TestResult(math.copysign(math.inf, mean) if mean else math.inf, 0.0, mean, k)
     t = mean / (sd * scale)
-    return TestResult(t, float(stats.f.sf(t * t, 1, k - 1)), mean, k)
+    return TestResult(t, float(special.fdtrc(1, k - 1, t * t)), mean, k)
 
 
 def corrected_ttest(a: Sequence[float], b: Sequence[float], test_train_ratio: float,
@@ -107,7 +118,7 @@ def paired_ttest(a: Sequence[float], b: Sequence[float], alternative: str = "two
     m = len(d)
     result = _weka_t(d, 1.0 / math.sqrt(m) if m else 1.0, tolerance)
     if alternative == "greater" and math.isfinite(result.statistic):
-        return TestResult(result.statistic, float(stats.t.sf(result.statistic, m - 1)), result.mean_difference, m)
+        return TestResult(result.statistic, float(special.stdtr(m - 1, -result.statistic)), result.mean_difference, m)
     if alternative == "greater" and not math.isnan(result.statistic):
         return TestResult(result.statistic, 0.0 if result.statistic > 0 else 1.0, result.mean_difference, m)
     return result
@@ -135,11 +146,12 @@ def sign_test(wins: int, losses: int, alternative: str = "greater") -> float:
     m = wins + losses
     if m == 0:
         return 1.0
-    upper = float(stats.binom.sf(wins - 1, m, 0.5))
+    # exact: sums of binomial coefficients over 2^m, one correctly rounded division
+    upper = sum(math.comb(m, i) for i in range(max(wins, 0), m + 1)) / 2 ** m
     if alternative == "greater":
         return upper
     if alternative == "two-sided":
-        lower = float(stats.binom.cdf(wins, m, 0.5))
+        lower = sum(math.comb(m, i) for i in range(0, min(wins, m) + 1)) / 2 ** m
         return min(1.0, 2 * min(upper, lower))
     raise ValueError(f"alternative must be 'greater' or 'two-sided', not {alternative!r}")
 
@@ -217,8 +229,8 @@ def bayesian_correlated_ttest(a: Sequence[float], b: Sequence[float], rope: floa
         if rope == 0.0 and mean == 0.0:
             above = below = 0.5
     else:
-        above = float(stats.t.sf(rope, k - 1, loc=mean, scale=scale))
-        below = float(stats.t.cdf(-rope, k - 1, loc=mean, scale=scale))
+        above = float(_scipy_stats().t.sf(rope, k - 1, loc=mean, scale=scale))
+        below = float(_scipy_stats().t.cdf(-rope, k - 1, loc=mean, scale=scale))
     equivalent = max(0.0, 1.0 - above - below)
     if not greater_is_better:
         above, below = below, above
@@ -239,7 +251,7 @@ def _matrix(scores: Any) -> np.ndarray:
 def ranks(scores: Any, greater_is_better: bool = True) -> np.ndarray:
     """Rank of every method on every dataset (rows), 1 = best; tied methods share the mean of their ranks."""
     m = _matrix(scores)
-    return stats.rankdata(-m if greater_is_better else m, axis=1)
+    return _scipy_stats().rankdata(-m if greater_is_better else m, axis=1)
 
 
 @dataclass(frozen=True)
@@ -275,7 +287,7 @@ def friedman(scores: Any, greater_is_better: bool = True) -> FriedmanResult:
     if correction <= 0:  # every dataset ties every method
         return FriedmanResult(avg, float("nan"), float("nan"), float("nan"), float("nan"), N, k)
     chi2 /= correction
-    p = float(stats.chi2.sf(chi2, k - 1))
+    p = float(_scipy_stats().chi2.sf(chi2, k - 1))
     den = N * (k - 1) - chi2
     if N < 2:
         ff, pf = float("nan"), float("nan")
@@ -283,7 +295,7 @@ def friedman(scores: Any, greater_is_better: bool = True) -> FriedmanResult:
         ff, pf = math.inf, 0.0
     else:
         ff = (N - 1) * chi2 / den
-        pf = float(stats.f.sf(ff, k - 1, (k - 1) * (N - 1)))
+        pf = float(_scipy_stats().f.sf(ff, k - 1, (k - 1) * (N - 1)))
     return FriedmanResult(avg, chi2, p, ff, pf, N, k)
 
 
@@ -294,7 +306,7 @@ def nemenyi_q(k: int, alpha: float = 0.05) -> float:
         raise ValueError("the Nemenyi test needs at least 2 methods")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie between 0 and 1, not {alpha}")
-    return float(stats.studentized_range.ppf(1 - alpha, k, np.inf) / math.sqrt(2))
+    return float(_scipy_stats().studentized_range.ppf(1 - alpha, k, np.inf) / math.sqrt(2))
 
 
 def cliques(average_ranks: Sequence[float], cd: float) -> list[tuple[int, ...]]:
@@ -359,7 +371,7 @@ def wilcoxon(a: Sequence[float], b: Sequence[float]) -> TestResult:
     mean = float(d.mean()) if len(d) else float("nan")
     if not np.any(d != 0):
         return TestResult(0.0, 1.0, mean, len(d))
-    res = stats.wilcoxon(d, zero_method="wilcox", alternative="two-sided")
+    res = _scipy_stats().wilcoxon(d, zero_method="wilcox", alternative="two-sided")
     return TestResult(float(res.statistic), float(res.pvalue), mean, int(np.sum(d != 0)))
 
 

@@ -25,7 +25,7 @@ from toolkit.errors import CapabilityError, ParameterError
 from toolkit.models.text_step import TEXT_STEP_NAME, text_step_spec
 from toolkit.plugin_host.registry import ComponentSpec, JSONScalar, check_params, expand_grid, parse_component
 
-__all__ = ["Step", "Pipeline", "FittedPipeline", "default_text_step"]
+__all__ = ["Step", "Pipeline", "FittedPipeline", "PreparedFit", "default_text_step"]
 
 _ROLES = ("text", "example_selector", "feature_selector", "classifier")
 _KIND_OF_ROLE = {"example_selector": "example-selector", "feature_selector": "feature-selector",
@@ -213,6 +213,16 @@ class Pipeline:
 
     def fit(self, ds: Dataset, params: Mapping[str, JSONScalar] | None = None, seed: int = 0) -> FittedPipeline:
         """Fit every step on ``ds`` (a training part) with the tuned ``params`` (namespaced)."""
+        prepared = self.prepare(ds, params, seed)
+        clf = self.classifier.build(prepared.classifier_params, seed)
+        clf.fit(prepared.X, prepared.y, **prepared.fit_kwargs(clf))
+        fitted = prepared.fitted
+        fitted.classifier = clf
+        return fitted
+
+    def prepare(self, ds: Dataset, params: Mapping[str, JSONScalar] | None = None, seed: int = 0) -> PreparedFit:
+        """Fit every step before the classifier on ``ds`` and return what the classifier would be fitted
+        on (the harness scores several classifier settings on it; :meth:`fit` fits the classifier)."""
         params = dict(params or {})
         by_role: dict[str, dict[str, JSONScalar]] = {role: {} for role in _ROLES}
         short_to_role = {v: k for k, v in _SHORT.items()}
@@ -266,19 +276,30 @@ class Pipeline:
             schema = schema.select(support)
             fitted.feature_selector = selector
             fitted.support = support
-        # classifier
-        step = self.classifier
-        _check_capabilities(step, X, y, weights, schema)
-        clf = step.build(by_role["classifier"], seed)
+        _check_capabilities(self.classifier, X, y, weights, schema)
+        fitted.schema = schema
+        return PreparedFit(fitted, X, y, weights, schema, by_role["classifier"])
+
+
+@dataclass
+class PreparedFit:
+    """A pipeline fitted up to its classifier: the classifier's training data and its parameters."""
+
+    fitted: FittedPipeline          # every step but the classifier (``transform`` works)
+    X: Any
+    y: np.ndarray
+    weights: np.ndarray
+    schema: Schema
+    classifier_params: dict[str, JSONScalar]
+
+    def fit_kwargs(self, clf: Any) -> dict[str, Any]:
+        """``schema`` when the classifier's ``fit`` takes one; ``sample_weight`` unless all weights are 1."""
         kwargs: dict[str, Any] = {}
         if accepts_argument(clf.fit, "schema"):
-            kwargs["schema"] = schema
-        if np.any(weights != 1.0):
-            kwargs["sample_weight"] = weights
-        clf.fit(X, y, **kwargs)
-        fitted.classifier = clf
-        fitted.schema = schema
-        return fitted
+            kwargs["schema"] = self.schema
+        if np.any(self.weights != 1.0):
+            kwargs["sample_weight"] = self.weights
+        return kwargs
 
 
 def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, schema: Schema,
@@ -361,9 +382,13 @@ class FittedPipeline:
         clf = self.classifier
         proba = None
         caps = self.pipeline.classifier.capabilities
-        if caps.probabilities and hasattr(clf, "predict_proba"):
-            proba = np.asarray(clf.predict_proba(X), dtype=np.float64)
-        scores = np.asarray(clf.decision_function(X), dtype=np.float64) if hasattr(clf, "decision_function") else None
+        if caps.probabilities and hasattr(clf, "decision_and_proba"):   # both from one pass (api.py)
+            scores, proba = (np.asarray(a, dtype=np.float64) for a in clf.decision_and_proba(X))
+        else:
+            if caps.probabilities and hasattr(clf, "predict_proba"):
+                proba = np.asarray(clf.predict_proba(X), dtype=np.float64)
+            scores = (np.asarray(clf.decision_function(X), dtype=np.float64)
+                      if hasattr(clf, "decision_function") else None)
         if scores is not None and scores.ndim == 1:  # binary margin -> two columns
             scores = np.column_stack([-scores, scores])
         basis = scores if scores is not None else proba

@@ -1,0 +1,130 @@
+"""Fast paths added for issue 19 give what the slow paths they replace give (references computed here)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from toolkit.api import _unique_labels, as_matrix
+from toolkit.errors import CapabilityError
+from toolkit.evaluation import stats
+
+
+def test_t_functions_equal_scipy_stats():
+    from scipy import stats as scipy_stats
+
+    for df in (1, 2, 5, 9, 10, 29, 100):
+        assert stats.t_critical(df) == scipy_stats.t.ppf(0.975, df)
+        assert stats.t_critical(df, 0.9, two_sided=False) == scipy_stats.t.ppf(0.9, df)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        a, b = rng.random(10), rng.random(10)
+        d = a - b
+        t = d.mean() / math.sqrt((1 / 10 + 0.1) * d.var(ddof=1))
+        assert stats.corrected_ttest(a, b, 0.1).p_value == pytest.approx(2 * scipy_stats.t.sf(abs(t), 9), rel=1e-13)
+        assert stats.paired_ttest(a, b).p_value == pytest.approx(scipy_stats.ttest_rel(a, b).pvalue, rel=1e-12)
+
+
+def test_sign_test_is_the_exact_binomial_tail():
+    for m in (1, 2, 7, 20, 61, 200):
+        for wins in range(0, m + 1):
+            upper = sum(math.comb(m, i) for i in range(wins, m + 1)) / 2 ** m
+            lower = sum(math.comb(m, i) for i in range(0, wins + 1)) / 2 ** m
+            assert stats.sign_test(wins, m - wins) == upper
+            assert stats.sign_test(wins, m - wins, "two-sided") == min(1.0, 2 * min(upper, lower))
+    assert stats.sign_test(0, 0) == 1.0
+
+
+@pytest.mark.parametrize("labels", [
+    np.array([3, 1, 1, 7, 3, 0]), np.array([5, 5, 5]), np.array([2, 10_000_000, 2]), np.array([-1, 4, -1, 2]),
+    np.array([1.5, 0.5, 1.5]), np.array(["b", "a", "b", "c"], dtype=object), np.array([9], dtype=np.uint8),
+])
+def test_unique_labels_equal_numpy_unique(labels):
+    classes, codes = _unique_labels(labels)
+    want_classes, want_codes = np.unique(labels, return_inverse=True)
+    np.testing.assert_array_equal(classes, want_classes)
+    assert classes.dtype == want_classes.dtype
+    np.testing.assert_array_equal(codes, want_codes.reshape(-1))
+    assert codes.dtype == np.int64
+
+
+def test_as_matrix_keeps_a_float64_csr_matrix():
+    X = sp.random(50, 20, density=0.2, format="csr", random_state=0)
+    assert as_matrix(X) is X
+    other = as_matrix(sp.csr_array(X))
+    assert type(other) is sp.csr_matrix and other is not X
+    unsorted = sp.csr_matrix((np.array([1.0, 2.0]), np.array([3, 1]), np.array([0, 2])), shape=(1, 5))
+    assert as_matrix(unsorted).has_sorted_indices
+
+
+@pytest.mark.parametrize("bad,match", [(np.nan, "missing or infinite"), (np.inf, "missing or infinite"),
+                                       (-np.inf, "missing or infinite"), (-2.0, "non-negative"),
+                                       (-1e-300, "non-negative")])
+def test_as_counts_refuses_what_it_refused(bad, match):
+    from toolkit.plugins.text.counts import as_counts
+
+    X = sp.csr_matrix(np.array([[1.0, 0.0, 3.0], [0.0, 2.0, 1.0]]))
+    X.data[2] = bad
+    with pytest.raises(CapabilityError, match=match):
+        as_counts(X, "test")
+
+
+def test_as_counts_accepts_negative_zero_and_large_counts():
+    from toolkit.plugins.text.counts import as_counts
+
+    X = sp.csr_matrix(np.array([[1.0, 5.0, 3.0]]))
+    X.data[1] = -0.0
+    X.data[2] = 1e308
+    assert as_counts(X, "test") is X
+
+
+def test_decision_and_proba_equal_the_two_calls():
+    import toolkit
+    from toolkit.api import ProbabilisticClassifier, Schema
+    from toolkit.plugins.naive_bayes.bma import BMANaiveBayes
+
+    ds = toolkit.load_arff("soybean")
+    clf = BMANaiveBayes(H=0.8).fit(ds.X, ds.y, schema=Schema.from_dataset(ds))
+    scores, proba = clf.decision_and_proba(ds.X)
+    np.testing.assert_array_equal(scores, clf.decision_function(ds.X))
+    np.testing.assert_array_equal(proba, clf.predict_proba(ds.X))
+
+    class Calibrated(BMANaiveBayes):       # a subclass that derives probabilities its own way keeps them
+        def predict_proba(self, X):
+            p = super().predict_proba(X) ** 0.5
+            return p / p.sum(axis=1, keepdims=True)
+
+    other = Calibrated(H=0.8).fit(ds.X, ds.y, schema=Schema.from_dataset(ds))
+    np.testing.assert_array_equal(other.decision_and_proba(ds.X)[1], other.predict_proba(ds.X))
+    assert issubclass(Calibrated, ProbabilisticClassifier)
+
+
+def _worker_threads():
+    import os
+
+    from threadpoolctl import threadpool_info
+
+    return [p["num_threads"] for p in threadpool_info() if p["user_api"] in ("blas", "openmp")], \
+        os.environ.get("OMP_NUM_THREADS"), os.environ.get("OPENBLAS_NUM_THREADS")
+
+
+def test_workers_cap_blas_and_openmp_threads():
+    """--jobs N: each worker starts with at most cores // N threads per BLAS/OpenMP pool."""
+    import concurrent.futures as cf
+    import multiprocessing
+    import os
+
+    from toolkit.evaluation import harness
+
+    cores = len(os.sched_getaffinity(0))
+    for jobs in (1, 2, cores + 3):
+        threads = harness._threads_per_worker(jobs)
+        assert threads == max(1, cores // jobs)
+        with cf.ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"),
+                                    initializer=harness._init_worker, initargs=(threads,)) as pool:
+            pools, omp, openblas = pool.submit(_worker_threads).result()
+        assert pools and all(n <= threads for n in pools), pools
+        assert omp == openblas == str(threads)
