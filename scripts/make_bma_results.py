@@ -43,6 +43,7 @@ def main() -> None:
     uci = Path(args.shared) / "uci"
     paths = [uci / f"{name}.arff" for name in DATASETS]
     (ROOT / "results").mkdir(exist_ok=True)
+    resumed = any((ROOT / "results").glob("bma-*.jsonl"))
     started = time.time()
 
     default = toolkit.evaluate(paths, ["nb-weka", "bma-nb", "bma-nb-zh"], metrics=["error"], jobs=args.jobs,
@@ -59,31 +60,37 @@ def main() -> None:
              "## Default protocol (10 repetitions, 10 % test, seeds 1..10; algorithms.md 5.1.2)", "",
              format_comparison(comparison, "markdown"), ""]
     def acceptance(comp) -> tuple[list[str], bool]:
-        rows = ["| dataset | NB mean error % | BMA mean error % | BMA - NB (pp) | BMA <= NB + 1 pp |",
-                "| --- | --- | --- | --- | --- |"]
+        """BMA significantly worse than NB on no dataset: the corrected resampled t-test (two-sided, alpha
+        0.05, as WEKA's experimenter marks a loss) finds BMA's error above NB's nowhere."""
+        rows = ["| dataset | NB mean error % | BMA mean error % | BMA - NB (pp) | corrected-t p (two-sided) | "
+                "BMA significantly worse |", "| --- | --- | --- | --- | --- | --- |"]
         ok_all = True
         for name in DATASETS:
-            nb = comp.cells[(name, "nb-weka")].mean
-            bma = comp.cells[(name, "bma-nb")].mean
-            ok = bma <= nb + 0.01 + 1e-12
-            ok_all &= ok
-            rows.append(f"| {name} | {100 * nb:.2f} | {100 * bma:.2f} | {100 * (bma - nb):+.2f} | {'yes' if ok else '**NO**'} |")
+            nb = comp.cells[(name, "nb-weka")]
+            bma = comp.cells[(name, "bma-nb")]
+            p = bma.p_value
+            worse = p is not None and p < comp.alpha and bma.mean > nb.mean
+            ok_all &= not worse
+            rows.append(f"| {name} | {100 * nb.mean:.2f} | {100 * bma.mean:.2f} | {100 * (bma.mean - nb.mean):+.2f} | "
+                        f"{'–' if p is None else f'{p:.3f}'} | {'**YES**' if worse else 'no'} |")
         return rows, ok_all
 
     rows, ok_default = acceptance(comparison)
     vote_nb = comparison.cells[("vote", "nb-weka")].mean
     vote_bma = comparison.cells[("vote", "bma-nb")].mean
-    lines += ["Acceptance checks (issue 4): BMA's mean error is at most NB's + 1 percentage point on every "
-              "dataset, and strictly lower on vote.", ""] + rows + [
-              "", f"All within 1 pp: **{ok_default}**; vote strictly lower: **{vote_bma < vote_nb}** "
-              f"({100 * vote_bma:.2f} % vs {100 * vote_nb:.2f} %).", ""]
+    lines += ["Acceptance checks (issue 15, replacing issue 4's \"at most NB + 1 pp on every dataset\", which fails on "
+              "noise: autos +3.3 pp at p = 0.38 with H chosen on 19 validation instances, algorithms.md 6.1 and 8.6): "
+              "**BMA significantly worse than NB on no dataset** (corrected resampled t-test, alpha 0.05), and BMA's "
+              "error strictly lower on vote.", ""] + rows + [
+              "", f"BMA significantly worse than NB on no dataset: **{ok_default}**; vote strictly lower: "
+              f"**{vote_bma < vote_nb}** ({100 * vote_bma:.2f} % vs {100 * vote_nb:.2f} %).", ""]
     rows, ok_inner = acceptance(inner_comparison)
     lines += ["## The same, tuning H by 5-fold cross-validation inside each training part (`inner_folds=5`)", "",
               "The default protocol validates H on the first 10 % of the training part: 19 instances for autos, "
               "where one validation error decides between H values. Tuning on all of the training part by "
               "inner 5-fold cross-validation (the `--inner-folds 5` option; same outer splits) removes most of that noise.",
               "", format_comparison(inner_comparison, "markdown"), ""] + rows + [
-              "", f"All within 1 pp with inner 5-fold tuning: **{ok_inner}**.", ""]
+              "", f"BMA significantly worse than NB on no dataset with inner 5-fold tuning: **{ok_inner}**.", ""]
 
     lines += ["## Thesis-compatibility protocol against the published Table 3 (algorithms.md 5.1.3, 6.1)", "",
               "Error counts on fold 9 of the seed-10 WEKA 10-fold split; H tuned on fold 0, ties to the smallest H.", "",
@@ -134,7 +141,8 @@ def main() -> None:
         plot_curves(curves, curves_grid, str(ROOT / "docs" / "results" / "bma-curve.png"))
     except toolkit.ToolkitError as exc:
         lines.append(f"(no figure: {exc})")
-    lines.append(f"Run time: {time.time() - started:.0f} s on this machine.")
+    lines.append(f"Run time: {time.time() - started:.0f} s wall on this machine, {args.jobs} processes, "
+                 + ("resuming earlier records in results/." if resumed else "from scratch (no earlier records)."))
     (ROOT / "docs" / "results" / "bma.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 

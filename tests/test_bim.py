@@ -1,5 +1,6 @@
-"""BIM naive Bayes (algorithms.md 2.5, 3.3, 4.3): test vector 7.7, closed-form leave-one-out against
-refitting, the classifier's decision and posterior against explicit sums, the weight-threshold selector."""
+"""BIM naive Bayes (algorithms.md 2.5, 3.3, 4.3): test vector 7.7 (revision 2's default feature set, and
+revision 1's values with features="all"), closed-form leave-one-out against refitting with the feature set
+fixed, the classifier's decision and posterior against explicit sums, the weight-threshold selector."""
 
 from __future__ import annotations
 
@@ -17,44 +18,74 @@ from toolkit.errors import CapabilityError, ParameterError
 from toolkit.plugins.ots.nb_bim import BIMNaiveBayes
 from toolkit.plugins.ots.bim_threshold import BIMThresholdSelector
 from toolkit.plugins.ots.leave_one_out import OPTCUT_GRID, loo_average_precision, loo_scores, ranked_average_precision
-from toolkit.plugins.ots.bim import bim_counts, bim_weights, presence, thresholded
+from toolkit.plugins.ots.bim import bim_counts, bim_weights, feature_mask, presence, thresholded
 from toolkit.plugins.metrics.ranking import average_precision
 
 # algorithms.md 7.7: d0..d2 are C1, d3..d8 are C-1
 X77 = np.array([[1, 1, 0, 0, 1], [1, 0, 1, 0, 0], [1, 1, 1, 0, 0], [0, 1, 0, 1, 0], [1, 0, 0, 1, 0],
                 [0, 0, 0, 1, 1], [0, 1, 0, 0, 0], [0, 0, 1, 1, 0], [1, 0, 0, 0, 1]], dtype=float)
 Y77 = np.array([1, 1, 1, 0, 0, 0, 0, 0, 0])
-W77 = [1.897120, 0.916291, 1.504077, -1.897120, 0.105361]
-RESUB77 = {0: [2.918771, 3.401197, 4.317488, -0.980829, 0, -1.791759, 0.916291, -0.393043, 2.002481],
-           1: [1.897120, 3.401197, 3.401197, -1.897120, 0, -1.897120, 0, -0.393043, 1.897120]}
-LOO77 = {0: ([1.532477, 2.708050, 3.218876, -0.352221, 0.628609, -1.163151, 1.321756, 0.523248, 2.813411], 0.805556),
-         1: ([1.609438, 2.708050, 2.708050, -0.352221, 0.628609, -1.673976, 1.321756, 0.523248, 2.302585], 0.916667)}
+# revision 2, features="positive" (default): t3 occurs in no C1 document and has weight 0
+W77 = [1.897120, 0.916291, 1.504077, 0, 0.105361]
+RESUB77 = {0: [2.918771, 3.401197, 4.317488, 0.916291, 1.897120, 0.105361, 0.916291, 1.504077, 2.002481],
+           1: [1.897120, 3.401197, 3.401197, 0, 1.897120, 0, 0, 1.504077, 1.897120]}
+LOO77 = {0: ([1.532477, 2.708050, 3.218876, 1.321756, 2.302585, 0.510826, 1.321756, 2.197225, 2.813411], 0.722222),
+         1: ([1.609438, 2.708050, 2.708050, 1.321756, 2.302585, 0, 1.321756, 2.197225, 2.302585], 0.833333)}
+# revision 1, features="all"
+W77_ALL = [1.897120, 0.916291, 1.504077, -1.897120, 0.105361]
+RESUB77_ALL = {0: [2.918771, 3.401197, 4.317488, -0.980829, 0, -1.791759, 0.916291, -0.393043, 2.002481],
+               1: [1.897120, 3.401197, 3.401197, -1.897120, 0, -1.897120, 0, -0.393043, 1.897120]}
+LOO77_ALL = {0: ([1.532477, 2.708050, 3.218876, -0.352221, 0.628609, -1.163151, 1.321756, 0.523248, 2.813411],
+                 0.805556),
+             1: ([1.609438, 2.708050, 2.708050, -0.352221, 0.628609, -1.673976, 1.321756, 0.523248, 2.302585],
+                 0.916667)}
+VECTORS77 = {"positive": (W77, RESUB77, LOO77), "all": (W77_ALL, RESUB77_ALL, LOO77_ALL)}
 
 
 def _masks(y):
     return y == 1, y == 0
 
 
+@pytest.mark.parametrize("features", ["positive", "all"])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_vector_7_7_weights_and_resubstitution(sparse):
+def test_vector_7_7_weights_and_resubstitution(sparse, features):
+    weights, resubstitution, _ = VECTORS77[features]
     X = sp.csr_matrix(X77) if sparse else X77
     B = presence(X)
-    w = bim_weights(bim_counts(B, *_masks(Y77)), 1.0)
-    np.testing.assert_allclose(w, W77, atol=5e-7)
-    for tau, expected in RESUB77.items():
+    counts = bim_counts(B, *_masks(Y77))
+    w = bim_weights(counts, 1.0, feature_mask(counts, features))
+    np.testing.assert_allclose(w, weights, atol=5e-7)
+    options = {} if features == "positive" else {"features": features}  # the default is "positive"
+    for tau, expected in resubstitution.items():
         np.testing.assert_allclose(B @ thresholded(w, tau), expected, atol=5e-7)
-        clf = BIMNaiveBayes(threshold=tau).fit(X, Y77, schema=Schema.numeric(5, ["neg", "pos"]))
+        clf = BIMNaiveBayes(threshold=tau, **options).fit(X, Y77, schema=Schema.numeric(5, ["neg", "pos"]))
         np.testing.assert_allclose(clf.score_documents(X), expected, atol=5e-7)
+        np.testing.assert_allclose(clf.weights_, weights, atol=5e-7)
 
 
+@pytest.mark.parametrize("features", ["positive", "all"])
 @pytest.mark.parametrize("tau", [0, 1])
-def test_vector_7_7_leave_one_out(tau):
-    expected, ap = LOO77[tau]
+def test_vector_7_7_leave_one_out(tau, features):
+    expected, ap = VECTORS77[features][2][tau]
     B = presence(sp.csr_matrix(X77))
-    scores = loo_scores(B, *_masks(Y77), 1.0, tau)
+    options = {} if features == "positive" else {"features": features}
+    scores = loo_scores(B, *_masks(Y77), 1.0, tau, **options)
     np.testing.assert_allclose(scores, expected, atol=5e-7)
     assert ranked_average_precision(scores, Y77 == 1) == pytest.approx(ap, abs=5e-7)
-    assert loo_average_precision(B, *_masks(Y77), 1.0, np.array([float(tau)]))[0] == pytest.approx(ap, abs=5e-7)
+    assert loo_average_precision(B, *_masks(Y77), 1.0, np.array([float(tau)]), **options)[0] == \
+        pytest.approx(ap, abs=5e-7)
+    # the brute-force reference refits without each document, the feature set fixed from all of them
+    np.testing.assert_allclose(ref.loo_scores(X77, Y77, 1.0, tau, features), expected, atol=5e-7)
+
+
+def test_a_feature_whose_only_positive_is_left_out_keeps_its_leave_one_out_weight():
+    # t4 occurs in one positive (d0) and two negatives (d5, d8): without d0 its weight is w(0, n- = 2)
+    B = presence(X77)
+    scores = loo_scores(B, *_masks(Y77), 1.0, 0.0)
+    w_t0 = math.log(3 / 1) - math.log(3 / 5)          # n+ = 3 -> 2 of N+ = 2, n- = 2 of 6
+    w_t1 = math.log(2 / 2) - math.log(3 / 5)          # n+ = 2 -> 1 of 2
+    w_t4 = math.log(1 / 3) - math.log(3 / 5)          # n+ = 1 -> 0 of 2: stays in the set
+    assert scores[0] == pytest.approx(w_t0 + w_t1 + w_t4, abs=1e-12)
 
 
 def test_vector_7_7_average_precision_of_a_ranked_list():
@@ -75,27 +106,38 @@ def _random_binary(seed, n=24, F=7, density=0.35, n_pos=7):
     return X, y
 
 
+@pytest.mark.parametrize("features", ["positive", "all"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("tau", [0.0, 0.5, 1.0])
 @pytest.mark.parametrize("alpha", [1.0, 0.5])
-def test_closed_form_leave_one_out_equals_refitting(seed, tau, alpha):
+def test_closed_form_leave_one_out_equals_refitting(seed, tau, alpha, features):
     X, y = _random_binary(seed)
-    fast = loo_scores(presence(sp.csr_matrix(X)), *_masks(y), alpha, tau)
-    slow = ref.loo_scores(X, y, alpha, tau)
+    # a feature in exactly one positive (left out, it keeps its weight w(0, n-)) and one in none
+    X[y == 1, 5] = 0
+    X[np.flatnonzero(y == 1)[0], 5] = 1
+    X[y == 1, 6] = 0
+    assert X[y == 0, 5].sum() > 0 and X[y == 0, 6].sum() > 0
+    fast = loo_scores(presence(sp.csr_matrix(X)), *_masks(y), alpha, tau, features=features)
+    slow = ref.loo_scores(X, y, alpha, tau, features)
     np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-9)
     assert ranked_average_precision(fast, y == 1) == pytest.approx(ref.average_precision(slow, list(y == 1)),
                                                                    abs=1e-12)
 
 
-def test_counts_are_binarised_and_weights_match_the_textbook_formula():
+@pytest.mark.parametrize("features", ["positive", "all"])
+def test_counts_are_binarised_and_weights_match_the_textbook_formula(features):
     X, y = _random_binary(4)
+    X[y == 1, 6] = 0  # a feature of the negatives only
     counts = X * np.random.default_rng(1).integers(1, 5, X.shape)  # word counts: presence = count > 0
-    w = bim_weights(bim_counts(presence(sp.csr_matrix(counts)), *_masks(y)), 1.0)
-    np.testing.assert_allclose(w, ref.weights(X, y, 1.0), atol=1e-12)
+    c = bim_counts(presence(sp.csr_matrix(counts)), *_masks(y))
+    w = bim_weights(c, 1.0, feature_mask(c, features))
+    np.testing.assert_allclose(w, ref.weights(X, y, 1.0, features), atol=1e-12)
+    assert (w[6] == 0) == (features == "positive")
 
 
 def test_decision_and_posterior_are_the_bernoulli_model_over_the_selected_features():
     X, y = _random_binary(5, n=30, F=8)
+    X[y == 1, 7] = 0  # outside the feature set: never selected, not in the posterior
     tau = 0.5
     clf = BIMNaiveBayes(threshold=tau).fit(sp.csr_matrix(X), y, schema=Schema.numeric(8, ["neg", "pos"]))
     N_pos, N_neg = int((y == 1).sum()), int((y == 0).sum())
@@ -118,22 +160,28 @@ def test_decision_and_posterior_are_the_bernoulli_model_over_the_selected_featur
         assert clf.predict(X[i:i + 1])[0] == int(margin > 0)
 
 
-def test_optcut_threshold_maximises_brute_force_leave_one_out_ap():
+@pytest.mark.parametrize("features", ["positive", "all"])
+def test_optcut_threshold_maximises_brute_force_leave_one_out_ap(features):
     X, y = _random_binary(6, n=20, F=6, n_pos=6)
-    slow = [ref.average_precision(ref.loo_scores(X, y, 1.0, tau), list(y == 1)) for tau in OPTCUT_GRID]
-    fast = loo_average_precision(presence(X), *_masks(y), 1.0, OPTCUT_GRID)
+    X[y == 1, 5] = 0
+    slow = [ref.average_precision(ref.loo_scores(X, y, 1.0, tau, features), list(y == 1)) for tau in OPTCUT_GRID]
+    fast = loo_average_precision(presence(X), *_masks(y), 1.0, OPTCUT_GRID, features=features)
     np.testing.assert_allclose(fast, slow, atol=1e-12)
     best = float(OPTCUT_GRID[int(np.argmax(slow))])  # the first of the best, in grid order
     assert len(set(np.round(slow, 9))) > 2  # the threshold matters on this data
-    assert BIMNaiveBayes(threshold="loo").fit(X, y).threshold_ == best
-    assert BIMThresholdSelector(threshold="loo").fit(X, y).threshold_ == best
+    assert BIMNaiveBayes(threshold="loo", features=features).fit(X, y).threshold_ == best
+    assert BIMThresholdSelector(threshold="loo", features=features).fit(X, y).threshold_ == best
 
 
 def test_threshold_selector_keeps_strictly_larger_weights():
     sel = BIMThresholdSelector(threshold=1.0).fit(sp.csr_matrix(X77), Y77)
-    assert sel.support_.tolist() == [0, 2, 3]  # algorithms.md 7.7: tau = 1 keeps t0, t2, t3
+    assert sel.support_.tolist() == [0, 2]  # algorithms.md 7.7, revision 2: t3 is in no positive
     np.testing.assert_allclose(sel.scores_, np.abs(W77), atol=5e-7)
-    assert BIMThresholdSelector(threshold=1.8971).fit(X77, Y77).support_.tolist() == [0, 3]
+    every = BIMThresholdSelector(threshold=1.0, features="all").fit(sp.csr_matrix(X77), Y77)
+    assert every.support_.tolist() == [0, 2, 3]  # revision 1: tau = 1 keeps t0, t2, t3
+    np.testing.assert_allclose(every.scores_, np.abs(W77_ALL), atol=5e-7)
+    assert BIMThresholdSelector(threshold=1.8971, features="all").fit(X77, Y77).support_.tolist() == [0, 3]
+    assert BIMThresholdSelector(threshold=1.8971).fit(X77, Y77).support_.tolist() == [0]
     w0 = float(sel.scores_[0])
     assert 0 not in BIMThresholdSelector(threshold=w0).fit(X77, Y77).support_  # strict inequality
 
@@ -162,6 +210,10 @@ def test_bad_parameters_and_more_than_two_classes_are_refused():
         BIMNaiveBayes(threshold="often").fit(X77, Y77)
     with pytest.raises(ParameterError, match="threshold"):
         BIMThresholdSelector(threshold=-1).fit(X77, Y77)
+    with pytest.raises(ParameterError, match="features must be 'positive'"):
+        BIMNaiveBayes(features="negative").fit(X77, Y77)
+    with pytest.raises(ParameterError, match="features"):
+        BIMThresholdSelector(features=1).fit(X77, Y77)
     with pytest.raises(CapabilityError, match="--positive"):
         BIMNaiveBayes().fit(X77, np.arange(9) % 3)
     ds = toolkit.load_arff("iris")

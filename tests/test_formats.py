@@ -3,8 +3,6 @@ dataset cache: the bundled datasets round-trip, WEKA's CSVLoader rules hold, bad
 
 from __future__ import annotations
 
-import gzip
-import json
 
 import numpy as np
 import pytest

@@ -157,6 +157,9 @@ def test_public_names_of_the_package_resolve():
 # ----------------------------------------------------------------------------- model files written before the move
 
 GOLDEN = ROOT / "tests" / "golden" / "models_v1"
+#: golden models whose components changed their math on purpose after the files were written
+CHANGED_ON_PURPOSE = {"grain-kl-nb-multinomial": "the KL score uses ML estimates in both terms (algorithms.md 3.1, "
+                                                  "revision 2)"}
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in GOLDEN.glob("*.tkm")))
@@ -175,6 +178,8 @@ def test_model_files_written_before_the_move_predict_as_they_did(name):
     assert pred.y_pred.tolist() == expected["y_pred"]
     if "proba_first_rows" in expected:
         np.testing.assert_allclose(pred.proba[:5], expected["proba_first_rows"], rtol=0, atol=1e-12)
+    if name in CHANGED_ON_PURPOSE:  # the file still predicts as recorded; a fresh training follows the new math
+        return
     comps = saved.meta["components"]
     step = lambda role: (comps[role]["name"], comps[role]["params"]) if role in comps else None  # noqa: E731
     fresh = tk.train(saved.meta["training"]["dataset"], step("classifier"), feature_selector=step("feature_selector"),

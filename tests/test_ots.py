@@ -1,5 +1,6 @@
-"""OTS and random-STS example selectors (algorithms.md 4.1, 4.2): test vector 7.8, the vectorised search
-against a brute-force loop that refits for every leave-one-out score, stopping rules, the pipeline."""
+"""OTS and random-STS example selectors (algorithms.md 4.1, 4.2): test vector 7.8 (revision 2's defaults, and
+revision 1's values with features="all", evaluate="sts"), the vectorised search against a brute-force loop
+that refits for every leave-one-out score, stopping rules, the pipeline."""
 
 from __future__ import annotations
 
@@ -21,7 +22,20 @@ NEG78 = [(0, 0, 0, 1, 1, 1), (0, 0, 0, 0, 0, 1), (1, 0, 0, 0, 0, 0), (0, 1, 0, 0
          (0, 0, 0, 0, 1, 1), (0, 0, 0, 1, 1, 1)]
 X78 = np.array(POS78 + NEG78, dtype=float)
 Y78 = np.array([1] * 4 + [0] * 12)
+# revision 2 defaults (features="positive", evaluate="wts"): AP over all 16 training documents. At tau = 0 the
+# first round's AP is 0.320833, not the 0.300000 that algorithms.md 7.8 prints: after it, d0 (a positive, left-out
+# score log 1.5) ties exactly with d7 and d9 (pool scores log 1.5), and the ranking convention of algorithms.md
+# 0.2 puts the lower index first (positives at ranks 2, 6, 15, 16). 0.300000 is what putting d0 after d7 and d9
+# gives (ranks 2, 8, 15, 16): a tie decided by the last bit of floating-point rounding. The brute-force
+# reference below, which rounds ties at 1e-9, agrees with 0.320833.
 TRACE78 = {
+    0: ([{6, 8}, {4, 10}, {7, 9}, {15, 5}, {11, 12}, {13, 14}],
+        [0.320833, 0.408333, 0.541667, 0.541667, 0.541667, 0.541667], [0, 1, 2, 3, 4, 6, 7, 8, 9, 10]),
+    1: ([{6, 8}, {4, 10}, {5, 7}, {9, 11}, {12, 13}, {15, 14}],
+        [0.302976, 0.679167, 0.622024, 0.604167, 0.590278, 0.570076], [0, 1, 2, 3, 4, 6, 8, 10]),
+}
+# revision 1 (features="all", evaluate="sts"): the leave-one-out AP of the STS members
+TRACE78_REV1 = {
     0: ([{6, 8}, {7, 9}, {4, 10}, {5, 12}, {13, 15}, {11, 14}],
         [0.679167, 0.770833, 0.645833, 0.645833, 0.645833, 0.645833], [0, 1, 2, 3, 6, 7, 8, 9]),
     1: ([{6, 8}, {5, 7}, {4, 10}, {9, 12}, {13, 11}, {15, 14}],
@@ -29,17 +43,38 @@ TRACE78 = {
 }
 
 
+@pytest.mark.parametrize("revision", [2, 1])
 @pytest.mark.parametrize("tau", [0, 1])
-def test_vector_7_8(tau):
-    added, ap, ots = TRACE78[tau]
-    r = optimal_training_set(sp.csr_matrix(X78), Y78 == 1, Y78 == 0, threshold=tau, step=2, evaluate="sts")
+def test_vector_7_8(tau, revision):
+    added, ap, ots = (TRACE78 if revision == 2 else TRACE78_REV1)[tau]
+    options = {} if revision == 2 else {"features": "all", "evaluate": "sts"}  # revision 2 = the defaults
+    r = optimal_training_set(sp.csr_matrix(X78), Y78 == 1, Y78 == 0, threshold=tau, step=2, **options)
     assert r.sizes.tolist() == [6, 8, 10, 12, 14, 16]
     assert [set(r.added[k - 2:k].tolist()) for k in r.n_added] == added
     np.testing.assert_allclose(r.average_precision, ap, atol=5e-7)
     assert r.rows().tolist() == ots
-    selector = OTSSelector(threshold=tau, step=2, evaluate="sts")
+    selector = OTSSelector(threshold=tau, step=2, **options)
     assert selector.select(X78, Y78).tolist() == ots
-    assert selector.ots_size_ == 8 and selector.trace_["size"] == [6, 8, 10, 12, 14, 16]
+    assert selector.ots_size_ == len(ots) and selector.trace_["size"] == [6, 8, 10, 12, 14, 16]
+    trace, rows = ref.ots(X78, Y78, tau=tau, M=2, **options)
+    np.testing.assert_allclose([a for _, _, a in trace], ap, atol=5e-7)
+    assert rows == ots
+
+
+def test_vector_7_8_first_round_tie():
+    # the tie behind the 0.320833 above: after round 1 at tau = 0, d0's leave-one-out score equals the pool
+    # scores of d7 and d9 (all log 1.5); index order ranks the positives 2, 6, 15, 16, the other order 2, 8, 15, 16
+    assert (1 / 2 + 2 / 6 + 3 / 15 + 4 / 16) / 4 == pytest.approx(0.320833, abs=5e-7)
+    assert (1 / 2 + 2 / 8 + 3 / 15 + 4 / 16) / 4 == pytest.approx(0.300000, abs=5e-7)
+    X = X78
+    kept = [True, True, True, True, False, False]
+    sts = [0, 1, 2, 3, 6, 8]
+    others = [1, 2, 3, 6, 8]
+    d0 = ref.score(ref.weights(X[others], Y78[others], fixed=kept), X[0], 0.0)
+    w_sts = ref.weights(X[sts], Y78[sts], fixed=kept)
+    assert d0 == pytest.approx(np.log(1.5), abs=1e-12)
+    assert ref.score(w_sts, X[7], 0.0) == pytest.approx(np.log(1.5), abs=1e-12)
+    assert ref.score(w_sts, X[9], 0.0) == pytest.approx(np.log(1.5), abs=1e-12)
 
 
 def _corpus(seed, n=36, F=9, n_pos=8):
@@ -49,15 +84,21 @@ def _corpus(seed, n=36, F=9, n_pos=8):
     rates = np.where(y[:, None] == 1, rng.uniform(0.2, 0.7, F), rng.uniform(0.05, 0.5, F))
     X = (rng.random((n, F)) < rates).astype(float)
     X[rng.choice(np.flatnonzero(y == 0), 4, replace=False), :3] = 1  # negatives that look positive
+    X[y == 1, F - 1] = 0  # a feature of the negatives only: outside the default feature set
+    X[y == 1, F - 2] = 0
+    X[np.flatnonzero(y == 1)[0], F - 2] = 1  # a feature of one positive (left out, it keeps w(0, n-))
     return X, y
 
 
-CASES = [dict(seed=0, tau=1.0, M=1, init="wts", scorer="sts", evaluate="wts"),
-         dict(seed=1, tau=0.0, M=2, init="wts", scorer="sts", evaluate="wts"),
-         dict(seed=2, tau=0.5, M=3, init="sts", scorer="sts", evaluate="wts"),
-         dict(seed=3, tau=1.0, M=2, init="wts", scorer="wts_fixed", evaluate="wts"),
-         dict(seed=4, tau=1.0, M=1, init="wts", scorer="sts", evaluate="sts"),
-         dict(seed=5, tau=0.0, M=4, init="sts", scorer="wts_fixed", evaluate="sts")]
+CASES = [dict(seed=0, tau=1.0, M=1, init="wts", scorer="sts", evaluate="wts", features="positive"),
+         dict(seed=1, tau=0.0, M=2, init="wts", scorer="sts", evaluate="wts", features="positive"),
+         dict(seed=2, tau=0.5, M=3, init="sts", scorer="sts", evaluate="wts", features="positive"),
+         dict(seed=3, tau=1.0, M=2, init="wts", scorer="wts_fixed", evaluate="wts", features="positive"),
+         dict(seed=4, tau=1.0, M=1, init="wts", scorer="sts", evaluate="sts", features="positive"),
+         dict(seed=5, tau=0.0, M=4, init="sts", scorer="wts_fixed", evaluate="sts", features="positive"),
+         dict(seed=6, tau=1.0, M=1, init="wts", scorer="sts", evaluate="wts", features="all"),
+         dict(seed=7, tau=0.5, M=2, init="sts", scorer="wts_fixed", evaluate="sts", features="all"),
+         dict(seed=8, tau=0.0, M=3, init="wts", scorer="sts", evaluate="sts", features="all")]
 
 
 @pytest.fixture
@@ -89,10 +130,10 @@ def test_search_equals_brute_force_refitting(case, n_threads, restricted, reques
         assert request.getfixturevalue("restricted_products") is not None
     X, y = _corpus(case["seed"])
     trace, rows = ref.ots(X, y, tau=case["tau"], M=case["M"], init=case["init"], scorer=case["scorer"],
-                          evaluate=case["evaluate"])
+                          evaluate=case["evaluate"], features=case["features"])
     r = optimal_training_set(sp.csr_matrix(X), y == 1, y == 0, threshold=case["tau"], step=case["M"],
                              init=case["init"], scorer=case["scorer"], evaluate=case["evaluate"],
-                             n_threads=n_threads)
+                             features=case["features"], n_threads=n_threads)
     assert r.sizes.tolist() == [size for size, _, _ in trace]
     expected_added = [i for _, added, _ in trace for i in added]
     assert r.added.tolist() == expected_added  # same documents, in the same rank order
@@ -148,9 +189,11 @@ def test_round_scorer_products_are_bit_identical_to_the_full_product(restricted_
     assert restricted_products["merge"] >= 5 and restricted_products["filter"] >= 3
 
 
-@pytest.mark.parametrize(("evaluate", "scorer", "tau"), [("sts", "sts", 1.0), ("wts", "sts", 1.0), ("sts", "wts_fixed", 1.0),
-                                                         ("wts", "wts_fixed", 1.0), ("wts", "sts", 2.0)])
-def test_restricted_and_threaded_rounds_give_the_same_search(evaluate, scorer, tau, restricted_products):
+@pytest.mark.parametrize(("evaluate", "scorer", "tau", "features"),
+                         [("sts", "sts", 1.0, "all"), ("wts", "sts", 1.0, "all"), ("sts", "wts_fixed", 1.0, "all"),
+                          ("wts", "wts_fixed", 1.0, "all"), ("wts", "sts", 2.0, "all"), ("wts", "sts", 1.0, "positive"),
+                          ("sts", "sts", 1.0, "positive"), ("wts", "wts_fixed", 2.0, "positive")])
+def test_restricted_and_threaded_rounds_give_the_same_search(evaluate, scorer, tau, features, restricted_products):
     # leaving out entries whose feature has weight 0 adds nothing to any row's sum, and row blocks are
     # summed as one product sums them: same documents, same AP to the last bit
     X, y = _zipf_corpus(5)
@@ -160,11 +203,11 @@ def test_restricted_and_threaded_rounds_give_the_same_search(evaluate, scorer, t
         plain.setattr(ots_impl, "_SUBSET_MIN_NNZ", 10**12)
         plain.setattr(ots_impl, "_PARALLEL_MIN_NNZ", 10**12)
         single = optimal_training_set(X, y == 1, y == 0, evaluate=evaluate, scorer=scorer, threshold=tau,
-                                      n_threads=1)
+                                      features=features, n_threads=1)
     assert sum(restricted_products.values()) == 0
     for threads in (1, 2, 7):
         multi = optimal_training_set(X, y == 1, y == 0, evaluate=evaluate, scorer=scorer, threshold=tau,
-                                     n_threads=threads)
+                                     features=features, n_threads=threads)
         assert np.array_equal(multi.added, single.added)
         assert np.array_equal(multi.average_precision, single.average_precision)
         assert multi.best == single.best

@@ -88,3 +88,42 @@ def test_cli_vocab_curve(tmp_path):
     assert bad.exit_code == 2 and "did you mean 'mi'" in bad.stderr and "Traceback" not in bad.stderr
     grid = runner.invoke(app, ["vocab-curve", str(path), "-c", "nb-multinomial:epsilon=1|2"])
     assert grid.exit_code == 2 and "grid" in grid.stderr
+
+
+def test_cross_validation_folds_partition_the_data_and_equal_fixed_splits():
+    from toolkit.evaluation.resampling import weka_fold
+
+    ds = counts_dataset(seed=2, n=53)
+    curve = vocabulary_curve(ds, selectors=["dkl", "mi"], sizes=[4, None], folds=5, seed=7)
+    assert curve.protocol["name"] == "cross-validation" and curve.protocol["folds"] == 5
+    rows = [r for r in curve.records if r["selector"] == "dkl" and r["size"] == 4]
+    assert sorted(r["repetition"] for r in rows) == [0, 1, 2, 3, 4]
+    assert sum(r["n_test"] for r in rows) == 53 and all(r["n_train"] + r["n_test"] == 53 for r in rows)
+    # each fold by hand: the seeded permutation cut as WEKA cuts folds, run as a fixed train/test split
+    perm = np.random.default_rng(7).permutation(53)
+    for f in range(5):
+        held_out = perm[weka_fold(53, 5, f)]
+        fit = np.setdiff1d(perm, held_out)
+        fixed = vocabulary_curve(ds.subset(perm[np.isin(perm, fit)]), test=ds.subset(held_out),
+                                 selectors=["dkl", "mi"], sizes=[4, None], seed=7 + f)
+        for sel in ("dkl", "mi"):
+            for size in (4, None):
+                assert curve.values("synthetic", sel, size)[f] == pytest.approx(
+                    fixed.values("synthetic", sel, size)[0], abs=1e-12)
+    with pytest.raises(ParameterError, match="folds"):
+        vocabulary_curve(ds, folds=1)
+    with pytest.raises(ParameterError, match="not both"):
+        vocabulary_curve(ds, folds=3, test=ds)
+
+
+def test_a_function_can_be_the_metric():
+    ds = counts_dataset(seed=3)
+
+    def share_correct(p):  # accuracy written out
+        return float(np.mean(p.y_pred == p.y_true))
+
+    by_name = vocabulary_curve(ds, selectors=["kl"], sizes=[5, 20], runs=2, seed=1)
+    by_function = vocabulary_curve(ds, selectors=["kl"], sizes=[5, 20], runs=2, seed=1, metric=share_correct)
+    assert by_function.metric == "share_correct"
+    for size in (5, 20):
+        assert by_function.values("synthetic", "kl", size) == by_name.values("synthetic", "kl", size)

@@ -12,6 +12,12 @@ appearance, so the label order is stored with the weights; ``-q`` always, becaus
 writes to file descriptor 1; ``-B`` is always given (the library's default is no bias); a fresh
 ``problem`` per fit (changing the bias of a reused one raises); the dual solvers draw from C's
 global ``rand()``, so ``srand(seed)`` is called, under a lock, right before every ``train``.
+
+C LIBLINEAR 2.x re-solves with the primal ``-s 2`` when the dual ``-s 1`` reaches its iteration cap
+(300); the Java port 1.92 behind the thesis's WEKA wrapper returned the unconverged dual iterate after
+1,000 iterations (algorithms.md 2.9, revision 2). ``liblinear-svm:dual_fallback=false`` reproduces the
+Java behaviour with scikit-learn's ``LinearSVC(dual=True, max_iter=1000)``, whose bundled LIBLINEAR
+dual solver has no fallback (the ``sklearn`` extra); see :func:`train_dual_without_fallback`.
 """
 
 from __future__ import annotations
@@ -29,7 +35,12 @@ from toolkit.errors import CapabilityError, ParameterError
 from toolkit.plugins.linear.features import PREPROCESSING_STATE, Preprocessing, check_options
 
 __all__ = ["LiblinearClassifier", "LiblinearLR", "LiblinearSVM", "THESIS_GRID", "GRID_PROFILES",
-           "liblinear_options", "train_liblinear"]
+           "liblinear_options", "train_liblinear", "train_dual_without_fallback", "JAVA_DUAL_MAX_ITER"]
+
+#: The iteration cap of the dual coordinate descent in the Java port (1.92) of LIBLINEAR.
+JAVA_DUAL_MAX_ITER = 1000
+#: The tolerance of the thesis's WEKA wrapper (``-E`` absent), used when ``tol`` is not given.
+JAVA_WRAPPER_TOL = 0.001
 
 #: The thesis's 6 x 6 grid (algorithms.md 2.9); C outermost, both ascending.
 THESIS_GRID: dict[str, list[float]] = {"C": [0.01, 0.1, 1.0, 10.0, 20.0, 100.0],
@@ -85,6 +96,45 @@ def train_liblinear(Z: sp.csr_matrix, codes: np.ndarray, options: str, seed: int
     return labels, coef, np.asarray(intercept, dtype=np.float64)
 
 
+def train_dual_without_fallback(Z: sp.csr_matrix, codes: np.ndarray, C: float, B: float, tol: float, seed: int,
+                                loss: str = "squared_hinge",
+                                max_iter: int = JAVA_DUAL_MAX_ITER) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The dual coordinate descent of ``-s 1`` (``loss="hinge"``: ``-s 3``), one-vs-rest, stopped after
+    ``max_iter`` iterations with its last iterate and no primal fallback, as the Java port did.
+
+    Runs scikit-learn's ``LinearSVC(dual=True)`` (its bundled LIBLINEAR solver; the bias is LIBLINEAR's
+    ``-B``, a constant feature of value B regularised like the others, = ``intercept_scaling``). Returns
+    what :func:`train_liblinear` returns, in LIBLINEAR's conventions: for two classes the first label is
+    the one a positive decision value predicts. The dual's random order comes from scikit-learn's
+    generator (seeded with ``seed``), not C's ``rand()``: models differ from C LIBLINEAR's in the digits
+    an unconverged solve leaves open.
+    """
+    try:
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.svm import LinearSVC
+    except ImportError:
+        raise CapabilityError("liblinear-svm: dual_fallback=false needs scikit-learn (its LIBLINEAR dual solver "
+                              "has no primal fallback): pip install 'arff-toolkit[sklearn]'") from None
+    import warnings
+
+    codes = np.asarray(codes, dtype=np.int64)
+    present = np.unique(codes)
+    if len(present) < 2:  # LIBLINEAR: a model that always predicts the one label
+        return present[:1], np.zeros((1, Z.shape[1])), np.zeros(1)
+    model = LinearSVC(C=float(C), loss=loss, dual=True, tol=float(tol), max_iter=int(max_iter),
+                      fit_intercept=B >= 0, intercept_scaling=float(B) if B >= 0 else 1.0,
+                      random_state=int(seed) & 0x7FFFFFFF)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # not converging is the point here
+        model.fit(sp.csr_matrix(Z, dtype=np.float64), codes)
+    coef = np.ascontiguousarray(model.coef_, dtype=np.float64)
+    intercept = np.asarray(model.intercept_, dtype=np.float64).reshape(-1) if B >= 0 else np.zeros(len(coef))
+    labels = np.asarray(model.classes_, dtype=np.int64)
+    if len(labels) == 2:  # scikit-learn's positive side is classes_[1]; LIBLINEAR's first label
+        labels = labels[::-1].copy()
+    return labels, coef, intercept
+
+
 class LiblinearClassifier(ClassifierBase):
     """Common part of the LIBLINEAR classifiers; subclasses fix the allowed solvers."""
 
@@ -134,8 +184,7 @@ class LiblinearClassifier(ClassifierBase):
         bias = float(self.B) if self.B >= 0 else -1.0
         seed = 0 if self.random_state is None else int(self.random_state)
         self.solver_ = self._resolve_solver(Z.shape[0], Z.shape[1])
-        options = liblinear_options(self.solver_, self.C, bias, self.tol)
-        self.labels_, self.coef_, self.intercept_ = train_liblinear(Z, codes, options, seed, bias)
+        self.labels_, self.coef_, self.intercept_ = self._train(Z, codes, seed, bias)
         return self
 
     #: The harness scores the C values of one B together (ClassifierBase.grid_decision_function), so the
@@ -145,6 +194,10 @@ class LiblinearClassifier(ClassifierBase):
     #: one split's validation errors then differ from cold fits' (31 of 36 solver x B cases on 9 UCI
     #: sets; 10 of 27 with tol = 1e-4 or standardised features).
     grid_params = ("C",)
+
+    def _train(self, Z: sp.csr_matrix, codes: np.ndarray, seed: int, bias: float) -> tuple[np.ndarray, ...]:
+        """(labels in LIBLINEAR's order, weights, bias terms) for the resolved solver."""
+        return train_liblinear(Z, codes, liblinear_options(self.solver_, self.C, bias, self.tol), seed, bias)
 
     # ------------------------------------------------------------------ predict
     def _transform(self, X: Any) -> sp.csr_matrix:
@@ -223,6 +276,11 @@ class LiblinearSVM(LiblinearClassifier):
     36-point grid takes 14 s instead of 113 s with ``-s 1``), else the dual ``-s 1`` (documents).
     Both minimise the same objective. ``solver_`` records the choice; ``solver=1`` is what the
     thesis's WEKA wrapper ran.
+
+    ``dual_fallback=False`` (thesis compatibility, algorithms.md 2.9): the dual solve (``-s 1``, or
+    ``-s 3``) stops after 1,000 iterations and keeps its last iterate, as the Java port of LIBLINEAR did,
+    instead of C LIBLINEAR's switch to the primal; ``tol`` defaults to the wrapper's 0.001 there, and
+    ``solver="auto"`` means ``1``. Needs scikit-learn (see :func:`train_dual_without_fallback`).
     """
 
     _solvers = (1, 2, 3)
@@ -231,10 +289,26 @@ class LiblinearSVM(LiblinearClassifier):
 
     def _resolve_solver(self, n_samples: int, n_features: int) -> int:
         if self.solver == "auto":
-            return 2 if n_samples > n_features else 1
+            return 2 if n_samples > n_features and self.dual_fallback else 1
         return int(self.solver)
 
     def __init__(self, *, C: float = 1.0, B: float = 1.0, solver: int | str = "auto", tol: float | None = None,
-                 nominal_encoding: str = "onehot", scale: str = "none", random_state: int | None = None):
+                 nominal_encoding: str = "onehot", scale: str = "none", random_state: int | None = None,
+                 dual_fallback: bool = True):
         super().__init__(C=C, B=B, solver=solver, tol=tol, nominal_encoding=nominal_encoding, scale=scale,
                          random_state=random_state)
+        self.dual_fallback = dual_fallback
+
+    def _check_params(self) -> str:
+        if not isinstance(self.dual_fallback, (bool, np.bool_)):
+            raise ParameterError(f"liblinear-svm: dual_fallback must be true or false, not {self.dual_fallback!r}")
+        if not self.dual_fallback and self.solver == 2:
+            raise ParameterError("liblinear-svm: dual_fallback=false is about the dual solvers (solver 1 or 3); "
+                                 "solver 2 is the primal")
+        return super()._check_params()
+
+    def _train(self, Z: sp.csr_matrix, codes: np.ndarray, seed: int, bias: float) -> tuple[np.ndarray, ...]:
+        if self.dual_fallback:
+            return super()._train(Z, codes, seed, bias)
+        return train_dual_without_fallback(Z, codes, self.C, bias, JAVA_WRAPPER_TOL if self.tol is None else self.tol,
+                                           seed, "squared_hinge" if self.solver_ == 1 else "hinge")

@@ -28,7 +28,7 @@ def register_classifiers(register):  # type: ignore[no-untyped-def]
 
     register("nb-bim", BIMNaiveBayes,
              description="Binary independence model naive Bayes on feature presence (two classes; rank by the "
-                         "sum of weights |w| > threshold)",
+                         "sum of weights |w| > threshold over the features of the positives)",
              capabilities=Capabilities(numeric=True, nominal=False, sparse=True, missing=False, sample_weight=True,
                                        multiclass=False),
              references=_REFS)
@@ -50,8 +50,8 @@ def register_example_selectors(register):  # type: ignore[no-untyped-def]
     from toolkit.plugins.ots.selectors import OTSSelector, RandomSTSSelector
 
     register("ots", OTSSelector,
-             description="Optimal training set: all positives plus the closest negatives, size chosen by "
-                         "leave-one-out AP of BIM",
+             description="Optimal training set: all positives plus the closest negatives, size chosen by the "
+                         "BIM's AP on the training set (leave-one-out for the STS)",
              capabilities=_OTS_CAPS, references=_REFS[:1])
     register("random-sts", RandomSTSSelector,
              description="All positives plus random negatives, as many as the OTS holds (the paper's baseline)",
@@ -67,13 +67,14 @@ def register_commands(app):  # type: ignore[no-untyped-def]
         dataset: str = typer.Argument(..., help="ARFF file or bundled name; the search runs on all of it."),
         positive: list[str] = typer.Option([], "--positive", "-p", help="Positive class (repeatable)."),
         positive_below: float = typer.Option(None, "--positive-below", help="Every class with a share below this."),
-        selector: str = typer.Option("ots", "--es", help="ots[:k=v,...] (step, threshold, evaluate, ...)."),
+        selector: str = typer.Option("ots", "--es", help="ots[:k=v,...] (step, threshold, evaluate, features, ...)."),
         out: str = typer.Option("", "--out", "-o", help="Also write the curves here (.png, .svg, .pdf; plot extra)."),
         class_attribute: str = typer.Option(None, "--class", "-C", help="Class attribute: name, first, last or "
                                                                         "1-based position (default: last)."),
         as_json: bool = typer.Option(False, "--json", help="The traces as one JSON document."),
     ) -> None:
-        """The OTS search's leave-one-out AP against training-set size (the paper's Figure 3), per task."""
+        """The OTS search's AP against training-set size (the paper's Figure 3), per task: by default
+        (evaluate=wts) the AP of every document, STS members by leave-one-out."""
         import json
 
         from toolkit import LoadOptions, Pipeline, binary_tasks, load_dataset
@@ -95,7 +96,7 @@ def register_commands(app):  # type: ignore[no-untyped-def]
         if as_json:
             echo(json.dumps({"schema": "toolkit.ots-trace/1", "traces": traces}))
         else:
-            rows = [["task", "positives", "M", "rounds", "OTS size", "OTS negatives", "best LOO AP"]]
+            rows = [["task", "positives", "M", "rounds", "OTS size", "OTS negatives", "best AP"]]
             for name, t in traces.items():
                 n_pos = t["size"][0] - t["n_negatives"][0] if t["size"] else t["best_size"]
                 best = t["best_average_precision"]

@@ -7,6 +7,13 @@ each class containing feature t, ``N^+`` / ``N^-`` documents per class and Lapla
     w_t = logit(p_t) - logit(q_t) = log(n^+ + a) - log(N^+ - n^+ + a) - log(n^- + a) + log(N^- - n^- + a),
 
 and the paper's score (eq. A.5) of a document d is ``sum of w_t over the t in d with |w_t| > tau``.
+
+Feature set (algorithms.md 2.5, revision 2): by default (``features="positive"``) only the features
+present in at least one training C1 document carry a weight; the others have weight 0. With the
+Laplace estimate a feature seen in k negatives and no positive would otherwise get the weight
+log(a (N^- - k + a) / ((N^+ + a)(k + a))), which is positive and large when N^-/N^+ is large: rare
+words of the negatives would count as evidence for C1. ``features="all"`` weights every feature
+(revision 1's reading). The set is fixed from the whole training part, also inside leave-one-out.
 Everything here works on CSR matrices; there is no loop over documents or features.
 """
 
@@ -21,7 +28,10 @@ from toolkit.api import as_matrix
 from toolkit.errors import CapabilityError, ParameterError
 
 __all__ = ["presence", "BIMCounts", "bim_counts", "bim_weights", "thresholded", "check_alpha",
-           "resolve_threshold", "binary_codes"]
+           "resolve_threshold", "binary_codes", "FEATURE_SETS", "check_features", "feature_mask", "restricted"]
+
+#: The BIM feature sets (algorithms.md 2.5): the features of the training positives, or all of them.
+FEATURE_SETS = ("positive", "all")
 
 
 def presence(X: Any) -> sp.csr_matrix:
@@ -83,14 +93,32 @@ def check_alpha(alpha: Any) -> float:
     return value
 
 
+def check_features(features: Any, who: str) -> str:
+    if not isinstance(features, str) or features.strip().lower() not in FEATURE_SETS:
+        raise ParameterError(f"{who}: features must be 'positive' (the features of the training positives) "
+                             f"or 'all', not {features!r}")
+    return features.strip().lower()
+
+
+def feature_mask(c: BIMCounts, features: str) -> np.ndarray | None:
+    """The features that may carry a weight: those in at least one positive document (``positive``),
+    or None for all of them (``all``)."""
+    return c.n_pos > 0 if features == "positive" else None
+
+
+def restricted(w: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """``w`` with 0 outside the feature set ``mask`` (None: every feature)."""
+    return w if mask is None else np.where(mask, w, 0.0)
+
+
 def smoothed_logit(n: np.ndarray, N: float, alpha: float) -> np.ndarray:
     """logit((n + a) / (N + 2a)) = log(n + a) - log(N - n + a), computed from the counts."""
     return np.log(n + alpha) - np.log(np.maximum(N - n, 0.0) + alpha)
 
 
-def bim_weights(c: BIMCounts, alpha: float) -> np.ndarray:
-    """w_t = logit(p_t) - logit(q_t) (Robertson-Sparck Jones relevance weight)."""
-    return smoothed_logit(c.n_pos, c.N_pos, alpha) - smoothed_logit(c.n_neg, c.N_neg, alpha)
+def bim_weights(c: BIMCounts, alpha: float, mask: np.ndarray | None = None) -> np.ndarray:
+    """w_t = logit(p_t) - logit(q_t) (Robertson-Sparck Jones relevance weight), 0 outside ``mask``."""
+    return restricted(smoothed_logit(c.n_pos, c.N_pos, alpha) - smoothed_logit(c.n_neg, c.N_neg, alpha), mask)
 
 
 def thresholded(w: np.ndarray, tau: float) -> np.ndarray:

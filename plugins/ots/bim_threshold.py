@@ -8,7 +8,9 @@ import numpy as np
 
 from toolkit.api import FeatureSelectorBase, Schema, as_matrix
 
-from toolkit.plugins.ots.bim import bim_counts, bim_weights, binary_codes, check_alpha, presence, resolve_threshold
+from toolkit.plugins.ots.bim import (
+    bim_counts, bim_weights, binary_codes, check_alpha, check_features, feature_mask, presence, resolve_threshold,
+)
 from toolkit.plugins.ots.leave_one_out import optimal_threshold
 
 __all__ = ["BIMThresholdSelector"]
@@ -16,19 +18,22 @@ __all__ = ["BIMThresholdSelector"]
 
 class BIMThresholdSelector(FeatureSelectorBase):
     """Keep the features whose BIM weight satisfies |w_t| > threshold (algorithms.md 3.3); with
-    ``threshold="loo"`` the threshold maximises the leave-one-out AP on the training part."""
+    ``threshold="loo"`` the threshold maximises the leave-one-out AP on the training part. Only the
+    BIM feature set can be kept: by default (``features="positive"``) the features present in a
+    training positive; the others score 0."""
 
     _state_schema = {"threshold_": "float", "weights_": "array:f1", "scores_": "array:f1", "support_": "array:i1",
                      "loo_ap_": "?array:f1"}
 
-
-    def __init__(self, *, threshold: float | str = 1.0, alpha: float = 1.0):
+    def __init__(self, *, threshold: float | str = 1.0, alpha: float = 1.0, features: str = "positive"):
         self.threshold = threshold
         self.alpha = alpha
+        self.features = features
 
     def fit(self, X: Any, y: Any, schema: Schema | None = None) -> BIMThresholdSelector:
         alpha = check_alpha(self.alpha)
         threshold = resolve_threshold(self.threshold, "bim-threshold")
+        features = check_features(self.features, "bim-threshold")
         X = as_matrix(X)
         y = np.asarray(y)
         if schema is not None:
@@ -41,10 +46,11 @@ class BIMThresholdSelector(FeatureSelectorBase):
         positive, negative = binary_codes(codes, n_classes, "bim-threshold")
         B = presence(X)
         if threshold == "loo":
-            tau, self.loo_ap_ = optimal_threshold(B, positive, negative, alpha)
+            tau, self.loo_ap_ = optimal_threshold(B, positive, negative, alpha, features=features)
         else:
             tau = float(threshold)
-        weights = bim_weights(bim_counts(B, positive, negative), alpha)
+        counts = bim_counts(B, positive, negative)
+        weights = bim_weights(counts, alpha, feature_mask(counts, features))
         self.threshold_ = tau
         self.weights_ = weights
         self.scores_ = np.abs(weights)

@@ -4,6 +4,10 @@ Removing a positive document d changes ``n_t^+`` by -1 for t in d (and ``N^+`` b
 one leave-one-positive-out weight per feature, the same for every positive document that contains
 t; likewise for negatives. So the leave-one-out scores of all documents are two sparse
 matrix-vector products, O(nnz), with no refit (the paper's Appendix B).
+
+The BIM feature set (``features="positive"``, algorithms.md 2.5) is fixed from the whole training
+part: a feature whose only positive document is the one left out stays in the set, with the
+leave-one-out weight w(0, n^-).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from toolkit.evaluation.ranking import average_precision_of_ranking
-from toolkit.plugins.ots.bim import BIMCounts, smoothed_logit, bim_counts, thresholded
+from toolkit.plugins.ots.bim import BIMCounts, bim_counts, feature_mask, restricted, smoothed_logit, thresholded
 
 __all__ = ["loo_weights", "loo_scores", "ranked_average_precision", "tie_key", "TIE_DECIMALS",
            "loo_average_precision", "optimal_threshold", "OPTCUT_GRID"]
@@ -27,18 +31,21 @@ def loo_smoothed_logit(n: np.ndarray, N: float, alpha: float) -> np.ndarray:
     return np.log(np.maximum(n - 1.0, 0.0) + alpha) - np.log(np.maximum(N - n, 0.0) + alpha)
 
 
-def loo_weights(c: BIMCounts, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """(weights seen by a left-out positive document, weights seen by a left-out negative document)."""
+def loo_weights(c: BIMCounts, alpha: float, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(weights seen by a left-out positive document, weights seen by a left-out negative document),
+    0 outside the feature set ``mask`` (fixed from the counts with every document in)."""
     lp, lq = smoothed_logit(c.n_pos, c.N_pos, alpha), smoothed_logit(c.n_neg, c.N_neg, alpha)
-    return loo_smoothed_logit(c.n_pos, c.N_pos, alpha) - lq, lp - loo_smoothed_logit(c.n_neg, c.N_neg, alpha)
+    return (restricted(loo_smoothed_logit(c.n_pos, c.N_pos, alpha) - lq, mask),
+            restricted(lp - loo_smoothed_logit(c.n_neg, c.N_neg, alpha), mask))
 
 
 def loo_scores(B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray, alpha: float, tau: float,
-               counts: BIMCounts | None = None) -> np.ndarray:
+               counts: BIMCounts | None = None, features: str = "positive") -> np.ndarray:
     """Leave-one-out score of every row in ``positive`` or ``negative`` (others: NaN), exactly as if
-    the BIM were retrained without that row, with the threshold applied to the leave-one-out weights."""
+    the BIM were retrained without that row on the feature set of all the rows, with the threshold
+    applied to the leave-one-out weights."""
     c = counts if counts is not None else bim_counts(B, positive, negative)
-    w_pos, w_neg = loo_weights(c, alpha)
+    w_pos, w_neg = loo_weights(c, alpha, feature_mask(c, features))
     out = np.full(B.shape[0], np.nan)
     for mask, w in ((positive, w_pos), (negative, w_neg)):
         rows = np.flatnonzero(mask)
@@ -109,10 +116,10 @@ def ranked_average_precision(scores: np.ndarray, relevant: np.ndarray) -> float:
 
 
 def loo_average_precision(B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray, alpha: float,
-                          taus: np.ndarray) -> np.ndarray:
+                          taus: np.ndarray, features: str = "positive") -> np.ndarray:
     """Leave-one-out AP on the training rows for each threshold in ``taus``."""
     c = bim_counts(B, positive, negative)
-    w_pos, w_neg = loo_weights(c, alpha)
+    w_pos, w_neg = loo_weights(c, alpha, feature_mask(c, features))
     rows = np.flatnonzero(positive | negative)
     Bp, Bn = B[np.flatnonzero(positive)], B[np.flatnonzero(negative)]
     relevant = positive[rows]
@@ -126,10 +133,10 @@ def loo_average_precision(B: sp.csr_matrix, positive: np.ndarray, negative: np.n
 
 
 def optimal_threshold(B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray, alpha: float,
-                      taus: np.ndarray = OPTCUT_GRID) -> tuple[float, np.ndarray]:
+                      taus: np.ndarray = OPTCUT_GRID, features: str = "positive") -> tuple[float, np.ndarray]:
     """The paper's "OptCut": the threshold with the best leave-one-out AP on the training rows
     (the first in ``taus`` order among equals), and the AP of every threshold."""
-    ap = loo_average_precision(B, positive, negative, alpha, taus)
+    ap = loo_average_precision(B, positive, negative, alpha, taus, features)
     if not np.isfinite(ap).any():
         return float(taus[0]), ap
     return float(taus[int(np.nanargmax(ap))]), ap

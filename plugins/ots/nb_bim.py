@@ -9,7 +9,9 @@ import numpy as np
 from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError
 
-from toolkit.plugins.ots.bim import bim_counts, bim_weights, binary_codes, check_alpha, presence, resolve_threshold
+from toolkit.plugins.ots.bim import (
+    bim_counts, bim_weights, binary_codes, check_alpha, check_features, feature_mask, presence, resolve_threshold,
+)
 from toolkit.plugins.ots.leave_one_out import optimal_threshold
 
 __all__ = ["BIMNaiveBayes"]
@@ -23,20 +25,22 @@ class BIMNaiveBayes(ProbabilisticClassifier):
     ``score + b > 0`` is the Bernoulli decision with b = sum over selected t of
     log((1 - p_t)/(1 - q_t)) + log(N^+/N^-). ``predict_proba`` is the Bernoulli posterior over the
     selected features. ``threshold="loo"`` picks tau in {0, 0.1, ..., 10} by leave-one-out AP on the
-    training data (the paper's OptCut).
+    training data (the paper's OptCut). ``features="positive"`` (default) weights only the features
+    present in a training positive, ``"all"`` every feature (algorithms.md 2.5).
     """
 
     _state_schema = {**CLASSIFIER_STATE, "threshold_": "float", "intercept_": "float", "n_selected_features_": "int",
                      "weights_": "array:f1", "coef_": "array:f1", "loo_ap_": "?array:f1"}
 
-
-    def __init__(self, *, alpha: float = 1.0, threshold: float | str = 1.0):
+    def __init__(self, *, alpha: float = 1.0, threshold: float | str = 1.0, features: str = "positive"):
         self.alpha = alpha
         self.threshold = threshold
+        self.features = features
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> BIMNaiveBayes:
         alpha = check_alpha(self.alpha)
         threshold = resolve_threshold(self.threshold, "nb-bim")
+        features = check_features(self.features, "nb-bim")
         X, codes, w = self._validate_fit(X, y, sample_weight, schema)
         positive, negative = binary_codes(codes, len(self.classes_), "nb-bim")
         B = presence(X)
@@ -45,10 +49,10 @@ class BIMNaiveBayes(ProbabilisticClassifier):
         if threshold == "loo":
             if not unit:
                 raise CapabilityError("nb-bim: threshold='loo' (leave-one-out) needs unit instance weights")
-            tau, self.loo_ap_ = optimal_threshold(B, positive, negative, alpha)
+            tau, self.loo_ap_ = optimal_threshold(B, positive, negative, alpha, features=features)
         else:
             tau = float(threshold)
-        weights = bim_weights(counts, alpha)
+        weights = bim_weights(counts, alpha, feature_mask(counts, features))
         selected = np.abs(weights) > tau
         self.threshold_ = tau
         self.weights_ = weights

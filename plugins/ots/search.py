@@ -2,8 +2,11 @@
 
 OTS (Sohn, Kim, Comeau & Wilbur 2008): the small training set (STS) starts as all positive documents;
 each iteration moves the M pool negatives that the current BIM scores highest into the STS, scores
-the STS by leave-one-out average precision, and retrains the scorer on the STS. The OTS is the STS
-with the best leave-one-out AP (the smaller one among equals).
+the STS by the average precision of every training document (STS members by their leave-one-out
+scores, the others by the BIM trained on the STS; ``evaluate="sts"`` ranks the STS members only), and
+retrains the scorer on the STS. The OTS is the STS with the best AP (the smaller one among equals).
+Every BIM here weights only the features of the positives (``features="positive"``, algorithms.md
+2.5), a set fixed once: every STS holds all the positives.
 
 Cost. Every iteration needs the scores of every document: pool documents under the scorer trained
 on the STS, STS documents under their leave-one-out weights (which differ for positives and
@@ -28,7 +31,10 @@ import scipy.sparse as sp
 
 from toolkit.errors import ParameterError
 
-from toolkit.plugins.ots.bim import bim_counts, bim_weights, check_alpha, presence, smoothed_logit, thresholded
+from toolkit.plugins.ots.bim import (
+    bim_counts, bim_weights, check_alpha, check_features, feature_mask, presence, restricted, smoothed_logit,
+    thresholded,
+)
 from toolkit.plugins.ots.leave_one_out import loo_smoothed_logit, ranked_average_precision, tie_key
 
 __all__ = ["OTSResult", "optimal_training_set", "step_size"]
@@ -45,7 +51,7 @@ class OTSResult:
     positives: np.ndarray         # row indices of the positive documents
     added: np.ndarray             # negative row indices in the order they entered the STS
     n_added: np.ndarray           # negatives in the STS after each iteration
-    average_precision: np.ndarray  # leave-one-out AP of the STS after each iteration
+    average_precision: np.ndarray  # AP of the STS's evaluation after each iteration
     step: int
     best: int                     # index of the best iteration (-1: no iteration ran)
 
@@ -320,17 +326,21 @@ class _RoundScorer:
 def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, alpha: float = 1.0,
                          threshold: float = 1.0, step: float = 0.01, init: str = "wts", scorer: str = "sts",
                          patience: int | None = None, max_size: int | None = None,
-                         evaluate: str = "sts", n_threads: int | None = None) -> OTSResult:
+                         evaluate: str = "wts", features: str = "positive",
+                         n_threads: int | None = None) -> OTSResult:
     """Run the OTS search (algorithms.md 4.1) on the rows in ``positive`` and ``negative`` (boolean masks).
 
-    ``evaluate`` says which documents the AP of a candidate STS ranks: "sts" (algorithms.md 4.1 step
-    3c as written) ranks the STS documents by their leave-one-out scores; "wts" ranks every training
-    document, the STS documents by their leave-one-out scores and the others by the STS-trained BIM
-    (each document scored by a model that did not see it). ``n_threads`` (default: the available cores
-    when the corpus has millions of non-zeros, else 1) only splits the work; the result is the same.
+    ``evaluate`` says which documents the AP of a candidate STS ranks: "wts" (algorithms.md 4.1 step
+    3c, revision 2) ranks every training document, the STS documents by their leave-one-out scores
+    and the others by the STS-trained BIM (each document scored by a model that did not see it);
+    "sts" (revision 1) ranks the STS documents only. ``features`` is the BIM feature set
+    (algorithms.md 2.5): "positive" (the features of the positives) or "all". ``n_threads`` (default:
+    the available cores when the corpus has millions of non-zeros, else 1) only splits the work; the
+    result is the same.
     """
     alpha = check_alpha(alpha)
     tau = float(threshold)
+    features = check_features(features, "ots")
     if init not in _INITS:
         raise ParameterError(f"init must be one of {', '.join(_INITS)}, not '{init}'")
     if evaluate not in _EVALUATE:
@@ -354,6 +364,8 @@ def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, 
     n_pos, N_pos = pos_counts.n_pos, pos_counts.N_pos
     logit_p = smoothed_logit(n_pos, N_pos, alpha)
     loo_logit_p = loo_smoothed_logit(n_pos, N_pos, alpha)
+    # the BIM feature set: the same for every STS (each holds all the positives) and for leave-one-out
+    mask = feature_mask(pos_counts, features)
 
     # one matrix, three column blocks: pool rows read block 0, STS negatives block 1, positives block 2
     index_dtype = np.int64 if 3 * F >= np.iinfo(np.int32).max else np.int32
@@ -364,9 +376,9 @@ def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, 
 
     if init == "wts":
         c0 = bim_counts(B, positive, negative)
-        v0 = thresholded(bim_weights(c0, alpha), tau)
+        v0 = thresholded(bim_weights(c0, alpha, mask), tau)
     else:  # the positives alone: q_t = 1/2, so w_t = logit(p_t)
-        v0 = thresholded(logit_p, tau)
+        v0 = thresholded(restricted(logit_p, mask), tau)
     vec[:F] = v0
     if n_threads is None:
         n_threads = _available_cores() if A.nnz >= _PARALLEL_MIN_NNZ else 1
@@ -394,9 +406,9 @@ def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, 
             N_neg += len(chosen)
             # weights of the STS-trained scorer, and the leave-one-out weights of STS members
             logit_q = smoothed_logit(n_neg, N_neg, alpha)
-            w_sts = logit_p - logit_q
-            w_loo_neg = logit_p - loo_smoothed_logit(n_neg, N_neg, alpha)
-            w_loo_pos = loo_logit_p - logit_q
+            w_sts = restricted(logit_p - logit_q, mask)
+            w_loo_neg = restricted(logit_p - loo_smoothed_logit(n_neg, N_neg, alpha), mask)
+            w_loo_pos = restricted(loo_logit_p - logit_q, mask)
             v_sts = thresholded(w_sts, tau)
             vec[:F] = v_sts if scorer == "sts" else v0
             vec[F:2 * F] = thresholded(w_loo_neg, tau)
@@ -404,8 +416,11 @@ def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, 
             if product.restricts:
                 highest = np.maximum(np.maximum(w_sts, w_loo_neg), w_loo_pos)
                 lowest = np.minimum(np.minimum(w_sts, w_loo_neg), w_loo_pos)
-                scores = product(vec, *_about_to_gain_weight(n_neg, N_neg, highest, lowest, tau, alpha,
-                                                             M * _LOOKAHEAD, len(pool)))
+                soon, later = _about_to_gain_weight(n_neg, N_neg, highest, lowest, tau, alpha, M * _LOOKAHEAD,
+                                                    len(pool))
+                if mask is not None:  # a feature outside the set never gains a weight
+                    soon, later = soon & mask, later & mask
+                scores = product(vec, soon, later)
             else:
                 scores = product(vec)
             if evaluate == "sts":

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from toolkit.api import ExampleSelectorBase
 from toolkit.errors import CapabilityError, ParameterError
 
-from toolkit.plugins.ots.bim import check_alpha, presence, resolve_threshold
+from toolkit.plugins.ots.bim import check_alpha, check_features, presence, resolve_threshold
 from toolkit.plugins.ots.search import OTSResult, optimal_training_set
 
 __all__ = ["OTSSelector", "RandomSTSSelector"]
@@ -67,8 +67,9 @@ class _OTSParams(ExampleSelectorBase):
 
     def __init__(self, *, alpha: float = 1.0, threshold: float = 1.0, step: float = 0.01, init: str = "wts",
                  scorer: str = "sts", patience: int | None = None, max_size: int | None = None,
-                 evaluate: str = "sts", positive: int = 1):
+                 evaluate: str = "wts", features: str = "positive", positive: int = 1):
         self.evaluate = evaluate
+        self.features = features
         self.alpha = alpha
         self.threshold = threshold
         self.step = step
@@ -84,7 +85,7 @@ class _OTSParams(ExampleSelectorBase):
             raise ParameterError(f"{who}: threshold must be a number here (the OTS replaces the threshold search)")
         return {"alpha": check_alpha(self.alpha), "threshold": float(threshold), "step": self.step,
                 "init": self.init, "scorer": self.scorer, "patience": self.patience, "max_size": self.max_size,
-                "evaluate": self.evaluate}
+                "evaluate": self.evaluate, "features": check_features(self.features, who)}
 
     def _record(self, result: OTSResult) -> None:
         self.trace_ = result.trace()
@@ -100,11 +101,13 @@ class OTSSelector(_OTSParams):
     ``step`` is M (a share of the positives below 1, else a count); ``init`` the first scorer ("wts":
     BIM on the whole training set, "sts": on the positives); ``scorer`` "sts" retrains on the STS each
     round, "wts_fixed" keeps the first; ``patience`` stops after that many rounds without a better AP;
-    ``max_size`` caps the STS; ``evaluate`` "wts" scores a candidate STS by the AP of every training
-    document (leave-one-out for STS members, the STS-trained BIM for the others), "sts" by the AP of
-    the STS members alone (algorithms.md 4.1 step 3c as written; it peaks at the first round when M is
-    small against the positives, see docs/plugins.md). After ``select``: ``trace_`` (STS size and AP per round, the paper's
-    Figure 3), ``ots_size_``, ``ots_negatives_``, ``added_`` (negatives in the order they were added).
+    ``max_size`` caps the STS; ``evaluate`` "wts" (default, algorithms.md 4.1 step 3c, revision 2)
+    scores a candidate STS by the AP of every training document (leave-one-out for STS members, the
+    STS-trained BIM for the others), "sts" by the AP of the STS members alone (revision 1; it peaks at
+    the first round when M is small against the positives, see docs/plugins.md); ``features`` the BIM
+    feature set ("positive", default: the features of the positives; "all"). After ``select``:
+    ``trace_`` (STS size and AP per round, the paper's Figure 3), ``ots_size_``, ``ots_negatives_``,
+    ``added_`` (negatives in the order they were added).
     """
 
     def select(self, X: Any, y: Any, random_state: int | None = None) -> np.ndarray:
@@ -121,10 +124,10 @@ class RandomSTSSelector(_OTSParams):
 
     def __init__(self, *, n_negatives: int | None = None, random_state: int | None = None, alpha: float = 1.0,
                  threshold: float = 1.0, step: float = 0.01, init: str = "wts", scorer: str = "sts",
-                 patience: int | None = None, max_size: int | None = None, evaluate: str = "sts",
-                 positive: int = 1):
+                 patience: int | None = None, max_size: int | None = None, evaluate: str = "wts",
+                 features: str = "positive", positive: int = 1):
         super().__init__(alpha=alpha, threshold=threshold, step=step, init=init, scorer=scorer, patience=patience,
-                         max_size=max_size, evaluate=evaluate, positive=positive)
+                         max_size=max_size, evaluate=evaluate, features=features, positive=positive)
         self.n_negatives = n_negatives
         self.random_state = random_state
 

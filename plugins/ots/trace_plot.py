@@ -1,4 +1,4 @@
-"""The OTS search's leave-one-out AP against training-set size (the OTS paper's Figure 3), drawn for
+"""The OTS search's AP against training-set size (the OTS paper's Figure 3), drawn for
 the ``ots-trace`` command."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ __all__ = ["plot_traces"]
 
 def plot_traces(traces: Mapping[str, Mapping[str, Any]], path: str, title: str = "",
                 relative: bool = True) -> str:
-    """Leave-one-out AP against STS size for each OTS trace (``OTSSelector.trace_``); the chosen size is
+    """The search's AP against STS size for each OTS trace (``OTSSelector.trace_``); the chosen size is
     marked. With ``relative``, sizes are shown as multiples of the number of positives."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
@@ -27,7 +27,7 @@ def plot_traces(traces: Mapping[str, Mapping[str, Any]], path: str, title: str =
         best = trace["best_size"] / n_pos if relative else trace["best_size"]
         ax.plot([best], [trace["best_average_precision"]], marker="o", color=line.get_color())
     ax.set_xlabel("STS size / number of positives" if relative else "STS size")
-    ax.set_ylabel("leave-one-out average precision")
+    ax.set_ylabel("AP on the training set (STS: leave-one-out)")
     ax.set_xscale("log")
     ax.set_title(title or "OTS search")
     ax.legend(fontsize=7)

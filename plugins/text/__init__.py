@@ -61,11 +61,12 @@ def register_classifiers(register):  # type: ignore[no-untyped-def]
 def register_feature_selectors(register):  # type: ignore[no-untyped-def]
     from toolkit.plugins.text.selection import DKLSelector, KLSelector, MISelector
 
-    register("kl", KLSelector, description="Schneider's KL score (word counts): keep the k best words",
+    register("kl", KLSelector, description="Schneider's KL score (word counts, ML estimates): keep the k best words",
              capabilities=_SELECTOR, references=(_SCHNEIDER,))
     register("dkl", DKLSelector, description="Schneider's dKL score (smoothed class mixture): keep the k best words",
              capabilities=_SELECTOR, references=(_SCHNEIDER,))
-    register("mi", MISelector, description="Mutual information between class and word occurrence: keep the k best",
+    register("mi", MISelector, description="Mutual information between class and word (event_model=document|token): "
+                                           "keep the k best",
              capabilities=_SELECTOR,
              references=("Yang & Pedersen (1997), A comparative study on feature selection in text "
                          "categorization, ICML",))

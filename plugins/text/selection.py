@@ -4,6 +4,12 @@ All three need only per-class word counts ``N_cw``, per-class document frequenci
 class sizes, i.e. two sparse products ``Y.T @ X`` and ``Y.T @ (X > 0)``: O(nnz + K·|V|). The
 exact average divergence (eq. 8) needs one more pass over the stored entries.
 
+KL and dKL differ in the estimate of p(w|c) (revision 2 of algorithms.md 3.1): KL uses the
+maximum-likelihood estimate in both of its terms, so that a word spread identically over the classes
+scores exactly 0 (the paper's check K~_t = KL~_t); dKL uses Schneider's Laplace estimate (eq. 2) in
+both. Revision 1 mixed the two in KL, which left a class-independent residual that dominated the
+scores of frequent words.
+
 Selection keeps the ``k`` best words (an int, or a share of the vocabulary as a float in (0, 1]),
 ties broken by the lower column index; a word absent from the training part scores -inf.
 """
@@ -20,7 +26,7 @@ from toolkit.errors import ParameterError
 
 from toolkit.plugins.text.counts import as_counts, class_indicator, row_of_entry, row_sums
 
-__all__ = ["TextStatistics", "kl_scores", "dkl_scores", "exact_kl", "mutual_information",
+__all__ = ["TextStatistics", "k_tilde", "kl_scores", "dkl_scores", "exact_kl", "mutual_information",
            "KLSelector", "DKLSelector", "MISelector"]
 
 
@@ -54,14 +60,31 @@ class TextStatistics:
     @property
     def p_word_given_class(self) -> np.ndarray:
         """Schneider's eq. 2: Laplace over the full training vocabulary."""
-        return (1.0 + self.N) / (self.V + self.N.sum(axis=1, keepdims=True))
+        return self.word_given_class("laplace")
 
-    def kl_tilde(self) -> np.ndarray:
-        """KL~_t = -sum_{j: N_jt > 0} p(c_j) p(w_t|c_j) log q(w_t|c_j), q = N_jt / |c_j|."""
+    def word_given_class(self, estimator: str = "laplace") -> np.ndarray:
+        """p(w|c_j), (K, V): ``laplace`` = eq. 2, (1 + N_jw) / (|V| + T_j); ``ml`` = N_jw / T_j (0 for a
+        class without tokens)."""
+        class_tokens = self.N.sum(axis=1, keepdims=True)
+        if estimator == "laplace":
+            return (1.0 + self.N) / (self.V + class_tokens)
+        if estimator == "ml":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.where(class_tokens > 0, self.N / np.where(class_tokens > 0, class_tokens, 1.0), 0.0)
+        raise ParameterError(f"estimator must be 'laplace' or 'ml', not '{estimator}'")
+
+    def kl_tilde(self, estimator: str = "laplace") -> np.ndarray:
+        """KL~_t = -sum_{j: N_jt > 0} p(c_j) p(w_t|c_j) log q(w_t|c_j), q = N_jt / |c_j|, with p(w|c_j)
+        from ``estimator`` (``laplace``: eq. 2, as dKL uses it; ``ml``: as KL uses it)."""
         with np.errstate(divide="ignore", invalid="ignore"):
             q = np.where(self.class_docs[:, None] > 0, self.Ndoc / self.class_docs[:, None], 0.0)
             log_q = np.where(self.Ndoc > 0, np.log(np.where(q > 0, q, 1.0)), 0.0)
-        return -(self.p_class[:, None] * self.p_word_given_class * log_q).sum(axis=0)
+        return -(self.p_class[:, None] * self.word_given_class(estimator) * log_q).sum(axis=0)
+
+    def word_share(self) -> np.ndarray:
+        """p(w_t): the unsmoothed share of the training tokens (the ML estimate K~_t uses)."""
+        total = self.N.sum()
+        return self.N.sum(axis=0) / total if total > 0 else np.zeros(self.V)
 
     def log_doc_share(self) -> np.ndarray:
         """log(N_t / |S|); -inf for words in no training document."""
@@ -70,34 +93,40 @@ class TextStatistics:
             return np.log(Nt) - np.log(self.n_docs)
 
 
-def kl_scores(stats: TextStatistics) -> np.ndarray:
-    """KL(w_t) = K~_t - KL~_t with K~_t = -p(w_t) log(N_t/|S|), p(w_t) the unsmoothed token share."""
-    total = stats.N.sum()
-    p_w = stats.N.sum(axis=0) / total if total > 0 else np.zeros(stats.V)
+def k_tilde(stats: TextStatistics) -> np.ndarray:
+    """K~_t = -p(w_t) log(N_t/|S|), p(w_t) the unsmoothed token share (-inf-safe: 0 for absent words)."""
     log_share = stats.log_doc_share()
     with np.errstate(invalid="ignore"):
-        score = -p_w * log_share - stats.kl_tilde()
-    return np.where(np.isfinite(log_share), score, -np.inf)
+        return np.where(np.isfinite(log_share), -stats.word_share() * log_share, 0.0)
+
+
+def kl_scores(stats: TextStatistics) -> np.ndarray:
+    """KL(w_t) = K~_t - KL~_t^ML: maximum-likelihood estimates in both terms (algorithms.md 3.1,
+    revision 2), so a word distributed identically over the classes scores 0."""
+    score = k_tilde(stats) - stats.kl_tilde("ml")
+    return np.where(np.isfinite(stats.log_doc_share()), score, -np.inf)
 
 
 def dkl_scores(stats: TextStatistics) -> np.ndarray:
-    """dKL(w_t) = -p'(w_t) log(N_t/|S|) - KL~_t with p'(w_t) = sum_j p(c_j) p(w_t|c_j)."""
-    p_w = (stats.p_class[:, None] * stats.p_word_given_class).sum(axis=0)
+    """dKL(w_t) = -p'(w_t) log(N_t/|S|) - KL~_t with p'(w_t) = sum_j p(c_j) p(w_t|c_j): Schneider's
+    Laplace estimate (eq. 2) in both terms."""
+    p_w = (stats.p_class[:, None] * stats.word_given_class("laplace")).sum(axis=0)
     log_share = stats.log_doc_share()
     with np.errstate(invalid="ignore"):
-        score = -p_w * log_share - stats.kl_tilde()
+        score = -p_w * log_share - stats.kl_tilde("laplace")
     return np.where(np.isfinite(log_share), score, -np.inf)
 
 
-def exact_kl(stats: TextStatistics) -> np.ndarray:
-    """Eq. 8: (1/|S|) sum_d p(w|d) log[p(w|d) / p(w|c(d))], over the stored entries only."""
+def exact_kl(stats: TextStatistics, estimator: str = "laplace") -> np.ndarray:
+    """Eq. 8: (1/|S|) sum_d p(w|d) log[p(w|d) / p(w|c(d))], over the stored entries only, with p(w|c)
+    from ``estimator`` (eq. 2's Laplace by default; ``ml`` is positive wherever p(w|d) is)."""
     X = stats.X
     rows = row_of_entry(X)
     lengths = row_sums(X)
     keep = X.data > 0
     rows, cols, x = rows[keep], X.indices[keep], X.data[keep]
     p_wd = x / lengths[rows]
-    p_wc = stats.p_word_given_class[stats.y[rows], cols]
+    p_wc = stats.word_given_class(estimator)[stats.y[rows], cols]
     terms = p_wd * np.log(p_wd / p_wc)
     return np.bincount(cols, weights=terms, minlength=stats.V) / stats.n_docs
 
@@ -179,7 +208,8 @@ class _TextSelector(FeatureSelectorBase):
 
 
 class KLSelector(_TextSelector):
-    """Schneider's KL score; ``variant="exact"`` ranks by K~_t minus the exact eq. 8 divergence.
+    """Schneider's KL score, ML estimates in both terms; ``variant="exact"`` ranks by K~_t minus the
+    exact eq. 8 divergence (with the same ML p(w|c)).
 
     :param k: words to keep (int), a share of the vocabulary (float in (0, 1]), or None for all.
     """
@@ -194,8 +224,8 @@ class KLSelector(_TextSelector):
         if self.variant == "approx":
             return kl_scores(stats)
         if self.variant == "exact":
-            base = kl_scores(stats) + stats.kl_tilde()       # K~_t
-            return base - exact_kl(stats)
+            score = k_tilde(stats) - exact_kl(stats, "ml")
+            return np.where(np.isfinite(stats.log_doc_share()), score, -np.inf)
         raise ParameterError(f"kl: variant must be 'approx' or 'exact', not '{self.variant}'")
 
 

@@ -22,7 +22,6 @@ import time
 import traceback
 
 import numpy as np
-import scipy.sparse as sp
 
 from toolkit.data import arff, _arffscan
 from toolkit.data.arff_source import ByteSource

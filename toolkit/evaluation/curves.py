@@ -3,8 +3,9 @@
 For every outer split the text is vectorised on the training part, each selector scores the
 training vocabulary once, and the classifier is refit on the top ``k`` words for every size ``k``
 (ranking by ``scores_`` with ties to the lower index, exactly what the selector's own ``k`` would
-keep). This is the harness's protocol (random resampling with ``seed + r``, or a fixed test set)
-without re-vectorising and re-scoring per size. Nothing is learned from a test part.
+keep). This is the harness's protocol (random resampling with ``seed + r``, a fixed test set, or
+k-fold cross-validation as Schneider ran 20 Newsgroups) without re-vectorising and re-scoring per
+size. Nothing is learned from a test part.
 """
 
 from __future__ import annotations
@@ -227,8 +228,9 @@ def _build(spec: ComponentSpec, params: dict[str, Any], seed: int) -> Any:
 def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = ("kl", "dkl", "mi"),
                      sizes: Sequence[int | None] | str = DEFAULT_SIZES,
                      classifier: str = DEFAULT_CURVE_CLASSIFIER, text: Any = "auto", test: Any = None,
-                     runs: int = 5, test_fraction: float = 0.2, seed: int = 1, metric: str = "accuracy",
-                     class_attribute: str | int | None = -1,
+                     runs: int = 5, test_fraction: float = 0.2, seed: int = 1,
+                     metric: str | Callable[[Predictions], float] = "accuracy",
+                     class_attribute: str | int | None = -1, folds: int | None = None,
                      progress: Callable[[int, int, str], None] | None = None) -> CurveResult:
     """Metric of ``classifier`` on the top-k words of every selector, for every size k.
 
@@ -238,10 +240,15 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = ("kl", "dkl", 
     :param sizes: vocabulary sizes (None = all words), or a string like ``"100,1000,full"``.
     :param test: fixed test datasets, one per dataset (e.g. 20 Newsgroups bydate); otherwise
         ``runs`` random splits with ``test_fraction`` held out (seeds ``seed .. seed+runs-1``).
+    :param folds: k-fold cross-validation instead of random splits: the instances are permuted with
+        ``default_rng(seed)`` and cut into ``folds`` parts of WEKA's sizes; fold f is tested once
+        (repetition f, split seed ``seed + f``).
+    :param metric: a registered evaluator name, or a function of :class:`toolkit.api.Predictions`
+        returning a number (its ``__name__`` names the metric).
     """
     from toolkit.plugin_host.components import get_registry
     from toolkit.evaluation.api import expand_dataset_args, load_datasets
-    from toolkit.evaluation.resampling import random_splits
+    from toolkit.evaluation.resampling import kfold_parts, random_splits
 
     registry = get_registry()
     size_list = parse_sizes(sizes) if isinstance(sizes, str) else list(sizes)
@@ -249,8 +256,16 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = ("kl", "dkl", 
         raise ParameterError("name at least one feature selector (kl, dkl, mi)")
     sel_specs = [_component("feature-selector", s, registry) for s in selectors]
     _, clf_spec, clf_params = _component("classifier", classifier, registry)
-    evaluator = registry.get("evaluator", metric)
-    metric_fn = evaluator.create()
+    if callable(metric):
+        evaluator, metric_fn = None, metric
+        metric_name = getattr(metric, "__name__", "metric")
+    else:
+        evaluator = registry.get("evaluator", metric)
+        metric_fn, metric_name = evaluator.create(), metric
+    if folds is not None and (isinstance(folds, bool) or int(folds) != folds or folds < 2):
+        raise ParameterError(f"folds must be a whole number >= 2, not {folds!r}")
+    if folds is not None and test is not None:
+        raise ParameterError("give either fixed test sets or folds, not both")
     items = [datasets] if isinstance(datasets, (Dataset, str, os.PathLike)) else list(datasets)
     items, folder = expand_dataset_args(items)
     options = LoadOptions(class_attribute=class_attribute)
@@ -272,6 +287,10 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = ("kl", "dkl", 
         ds.require_nominal_class()
         if tests is not None:
             parts.append((ds, [(0, seed, ds, tests[i])]))
+        elif folds is not None:
+            perm = np.random.default_rng(seed).permutation(ds.n_instances)
+            parts.append((ds, [(f, seed + f, ds.subset(fit), ds.subset(held_out))
+                               for f, (fit, held_out) in enumerate(kfold_parts(perm, int(folds)))]))
         else:
             splits = random_splits(ds.n_instances, runs, seed, test_fraction, 0.1)
             parts.append((ds, [(s.repetition, s.seed, ds.subset(s.train), ds.subset(s.test)) for s in splits]))
@@ -308,10 +327,14 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = ("kl", "dkl", 
                 done += 1
                 if progress is not None:
                     progress(done, total, f"{ds.name} / {label}")
-    protocol = ({"name": "fixed"} if tests is not None else
-                {"name": "random", "runs": runs, "test_fraction": test_fraction, "seed": seed})
+    if tests is not None:
+        protocol: dict[str, Any] = {"name": "fixed"}
+    elif folds is not None:
+        protocol = {"name": "cross-validation", "folds": int(folds), "seed": seed}
+    else:
+        protocol = {"name": "random", "runs": runs, "test_fraction": test_fraction, "seed": seed}
     protocol["classifier"] = classifier
-    return CurveResult(records, [s[0] for s in sel_specs], size_list, metric, protocol)
+    return CurveResult(records, [s[0] for s in sel_specs], size_list, metric_name, protocol)
 
 
 def _prepare(train: Dataset, test: Dataset, text_step: Any, seed: int) -> tuple[Any, Schema, Any]:
