@@ -516,7 +516,7 @@ class SufficientStatistics:
 
     The base holds what every model needs: the ``schema`` (None once :meth:`detached`, for sending back
     from a worker; ``schema_digest`` stays), the ``labels`` that become ``classes_``, ``n_rows`` (rows with
-    a known class), ``settings`` (the statistics' kind and the parameters they depend on: statistics of
+    a known class), ``class_weight`` (summed instance weights per class), ``settings`` (the statistics' kind and the parameters they depend on: statistics of
     other settings never merge) and which pass of how many they belong to. A subclass adds its arrays and
     implements :meth:`_merge`; arrays that are sparse in the data stay sparse here.
     """
@@ -526,6 +526,7 @@ class SufficientStatistics:
         self.schema_digest = ""
         self.labels = np.zeros(0)
         self.n_rows = 0
+        self.class_weight = np.zeros(0)
         self.settings: tuple[Any, ...] = ()
         self.pass_index = 0
         self.passes = 1
@@ -555,6 +556,7 @@ class SufficientStatistics:
         merged.schema_digest = self.schema_digest
         merged.labels = self.labels
         merged.n_rows = self.n_rows + other.n_rows
+        merged.class_weight = self.class_weight + other.class_weight
         merged.settings = self.settings
         merged.pass_index, merged.passes = self.pass_index, self.passes
         return merged
@@ -585,7 +587,7 @@ def statistics_support(obj: Any) -> str | None:
     """None when ``obj`` can be fitted from shard statistics, else the reason it cannot (one line)."""
     passes = getattr(obj, "statistics_passes", None)
     if not callable(passes):
-        return f"{type(obj).__name__} cannot be fitted from shard statistics (it has no statistics protocol)"
+        return f"{type(obj).__name__} has no shard-statistics protocol (it is fitted on all the data at once)"
     try:
         passes()
     except ToolkitError as exc:
@@ -645,8 +647,8 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
     def statistics_passes(self) -> int:
         """Passes over the training data that :meth:`shard_statistics` takes; raises
         :class:`CapabilityError` (naming why) when this classifier cannot be fitted from shards."""
-        raise CapabilityError(f"{type(self).__name__} cannot be fitted from shard statistics (it has no "
-                              f"statistics protocol; fit it on the whole data)")
+        raise CapabilityError(f"{type(self).__name__} has no shard-statistics protocol (it is fitted on all "
+                              f"the data at once)")
 
     def _shard_statistics(self, X: Any, y: np.ndarray, w: np.ndarray, schema: Schema,
                           previous: SufficientStatistics | None) -> SufficientStatistics:
@@ -678,6 +680,7 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
         stats.schema_digest = digest
         stats.labels = np.asarray(probe.classes_)
         stats.n_rows = int(X.shape[0])
+        stats.class_weight = np.bincount(codes, weights=w, minlength=len(probe.classes_)).astype(np.float64)
         stats.pass_index, stats.passes = pass_index, passes
         return stats
 

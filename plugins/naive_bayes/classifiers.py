@@ -149,10 +149,10 @@ class NaiveBayes(ProbabilisticClassifier):
                                   f"{getattr(statistics, 'settings', type(statistics).__name__)}")
         self._set_columns()
         if self.variant == "weka":
-            return self._adopt(statistics.class_count, statistics.nominal, statistics.numeric.normal())
+            return self._adopt(statistics.class_weight, statistics.nominal, statistics.numeric.normal())
         with np.errstate(over="ignore", invalid="ignore"):
             gaussian = statistics.numeric.finish(0.0)
-        return self._adopt(statistics.class_count, statistics.nominal, gaussian=gaussian)
+        return self._adopt(statistics.class_weight, statistics.nominal, gaussian=gaussian)
 
     def _apply_params(self, state: dict[str, Any]) -> None:
         """The estimates that laplace, prior and var_smoothing set."""

@@ -271,18 +271,16 @@ def gaussian_moments(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray
 # ------------------------------------------------------------------------------------ the statistics
 
 class NBStatistics(SufficientStatistics):
-    """Class weights, nominal value counts and the numeric part (a :class:`ValueHistogram` for nb-weka
+    """Nominal value counts and the numeric part (a :class:`ValueHistogram` for nb-weka
     and bma-nb, which share it, or :class:`GaussianMoments` for nb-gaussian)."""
 
-    def __init__(self, class_count: np.ndarray, nominal: NominalCounts, numeric: ValueHistogram | GaussianMoments):
+    def __init__(self, nominal: NominalCounts, numeric: ValueHistogram | GaussianMoments):
         super().__init__()
-        self.class_count = class_count
         self.nominal = nominal
         self.numeric = numeric
 
     def _merge(self, other: Any) -> NBStatistics:
         out = copy.copy(self)
-        out.class_count = self.class_count + other.class_count
         out.nominal = merge_nominal(self.nominal, other.nominal)
         out.numeric = self.numeric.merge(other.numeric)
         return out
@@ -298,6 +296,6 @@ def nb_statistics(X: Any, y: np.ndarray, w: np.ndarray, schema: Any, numeric: st
         part: ValueHistogram | GaussianMoments = value_histogram(X, y, w, numeric_columns, K)
     else:
         part = gaussian_moments(X, y, w, numeric_columns, K)
-    stats = NBStatistics(class_weights(y, w, K), counts, part)
+    stats = NBStatistics(counts, part)
     stats.settings = ("naive-bayes", numeric)
     return stats

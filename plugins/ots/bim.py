@@ -84,14 +84,22 @@ def bim_counts(B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray,
     return BIMCounts(np.asarray(BT @ wp).ravel(), np.asarray(BT @ wn).ravel(), wp.sum(), wn.sum())
 
 
-def _present_columns(X: sp.csr_matrix) -> np.ndarray:
-    """Column of every present entry (value > 0) of a canonical CSR matrix: one pass over the values,
-    none over the indices when every stored value is present (the usual case for counts)."""
+def _dense_document_counts(X: sp.csr_matrix) -> np.ndarray:
+    """(F,) number of rows of a canonical CSR matrix in which each column is present (value > 0).
+
+    One pass checks the values: when every stored value is 1 (binary data) the counts are one product
+    ``X.T @ 1``, else a product of the 0/1 presence pattern; only stored values <= 0 or NaN need a mask.
+    Sums of ones are exact (below 2^53).
+    """
     data = X.data
+    ones = np.ones(X.shape[0])
+    if np.all(data == 1.0):
+        return np.asarray(X.T @ ones).ravel()
     with np.errstate(invalid="ignore"):
-        if not data.size or data.min() > 0:     # NaN makes the minimum NaN: then the mask below
-            return X.indices
-        return X.indices[data > 0]
+        if data.size and not data.min() > 0:      # zeros, negative values or NaN are absent
+            return np.bincount(X.indices[data > 0], minlength=X.shape[1]).astype(np.float64)
+    pattern = sp.csr_matrix((np.ones(len(data)), X.indices, X.indptr), shape=X.shape)
+    return np.asarray(pattern.T @ ones).ravel()
 
 
 def _canonical(X: Any) -> sp.csr_matrix | np.ndarray:
@@ -114,13 +122,14 @@ def document_counts(X: Any, rows: np.ndarray | None = None, sparse: bool = False
             dense = (block > 0).sum(axis=0).astype(np.float64)
         return sp.csr_matrix(dense.reshape(1, F)) if sparse else dense
     part = X if rows is None else X[rows]
-    cols = _present_columns(part)
-    if not sparse or F <= 4 * len(cols):
-        dense = np.bincount(cols, minlength=F).astype(np.float64)
+    if not sparse or F <= 4 * part.nnz:
+        dense = _dense_document_counts(part)
         if not sparse:
             return dense
         nz = np.flatnonzero(dense)
         return sp.csr_matrix((dense[nz], nz, np.array([0, len(nz)])), shape=(1, F))
+    with np.errstate(invalid="ignore"):   # a shard much smaller than the vocabulary: sort its features
+        cols = part.indices[part.data > 0]
     values, counts = np.unique(cols, return_counts=True)
     return sp.csr_matrix((counts.astype(np.float64), values, np.array([0, len(values)])), shape=(1, F))
 

@@ -20,16 +20,15 @@ __all__ = ["BIMNaiveBayes", "BIMStatistics"]
 
 
 class BIMStatistics(SufficientStatistics):
-    """Document counts per feature and class, sparse (1, F) rows ``n_pos`` / ``n_neg`` (a shard holds only
-    its features), and the (weighted) numbers of documents ``N_pos`` / ``N_neg``; they add."""
+    """(Weighted) document counts per feature and class, sparse (1, F) rows ``n_pos`` / ``n_neg`` (a shard
+    holds only its features); N^+ / N^- are the base's class weights. They add."""
 
-    def __init__(self, n_pos: sp.csr_matrix, n_neg: sp.csr_matrix, N_pos: float, N_neg: float):
+    def __init__(self, n_pos: sp.csr_matrix, n_neg: sp.csr_matrix):
         super().__init__()
-        self.n_pos, self.n_neg, self.N_pos, self.N_neg = n_pos, n_neg, float(N_pos), float(N_neg)
+        self.n_pos, self.n_neg = n_pos, n_neg
 
     def _merge(self, other: BIMStatistics) -> BIMStatistics:
-        return BIMStatistics(self.n_pos + other.n_pos, self.n_neg + other.n_neg, self.N_pos + other.N_pos,
-                             self.N_neg + other.N_neg)
+        return BIMStatistics(self.n_pos + other.n_pos, self.n_neg + other.n_neg)
 
 
 def _sparse_row(values: np.ndarray) -> sp.csr_matrix:
@@ -119,10 +118,10 @@ class BIMNaiveBayes(ProbabilisticClassifier):
             n_pos = document_counts(X, pos_rows, sparse=True)
             n_neg = sp.csr_matrix(n_all - n_pos)
             n_neg.eliminate_zeros()     # features of the positives only
-            stats = BIMStatistics(n_pos, n_neg, float(len(pos_rows)), float(len(y) - len(pos_rows)))
+            stats = BIMStatistics(n_pos, n_neg)
         else:
             c = bim_counts(presence(X), positive, negative, w)
-            stats = BIMStatistics(_sparse_row(c.n_pos), _sparse_row(c.n_neg), c.N_pos, c.N_neg)
+            stats = BIMStatistics(_sparse_row(c.n_pos), _sparse_row(c.n_neg))
         stats.settings = ("nb-bim", "document-counts")
         return stats
 
@@ -130,8 +129,10 @@ class BIMNaiveBayes(ProbabilisticClassifier):
         if not isinstance(statistics, BIMStatistics):
             raise CapabilityError(f"nb-bim is fitted from document counts, not {type(statistics).__name__}")
         binary_codes(np.zeros(0, np.int64), len(statistics.labels), "nb-bim")   # two classes at most
+        weight = statistics.class_weight
+        N_pos, N_neg = (weight[1], weight[0]) if len(weight) == 2 else (0.0, weight[0])
         return {"counts": BIMCounts(statistics.n_pos.toarray().ravel(), statistics.n_neg.toarray().ravel(),
-                                    statistics.N_pos, statistics.N_neg)}
+                                    N_pos, N_neg)}
 
     def score_documents(self, X: Any) -> np.ndarray:
         """The paper's score (eq. A.5) of each row: the sum of the selected weights present in it."""

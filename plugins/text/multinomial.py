@@ -98,18 +98,16 @@ class DocumentFrequencies(SufficientStatistics):
 
 
 class MultinomialStatistics(SufficientStatistics):
-    """Class weights (K,) and the class sums N_{c,w} of the transformed counts, sparse (K, V), with the
-    idf they were transformed with (TW-L)."""
+    """The class sums N_{c,w} of the transformed counts, sparse (K, V), with the idf they were transformed
+    with (TW-L); the class weights are the base's."""
 
-    def __init__(self, class_count: np.ndarray, feature_count: sp.csr_matrix, idf: np.ndarray | None):
+    def __init__(self, feature_count: sp.csr_matrix, idf: np.ndarray | None):
         super().__init__()
-        self.class_count = class_count
         self.feature_count = feature_count
         self.idf = idf
 
     def _merge(self, other: MultinomialStatistics) -> MultinomialStatistics:
-        return MultinomialStatistics(self.class_count + other.class_count, self.feature_count + other.feature_count,
-                                     self.idf)
+        return MultinomialStatistics(self.feature_count + other.feature_count, self.idf)
 
 
 def multinomial_log_likelihood(X: sp.csr_matrix, log_theta: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -236,8 +234,7 @@ class MultinomialNB(ProbabilisticClassifier):
         if idf is not None and not isinstance(previous, DocumentFrequencies):
             raise CapabilityError("nb-multinomial TW-L: the first pass's statistics are document frequencies")
         Xt = transform_counts(X, transform, idf)
-        stats = MultinomialStatistics(np.bincount(y, weights=w, minlength=K).astype(np.float64),
-                                      sparse_class_sums(Xt, y, w, K), idf)
+        stats = MultinomialStatistics(sparse_class_sums(Xt, y, w, K), idf)
         digest = "" if idf is None else hashlib.sha256(idf.tobytes()).hexdigest()[:16]
         stats.settings = ("nb-multinomial", transform, digest)
         return stats
@@ -252,7 +249,7 @@ class MultinomialNB(ProbabilisticClassifier):
         self.complement_ = complement
         self.weight_normalize_ = normalize
         self.idf_ = statistics.idf if statistics.idf is not None else np.zeros(0)
-        self.class_count_ = np.asarray(statistics.class_count, dtype=np.float64)
+        self.class_count_ = np.asarray(statistics.class_weight, dtype=np.float64)
         self.feature_count_ = np.asfortranarray(statistics.feature_count.toarray())
 
     def _apply_params(self, state: Any) -> None:
