@@ -542,15 +542,15 @@ class SufficientStatistics:
             raise CapabilityError(f"cannot merge {type(self).__name__} {self.settings} with "
                                   f"{type(other).__name__} {getattr(other, 'settings', None)}: computed by "
                                   f"other models or settings")
+        if not (len(self.labels) == len(other.labels) and np.all(self.labels == other.labels)):
+            raise CapabilityError(f"cannot merge statistics of shards with different classes "
+                                  f"({list(self.labels)[:5]} and {list(other.labels)[:5]}): give the schema "
+                                  f"(declared classes), or classes= to partial_fit")
         if other.schema_digest != self.schema_digest:
             raise CapabilityError("cannot merge statistics of shards with different attributes or classes")
         if (other.pass_index, other.passes) != (self.pass_index, self.passes):
             raise CapabilityError(f"cannot merge statistics of pass {self.pass_index + 1} with pass "
                                   f"{other.pass_index + 1}")
-        if not (len(self.labels) == len(other.labels) and np.all(self.labels == other.labels)):
-            raise CapabilityError(f"cannot merge statistics of shards with different classes "
-                                  f"({list(self.labels)[:5]} and {list(other.labels)[:5]}): give the schema "
-                                  f"(declared classes), or classes= to partial_fit")
         merged = self._merge(other)
         merged.schema = self.schema if self.schema is not None else other.schema
         merged.schema_digest = self.schema_digest
@@ -706,15 +706,17 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
                     schema: Schema | None = None) -> Any:
         """Add a batch to what earlier ``partial_fit`` calls saw and refit from the statistics (the model
         equals ``fit`` on all batches together). Without ``schema``, the first call needs ``classes``:
-        every label the batches may hold. ``fit`` starts afresh; it keeps no statistics to add to."""
+        every label the batches may hold. A model fitted by ``fit`` keeps no statistics to add to, so
+        partial_fit then refuses."""
         passes = self.statistics_passes()
         if passes != 1:
             raise CapabilityError(f"{type(self).__name__}: partial_fit needs statistics from one pass, these "
                                   f"settings take {passes} (a global quantity comes first); compute "
                                   f"shard_statistics pass by pass instead")
         previous = getattr(self, "_partial_statistics", None)
-        if previous is not None and getattr(self, "_partial_classes", None) is not getattr(self, "classes_", None):
-            previous = None          # fitted since by fit(): nothing to add to
+        if hasattr(self, "classes_") and (previous is None or getattr(self, "_partial_classes", None) is not self.classes_):
+            raise CapabilityError(f"{type(self).__name__} was fitted by fit(), which keeps no statistics to add a "
+                                  f"batch to; call partial_fit for every batch (on a new instance)")
         labels = None
         if schema is None:
             known = previous.labels if previous is not None else None
