@@ -275,3 +275,25 @@ def test_a_worker_killed_during_partitioned_training_changes_nothing(cluster, co
     fitted = result["fitted"].classifier
     assert (fitted.feature_count_ == reference.classifier.feature_count_).all()   # whole-number sums: exact
     assert toolkit.load_model(tmp_path / "killed.tkm").meta["training"]["n_instances"] == 700
+
+
+def test_a_worker_of_another_toolkit_version_is_refused(cluster, counts_file, tmp_path):
+    """A worker importing another toolkit release could compute other statistics: refused with one
+    line naming both versions, before any range is read and without a model file."""
+    from distributed import Client
+
+    from toolkit.errors import ToolkitError
+    from toolkit.models.partitioned import train_partitioned
+
+    with Client(cluster.scheduler_address) as client:
+        worker = min(client.scheduler_info()["workers"])
+        client.run(setattr, toolkit, "__version__", "0.0.1-other", workers=[worker])
+        try:
+            with pytest.raises(ToolkitError, match=r"1 of 2 workers run toolkit 0\.0\.1-other, this client "
+                                                   + toolkit.__version__.replace(".", r"\.")):
+                train_partitioned(counts_file, "nb-multinomial", scheduler=cluster.scheduler_address,
+                                  out=tmp_path / "m.tkm")
+        finally:
+            client.run(setattr, toolkit, "__version__", toolkit.__version__, workers=[worker])
+        assert set(client.run(lambda: __import__("toolkit").__version__).values()) == {toolkit.__version__}
+    assert not (tmp_path / "m.tkm").exists()

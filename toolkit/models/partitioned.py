@@ -36,7 +36,7 @@ import numpy as np
 from toolkit.api import Predictions, Schema, SufficientStatistics, statistics_support
 from toolkit.data.dataset import Dataset
 from toolkit.errors import CapabilityError, ParameterError, ToolkitError
-from toolkit.evaluation.distributed import ClusterSpec, dask_client, parse_cluster
+from toolkit.evaluation.distributed import dask_client, parse_cluster
 from toolkit.models.model_file import SavedModel, load_model, save_model
 from toolkit.models.pipeline import FittedPipeline, Pipeline, _check_capabilities
 
@@ -139,11 +139,25 @@ def _range_predictions(path: str, start: int, stop: int, class_index: int | None
 
 # ----------------------------------------------------------------------------- on the client
 
+def _worker_version() -> str:
+    from toolkit import __version__
+
+    return __version__
+
+
 def _check_workers_see(client: Any, path: str, size: int) -> None:
+    """Every worker runs this toolkit version and sees the file, of the same size, at the same path."""
+    from toolkit import __version__
+
+    versions = client.run(_worker_version)
+    if not versions:
+        raise ToolkitError("the cluster has no workers")
+    other = sorted(w for w, v in versions.items() if v != __version__)
+    if other:
+        raise ToolkitError(f"{len(other)} of {len(versions)} workers run toolkit {versions[other[0]]}, this client "
+                           f"{__version__} (e.g. {other[0]}); install the same version everywhere")
     answers = client.run(_file_size, path)
     bad = sorted(w for w, s in answers.items() if s != size)
-    if not answers:
-        raise ToolkitError("the cluster has no workers")
     if bad:
         raise ToolkitError(f"{path}: {len(bad)} of {len(answers)} workers cannot read it (or see another size), "
                            f"e.g. {bad[0]}; the workers read the file themselves: put it on a filesystem every "
