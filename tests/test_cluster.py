@@ -109,3 +109,169 @@ def test_the_command_line_table_is_the_same_with_a_local_cluster():
     remote = runner.invoke(app, [*args, "--cluster", "local:2"])
     assert local.exit_code == 0 and remote.exit_code == 0, remote.output
     assert local.stdout == remote.stdout
+
+
+# ----------------------------------------------------------------------------- partitioned training (issue 17)
+
+def _one_pass(clf, ds):
+    from toolkit.api import Schema
+
+    stats = None
+    for _ in range(clf.statistics_passes()):
+        stats = clf.shard_statistics(ds.X, ds.y, None, Schema.from_dataset(ds), previous=stats)
+    return stats
+
+
+def _reduced_on_the_cluster(client, path, name, parts=7):
+    from toolkit.data import arff
+    from toolkit.models.partitioned import Partitions, reduce_statistics
+    from toolkit.models.pipeline import Pipeline
+
+    step = Pipeline(name, tune=False).classifier
+    clf = step.build({})
+    header = arff.read_range(path, 0, 0)
+    partitions = Partitions(str(path), os.path.getsize(path), arff.split_ranges(path, parts), header)
+    stats = None
+    for _ in range(clf.statistics_passes()):
+        stats = reduce_statistics(client, partitions, clf, step, previous=stats)
+    assert stats.schema is None   # workers send the statistics without the schema
+    from toolkit.api import Schema
+
+    return clf, stats.attached(Schema.from_dataset(header))
+
+
+@pytest.fixture(scope="module")
+def counts_file(tmp_path_factory):
+    from shard_data import word_count_arff
+
+    return word_count_arff(tmp_path_factory.mktemp("cluster-counts") / "counts.arff")
+
+
+def _check_on_cluster(cluster, path, names):
+    from distributed import Client
+
+    from shard_data import EXACT_WITH_COUNTS, assert_statistics_equal
+    from toolkit.data import arff
+
+    whole = arff.read(path)
+    with Client(cluster.scheduler_address) as client:
+        for name in names:
+            clf, merged = _reduced_on_the_cluster(client, path, name)
+            single = _one_pass(type(clf)(**clf.get_params()), whole)
+            assert merged.n_rows == whole.n_instances    # every row once: none lost, none twice
+            exact = name in EXACT_WITH_COUNTS or name == "nb-gaussian"      # sums of whole numbers
+            assert_statistics_equal(merged, single, exact)
+            fitted = type(clf)(**clf.get_params()).fit_from_statistics(merged)
+            reference = type(clf)(**clf.get_params()).fit(whole.X, whole.y, schema=toolkit.Schema.from_dataset(whole))
+            assert (fitted.predict(whole.X) == reference.predict(whole.X)).all(), name
+
+
+def test_statistics_reduced_on_the_cluster_equal_one_pass(cluster, counts_file):
+    """Seven byte ranges of a generated word-count file, read by two worker processes and merged in a tree
+    of Dask tasks, for every count model (nb-bim on a binary file of the same kind)."""
+    from shard_data import COUNT_MODELS, word_count_arff
+
+    _check_on_cluster(cluster, counts_file, [n for n in COUNT_MODELS if n != "nb-bim"])
+    binary = word_count_arff(counts_file.with_name("binary.arff"), n_classes=2, seed=11)
+    _check_on_cluster(cluster, binary, ["nb-bim"])
+
+
+def test_statistics_of_a_shared_text_file_reduced_on_the_cluster(cluster):
+    from conftest import shared_path
+    from shard_data import COUNT_MODELS
+
+    path = shared_path("text", "tr11.wc.arff")
+    _check_on_cluster(cluster, path, [n for n in COUNT_MODELS if n != "nb-bim"])
+
+
+def _cli(args):
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    return result
+
+
+def test_partitioned_train_and_predict_through_the_command_line(cluster, counts_file, tmp_path):
+    """``toolkit train FILE --scheduler`` writes the model a local ``train --no-tune`` writes (same
+    predictions, probabilities to rounding), and ``toolkit predict --scheduler`` writes what a local
+    predict writes, byte for byte, in file order."""
+    address = cluster.scheduler_address
+    for spec in ["nb-multinomial:variant=C-TW-L-M", "bma-nb"]:
+        remote, local = tmp_path / "remote.tkm", tmp_path / "local.tkm"
+        result = _cli(["train", counts_file, "-c", spec, "--scheduler", address, "--partition-mb", "0.01", "-o", remote])
+        assert result.exit_code == 0, result.output
+        assert "does not tune" in result.stderr     # both have a grid (epsilon, H): the defaults are used
+        assert _cli(["train", counts_file, "-c", spec, "--no-tune", "-o", local]).exit_code == 0
+        a = toolkit.load_model(remote).predict(toolkit.load_arff(counts_file))
+        b = toolkit.load_model(local).predict(toolkit.load_arff(counts_file))
+        assert (a.y_pred == b.y_pred).all()
+        assert abs(a.proba - b.proba).max() < 1e-9
+        meta = toolkit.load_model(remote).meta["training"]
+        assert meta["n_instances"] == 700 and meta["partitioned"]["ranges"] > 7
+        for fmt in ["csv", "json", "table"]:
+            distributed_out = _cli(["predict", remote, counts_file, "--format", fmt, "--proba", "--scheduler", address,
+                                    "--partition-mb", "0.01"])
+            local_out = _cli(["predict", remote, counts_file, "--format", fmt, "--proba"])
+            assert distributed_out.exit_code == 0, distributed_out.output
+            assert distributed_out.stdout == local_out.stdout
+
+
+def test_a_model_without_statistics_is_refused_before_any_work(monkeypatch, counts_file, tmp_path):
+    import toolkit.models.partitioned as partitioned
+
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("a cluster was started")
+
+    monkeypatch.setattr(partitioned, "dask_client", no_cluster)
+    for spec, why in [("liblinear-lr", "no shard-statistics protocol"), ("nb-bim:threshold=loo", "leave-one-out"),
+                      ("nb-bim", "two classes only")]:
+        result = _cli(["train", counts_file, "-c", spec, "--cluster", "local:2", "-o", tmp_path / "m.tkm"])
+        assert result.exit_code == 2, result.output
+        assert why in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    result = _cli(["train", counts_file, "-c", "nb-weka", "--fs", "kl", "--cluster", "local:2", "-o", tmp_path / "m"])
+    assert result.exit_code == 2 and "classifier alone" in result.stderr
+    assert not (tmp_path / "m.tkm").exists()
+
+
+def test_a_worker_killed_during_partitioned_training_changes_nothing(cluster, counts_file, tmp_path):
+    """Many small ranges; one worker process is SIGKILLed while they are read: Dask reads its ranges again
+    and the model is the one of a run without the kill (every row counted once)."""
+    from distributed import Client
+
+    from toolkit.models.partitioned import train_partitioned
+
+    reference = train_partitioned(counts_file, "nb-multinomial", scheduler=cluster.scheduler_address,
+                                  partition_bytes=4096)
+    with Client(cluster.scheduler_address) as client:
+        pids = list(client.run(os.getpid).values())
+    result: dict = {}
+
+    def run() -> None:
+        try:
+            result["fitted"] = train_partitioned(counts_file, "nb-multinomial", scheduler=cluster.scheduler_address,
+                                                 partition_bytes=1024, out=tmp_path / "killed.tkm")
+        except BaseException as exc:  # reported below
+            result["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.time() + 120
+
+    def done_ranges() -> int:
+        try:   # the scheduler runs in this process (LocalCluster); its table may change while read
+            return sum(1 for key, ts in list(cluster.scheduler.tasks.items())
+                       if str(key).startswith("toolkit-range-statistics") and ts.state == "memory")
+        except RuntimeError:
+            return 0
+
+    while time.time() < deadline and done_ranges() < 20 and thread.is_alive():
+        time.sleep(0.01)
+    assert thread.is_alive(), "the training finished before a worker could be killed"
+    os.kill(pids[0], signal.SIGKILL)
+    thread.join(300)
+    assert not thread.is_alive() and "error" not in result, result
+    fitted = result["fitted"].classifier
+    assert (fitted.feature_count_ == reference.classifier.feature_count_).all()   # whole-number sums: exact
+    assert toolkit.load_model(tmp_path / "killed.tkm").meta["training"]["n_instances"] == 700

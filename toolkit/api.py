@@ -22,11 +22,29 @@ parameters, fits everything else once per group and calls the method once; a cla
 ``grid_params`` is refitted at every grid point. A :class:`ProbabilisticClassifier` gets the method
 by splitting its ``fit`` into ``_fit_statistics`` (what the grid parameters leave unchanged) and
 ``_apply_params`` (what they set), see there.
+
+**Fitting from shards** (optional; partitioned training on a cluster and ``partial_fit`` use it). A
+classifier whose model is a function of statistics that add over shards of the training data offers
+
+* ``statistics_passes()``: how many passes over the data the statistics take (1; 2 when a global
+  quantity such as TW-L's document frequencies must come first); raises :class:`CapabilityError`,
+  naming why, when this classifier with these parameters cannot be fitted from shards;
+* ``shard_statistics(X, y, sample_weight=None, schema=None, previous=None)``: the
+  :class:`SufficientStatistics` of one shard (``previous``: the merged statistics of the pass before);
+* ``a.merge(b)``: the statistics of both shards (exact for integer counts, to rounding otherwise);
+* ``fit_from_statistics(statistics)``: the model, as ``fit`` on the concatenated shards gives it.
+
+The base class implements these around two hooks of the ``_fit_statistics`` / ``_apply_params`` shape:
+``_shard_statistics(X, y, w, schema, previous)`` (validated data, returns the plugin's statistics) and
+``_state_from_statistics(statistics)`` (sets what ``_fit_statistics`` sets and returns the state that
+``_apply_params`` takes), so grid parameters still apply without another pass. ``partial_fit`` follows.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
+import hashlib
 import inspect
 import json
 import math
@@ -48,6 +66,7 @@ __all__ = [
     "Schema", "Predictions", "Classifier", "FeatureSelector", "ExampleSelector",
     "ClassifierBase", "ProbabilisticClassifier", "FeatureSelectorBase", "ExampleSelectorBase",
     "as_matrix", "accepts_argument", "validate_component", "check_state", "STATE_TYPES", "CLASSIFIER_STATE",
+    "SufficientStatistics", "statistics_support", "schema_digest",
 ]
 
 
@@ -476,6 +495,106 @@ class _StateMixin:
         return obj
 
 
+def schema_digest(schema: Schema) -> str:
+    """A short fingerprint of a schema (attribute names and kinds, declared values, classes): statistics
+    computed under different schemas never merge, and a worker need not send the schema back."""
+    h = hashlib.sha256()
+    feats = schema.features
+    h.update(str(len(feats)).encode())
+    h.update(feats._blob.encode("utf-8", "surrogatepass"))
+    h.update(np.asarray(feats._offsets, dtype=np.int64).tobytes())
+    h.update(np.asarray(feats.kind_codes, dtype=np.uint8).tobytes())
+    for i in sorted(feats._special):
+        a = feats._special[i]
+        h.update(repr((i, a.kind, tuple(a.values), a.date_format)).encode("utf-8", "surrogatepass"))
+    h.update(repr((tuple(schema.classes), schema.class_name)).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:32]
+
+
+class SufficientStatistics:
+    """What a classifier learns from one shard of its training data, in a form that merges over shards.
+
+    The base holds what every model needs: the ``schema`` (None once :meth:`detached`, for sending back
+    from a worker; ``schema_digest`` stays), the ``labels`` that become ``classes_``, ``n_rows`` (rows with
+    a known class), ``class_weight`` (summed instance weights per class), ``settings`` (the statistics' kind and the parameters they depend on: statistics of
+    other settings never merge) and which pass of how many they belong to. A subclass adds its arrays and
+    implements :meth:`_merge`; arrays that are sparse in the data stay sparse here.
+    """
+
+    def __init__(self) -> None:
+        self.schema: Schema | None = None
+        self.schema_digest = ""
+        self.labels = np.zeros(0)
+        self.n_rows = 0
+        self.class_weight = np.zeros(0)
+        self.settings: tuple[Any, ...] = ()
+        self.pass_index = 0
+        self.passes = 1
+
+    @property
+    def final(self) -> bool:
+        """True for the last pass (what ``fit_from_statistics`` takes)."""
+        return self.pass_index == self.passes - 1
+
+    def merge(self, other: SufficientStatistics) -> SufficientStatistics:
+        """The statistics of this shard and ``other`` together (neither is modified)."""
+        if type(other) is not type(self) or other.settings != self.settings:
+            raise CapabilityError(f"cannot merge {type(self).__name__} {self.settings} with "
+                                  f"{type(other).__name__} {getattr(other, 'settings', None)}: computed by "
+                                  f"other models or settings")
+        if not (len(self.labels) == len(other.labels) and np.all(self.labels == other.labels)):
+            raise CapabilityError(f"cannot merge statistics of shards with different classes "
+                                  f"({list(self.labels)[:5]} and {list(other.labels)[:5]}): give the schema "
+                                  f"(declared classes), or classes= to partial_fit")
+        if other.schema_digest != self.schema_digest:
+            raise CapabilityError("cannot merge statistics of shards with different attributes or classes")
+        if (other.pass_index, other.passes) != (self.pass_index, self.passes):
+            raise CapabilityError(f"cannot merge statistics of pass {self.pass_index + 1} with pass "
+                                  f"{other.pass_index + 1}")
+        merged = self._merge(other)
+        merged.schema = self.schema if self.schema is not None else other.schema
+        merged.schema_digest = self.schema_digest
+        merged.labels = self.labels
+        merged.n_rows = self.n_rows + other.n_rows
+        merged.class_weight = self.class_weight + other.class_weight
+        merged.settings = self.settings
+        merged.pass_index, merged.passes = self.pass_index, self.passes
+        return merged
+
+    def _merge(self, other: Any) -> SufficientStatistics:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def detached(self) -> SufficientStatistics:
+        """A shallow copy without the schema (small to send; :meth:`attached` puts it back)."""
+        out = copy.copy(self)
+        out.schema = None
+        return out
+
+    def attached(self, schema: Schema) -> SufficientStatistics:
+        """A shallow copy with ``schema``, which must be the one the statistics were computed under."""
+        if schema_digest(schema) != self.schema_digest:
+            raise CapabilityError("these statistics were computed under another schema")
+        out = copy.copy(self)
+        out.schema = schema
+        return out
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.settings}, rows={self.n_rows}, classes={len(self.labels)}, "
+                f"pass {self.pass_index + 1}/{self.passes})")
+
+
+def statistics_support(obj: Any) -> str | None:
+    """None when ``obj`` can be fitted from shard statistics, else the reason it cannot (one line)."""
+    passes = getattr(obj, "statistics_passes", None)
+    if not callable(passes):
+        return f"{type(obj).__name__} has no shard-statistics protocol (it is fitted on all the data at once)"
+    try:
+        passes()
+    except ToolkitError as exc:
+        return str(exc)
+    return None
+
+
 #: The learned attributes every classifier fitted by the pipeline has (merged into a class's
 #: ``_state_schema``): ``classes_`` codes, the training ``schema_``, ``n_features_in_``.
 CLASSIFIER_STATE: dict[str, str] = {"schema_": "schema", "n_features_in_": "int", "classes_": "array:i1|objects"}
@@ -524,8 +643,114 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
                                  f"(it can over: {', '.join(self.grid_params) or 'nothing'}); refit instead")
         return out
 
-    def _validate_fit(self, X: Any, y: Any, sample_weight: Any = None,
-                      schema: Schema | None = None) -> tuple[Any, np.ndarray, np.ndarray]:
+    # ------------------------------------------------------------------ fitting from shards
+    def statistics_passes(self) -> int:
+        """Passes over the training data that :meth:`shard_statistics` takes; raises
+        :class:`CapabilityError` (naming why) when this classifier cannot be fitted from shards."""
+        raise CapabilityError(f"{type(self).__name__} has no shard-statistics protocol (it is fitted on all "
+                              f"the data at once)")
+
+    def _shard_statistics(self, X: Any, y: np.ndarray, w: np.ndarray, schema: Schema,
+                          previous: SufficientStatistics | None) -> SufficientStatistics:
+        raise NotImplementedError  # pragma: no cover - only called when statistics_passes() answers
+
+    def _state_from_statistics(self, statistics: SufficientStatistics) -> Any:
+        raise NotImplementedError  # pragma: no cover - only called when statistics_passes() answers
+
+    def _apply_params(self, state: Any) -> None:
+        raise NotImplementedError  # pragma: no cover - only called when grid_params or statistics are used
+
+    def shard_statistics(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None, *,
+                         previous: SufficientStatistics | None = None) -> SufficientStatistics:
+        """The :class:`SufficientStatistics` of one shard of the training data (the classifier itself is
+        not changed). ``previous`` is the merge of every shard's statistics of the pass before, for a
+        classifier that needs more than one pass; an empty shard gives empty statistics."""
+        passes = self.statistics_passes()
+        pass_index = 0 if previous is None else previous.pass_index + 1
+        if pass_index >= passes:
+            raise CapabilityError(f"{type(self).__name__} takes {passes} pass(es) over the data; these "
+                                  f"'previous' statistics are already of the last")
+        probe = copy.copy(self)   # validation sets classes_ and schema_: on a copy
+        X, codes, w = probe._validate_fit(X, y, sample_weight, schema, allow_empty=True)
+        digest = schema_digest(probe.schema_)
+        if previous is not None and previous.schema_digest != digest:
+            raise CapabilityError("the 'previous' statistics were computed under another schema")
+        stats = self._shard_statistics(X, codes, w, probe.schema_, previous)
+        stats.schema = probe.schema_
+        stats.schema_digest = digest
+        stats.labels = np.asarray(probe.classes_)
+        stats.n_rows = int(X.shape[0])
+        stats.class_weight = np.bincount(codes, weights=w, minlength=len(probe.classes_)).astype(np.float64)
+        stats.pass_index, stats.passes = pass_index, passes
+        return stats
+
+    def fit_from_statistics(self, statistics: SufficientStatistics) -> Any:
+        """Fit from the merged statistics of every shard: the model ``fit`` gives on all of them."""
+        self._check_params()
+        passes = self.statistics_passes()
+        if statistics.passes != passes or not statistics.final:
+            raise CapabilityError(f"{type(self).__name__} is fitted from the statistics of pass {passes} of "
+                                  f"{passes}; these are of pass {statistics.pass_index + 1} of {statistics.passes} "
+                                  f"(give them as previous= to shard_statistics)")
+        if statistics.schema is None:
+            raise CapabilityError("these statistics were detached from their schema; attach it first")
+        if statistics.n_rows == 0:
+            raise CapabilityError(f"{type(self).__name__}: no training instance with a known class")
+        self.schema_ = statistics.schema
+        self.classes_ = np.asarray(statistics.labels)
+        self.n_features_in_ = len(statistics.schema.features)
+        self._apply_params(self._state_from_statistics(statistics))
+        return self
+
+    def partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = None,
+                    schema: Schema | None = None) -> Any:
+        """Add a batch to what earlier ``partial_fit`` calls saw and refit from the statistics (the model
+        equals ``fit`` on all batches together). Without ``schema``, the first call needs ``classes``:
+        every label the batches may hold. A model fitted by ``fit`` keeps no statistics to add to, so
+        partial_fit then refuses."""
+        passes = self.statistics_passes()
+        if passes != 1:
+            raise CapabilityError(f"{type(self).__name__}: partial_fit needs statistics from one pass, these "
+                                  f"settings take {passes} (a global quantity comes first); compute "
+                                  f"shard_statistics pass by pass instead")
+        previous = getattr(self, "_partial_statistics", None)
+        if hasattr(self, "classes_") and (previous is None or getattr(self, "_partial_classes", None) is not self.classes_):
+            raise CapabilityError(f"{type(self).__name__} was fitted by fit(), which keeps no statistics to add a "
+                                  f"batch to; call partial_fit for every batch (on a new instance)")
+        labels = None
+        if schema is None:
+            known = previous.labels if previous is not None else None
+            if classes is not None:
+                given = np.unique(np.asarray(classes))
+                if known is not None and not (len(given) == len(known) and np.all(given == known)):
+                    raise CapabilityError(f"classes {list(given)} differ from those of the first partial_fit call "
+                                          f"({list(known)})")
+                known = given
+            if known is None:
+                raise CapabilityError(f"{type(self).__name__}: give classes= (every label the data may hold) on "
+                                      f"the first call to partial_fit")
+            labels = known
+            y = np.asarray(y)
+            if y.ndim == 2 and 1 in y.shape:
+                y = y.ravel()
+            codes = np.searchsorted(labels, y) if len(y) else np.zeros(0, np.int64)
+            codes = np.minimum(codes, len(labels) - 1)
+            if len(y) and not np.all(labels[codes] == y):
+                bad = y[labels[codes] != y][0]
+                raise CapabilityError(f"label {bad!r} is not among the classes {list(labels)} of partial_fit")
+            y = codes
+            schema = Schema.numeric(as_matrix(X).shape[1], [str(c) for c in labels])
+        stats = self.shard_statistics(X, y, sample_weight, schema)
+        if labels is not None:
+            stats.labels = labels
+        merged = stats if previous is None else previous.merge(stats)
+        self.fit_from_statistics(merged)
+        self._partial_statistics = merged
+        self._partial_classes = self.classes_
+        return self
+
+    def _validate_fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None,
+                      allow_empty: bool = False) -> tuple[Any, np.ndarray, np.ndarray]:
         X = as_matrix(X)
         y = np.asarray(y)
         if y.ndim != 1:
@@ -563,7 +788,7 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
         if not keep.all():
             X = X[keep]
             w = w[keep]
-        if X.shape[0] == 0:
+        if X.shape[0] == 0 and not allow_empty:   # a shard may be empty (shard_statistics allows it)
             raise CapabilityError(f"{type(self).__name__}: no training instance with a known class")
         self.n_features_in_ = int(X.shape[1])
         return X, codes, w
@@ -607,9 +832,6 @@ class ProbabilisticClassifier(ClassifierBase):
         return self._score_prepared(self._prepare_scoring(X))
 
     def _fit_statistics(self, X: Any, y: Any, sample_weight: Any, schema: Schema | None) -> Any:
-        raise NotImplementedError  # pragma: no cover - only called when grid_params is set
-
-    def _apply_params(self, state: Any) -> None:
         raise NotImplementedError  # pragma: no cover - only called when grid_params is set
 
     def _prepare_scoring(self, X: Any) -> Any:

@@ -14,6 +14,7 @@ is the feature-inclusion penalty: H < 1 favours features, H > 1 penalises them.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -150,40 +151,15 @@ class BMANaiveBayes(ProbabilisticClassifier):
 
     def _fit_statistics(self, X: Any, y: Any, sample_weight: Any, schema: Schema | None) -> None:
         X, y, w = self._validate_fit(X, y, sample_weight, schema)
+        self._set_columns()
         schema = self.schema_
-        strings = schema.columns_of_kind("string")
-        if len(strings):
-            raise CapabilityError(f"BMA naive Bayes cannot use string attribute "
-                                  f"'{schema.features.name(int(strings[0]))}'; turn text into word counts first")
         K = len(self.classes_)
         F = X.shape[1]
-        self.nominal_columns_ = schema.columns_of_kind("nominal")
-        self.numeric_columns_ = schema.columns_of_kind("numeric", "date")
-        self.is_nominal_ = np.zeros(F, dtype=bool)
-        self.is_nominal_[self.nominal_columns_] = True
-        self.position_ = np.zeros(F, dtype=np.int64)
-        self.position_[self.nominal_columns_] = np.arange(len(self.nominal_columns_))
-        self.position_[self.numeric_columns_] = np.arange(len(self.numeric_columns_))
-        self.class_count_ = class_weights(y, w, K)
-        self.class_log_prior_ = log_prior(self.class_count_, "laplace")
-        # nominal: Laplace per class and unconditionally
         n_values = schema.n_values[self.nominal_columns_]
         counts = nominal_counts(X, y, w, self.nominal_columns_, n_values, K)
-        self.nominal_offsets_ = counts.offsets
-        with np.errstate(divide="ignore"):
-            self.nominal_log_cond_ = np.log(counts.smoothed(1.0))
-            column_of_row = np.repeat(np.arange(len(n_values)), n_values)
-            self.nominal_row_column_ = column_of_row
-            all_counts = counts.counts.sum(axis=1)
-            all_observed = counts.observed.sum(axis=1)
-            self.nominal_log_all_ = np.log((all_counts + 1.0) / (all_observed[column_of_row] + n_values[column_of_row]))
         # numeric: NormalEstimator per class and unconditionally, with one precision per attribute
         precision = weka_precision(X, self.numeric_columns_)
-        stats = normal_stats(X, y, w, self.numeric_columns_, K, precision)
-        pooled = stats.pooled()
-        self.precision_ = precision
-        self.mean_, self.sigma_ = stats.mean, stats.sigma
-        self.mean_all_, self.sigma_all_ = pooled.mean[:, 0], pooled.sigma[:, 0]
+        self._estimators(class_weights(y, w, K), counts, normal_stats(X, y, w, self.numeric_columns_, K, precision))
         # resubstitution log-likelihoods SC_j (feature used) and SAC_j (feature ignored), and N_j
         rows, cols, values = self._entries(X)
         pair, _pair_col, cond, uncond = self._pairs(cols, values, self._block(X, rows))
@@ -212,6 +188,73 @@ class BMANaiveBayes(ProbabilisticClassifier):
             self.sc_ += (implicit * zero_cond).sum(axis=1)
             self.sac_ += implicit.sum(axis=1) * zero_uncond
             self.n_observed_ += implicit.sum(axis=1)
+
+    def _set_columns(self) -> None:
+        schema = self.schema_
+        strings = schema.columns_of_kind("string")
+        if len(strings):
+            raise CapabilityError(f"BMA naive Bayes cannot use string attribute "
+                                  f"'{schema.features.name(int(strings[0]))}'; turn text into word counts first")
+        F = len(schema.features)
+        self.nominal_columns_ = schema.columns_of_kind("nominal")
+        self.numeric_columns_ = schema.columns_of_kind("numeric", "date")
+        self.is_nominal_ = np.zeros(F, dtype=bool)
+        self.is_nominal_[self.nominal_columns_] = True
+        self.position_ = np.zeros(F, dtype=np.int64)
+        self.position_[self.nominal_columns_] = np.arange(len(self.nominal_columns_))
+        self.position_[self.numeric_columns_] = np.arange(len(self.numeric_columns_))
+
+    def _estimators(self, class_count: np.ndarray, counts: Any, stats: Any) -> None:
+        """The class-conditional and unconditional estimators, from counts and WEKA normal statistics."""
+        self.class_count_ = class_count
+        self.class_log_prior_ = log_prior(self.class_count_, "laplace")
+        # nominal: Laplace per class and unconditionally
+        n_values = counts.n_values
+        self.nominal_offsets_ = counts.offsets
+        with np.errstate(divide="ignore"):
+            self.nominal_log_cond_ = np.log(counts.smoothed(1.0))
+            column_of_row = np.repeat(np.arange(len(n_values)), n_values)
+            self.nominal_row_column_ = column_of_row
+            all_counts = counts.counts.sum(axis=1)
+            all_observed = counts.observed.sum(axis=1)
+            self.nominal_log_all_ = np.log((all_counts + 1.0) / (all_observed[column_of_row] + n_values[column_of_row]))
+        pooled = stats.pooled()
+        self.precision_ = stats.precision
+        self.mean_, self.sigma_ = stats.mean, stats.sigma
+        self.mean_all_, self.sigma_all_ = pooled.mean[:, 0], pooled.sigma[:, 0]
+
+    # ------------------------------------------------------------------ fitting from shards
+    def statistics_passes(self) -> int:
+        self._check_params()
+        return 1
+
+    def _shard_statistics(self, X: Any, y: np.ndarray, w: np.ndarray, schema: Schema, previous: Any) -> Any:
+        from toolkit.plugins.naive_bayes.shards import nb_statistics
+
+        probe = copy.copy(self)
+        probe.schema_ = schema
+        probe._set_columns()     # refuses string attributes
+        return nb_statistics(X, y, w, schema, "histogram")
+
+    def _state_from_statistics(self, statistics: Any) -> None:
+        """The estimators from the merged counts and value histogram, and SC, SAC and N as sums over the
+        distinct (attribute, value) pairs weighted by how often each class holds them."""
+        from toolkit.plugins.naive_bayes.shards import NBStatistics
+
+        if not isinstance(statistics, NBStatistics) or statistics.settings != ("naive-bayes", "histogram"):
+            raise CapabilityError(f"bma-nb is fitted from naive-Bayes statistics ('naive-bayes', 'histogram'), "
+                                  f"not {getattr(statistics, 'settings', type(statistics).__name__)}")
+        self._set_columns()
+        hist = statistics.numeric
+        precision = hist.precision()
+        self._estimators(statistics.class_weight, statistics.nominal, hist.normal(precision))
+        F = len(self.schema_.features)
+        pair_col, cond, uncond = self._pair_tables(self.numeric_columns_[hist.cols], hist.rounded(precision))
+        weights = np.vstack([statistics.nominal.counts, hist.weights])     # the same pair order
+        total = weights.sum(axis=1)
+        self.sc_ = np.bincount(pair_col, weights=(weights * cond).sum(axis=1), minlength=F)
+        self.sac_ = np.bincount(pair_col, weights=total * uncond, minlength=F)
+        self.n_observed_ = np.bincount(pair_col, weights=total, minlength=F)
 
     # ------------------------------------------------------------------ prediction
     def _log_penalty(self, H: float | None = None) -> np.ndarray:

@@ -16,6 +16,7 @@ stored entries add corrections, so the cost is O(nnz * K).
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -94,28 +95,64 @@ class NaiveBayes(ProbabilisticClassifier):
         """Counts and moments: what laplace, prior and var_smoothing leave unchanged."""
         self._check_params()
         X, y, w = self._validate_fit(X, y, sample_weight, schema)
+        self._set_columns()
+        K = len(self.classes_)
+        n_values = self.schema_.n_values[self.nominal_columns_]
+        counts = nominal_counts(X, y, w, self.nominal_columns_, n_values, K)
+        if self.variant == "weka":
+            return self._adopt(class_weights(y, w, K), counts, normal_stats(X, y, w, self.numeric_columns_, K))
+        with np.errstate(over="ignore", invalid="ignore"):
+            gaussian = gaussian_stats(X, y, w, self.numeric_columns_, K, 0.0)
+        return self._adopt(class_weights(y, w, K), counts, gaussian=gaussian)
+
+    def _set_columns(self) -> None:
         strings = self.schema_.columns_of_kind("string")
         if len(strings):
             name = self.schema_.features.name(int(strings[0]))
             raise CapabilityError(f"naive Bayes cannot use string attribute '{name}' directly; "
                                   "turn text into word counts first (a string-to-words step)")
-        K = len(self.classes_)
         self.nominal_columns_ = self.schema_.columns_of_kind("nominal")
         self.numeric_columns_ = self.schema_.columns_of_kind("numeric", "date")
-        self.class_count_ = class_weights(y, w, K)
-        n_values = self.schema_.n_values[self.nominal_columns_]
-        counts = nominal_counts(X, y, w, self.nominal_columns_, n_values, K)
+
+    def _adopt(self, class_count: np.ndarray, counts: Any, normal: Any = None, gaussian: Any = None) -> dict[str, Any]:
+        """Keep the statistics (from one pass or merged shards); the state for _apply_params."""
+        self.class_count_ = class_count
         self.nominal_offsets_ = counts.offsets
         state: dict[str, Any] = {"counts": counts}
-        if self.variant == "weka":
-            stats = normal_stats(X, y, w, self.numeric_columns_, K)
-            self.precision_ = stats.precision
-            self.mean_ = stats.mean
-            self.sigma_ = stats.sigma
+        if normal is not None:
+            self.precision_ = normal.precision
+            self.mean_ = normal.mean
+            self.sigma_ = normal.sigma
         else:
-            with np.errstate(over="ignore", invalid="ignore"):
-                state["gaussian"] = gaussian_stats(X, y, w, self.numeric_columns_, K, 0.0)
+            state["gaussian"] = gaussian
         return state
+
+    # ------------------------------------------------------------------ fitting from shards
+    def statistics_passes(self) -> int:
+        self._check_params()
+        return 1
+
+    def _shard_statistics(self, X: Any, y: np.ndarray, w: np.ndarray, schema: Schema, previous: Any) -> Any:
+        from toolkit.plugins.naive_bayes.shards import nb_statistics
+
+        probe = copy.copy(self)
+        probe.schema_ = schema
+        probe._set_columns()     # refuses string attributes
+        return nb_statistics(X, y, w, schema, "histogram" if self.variant == "weka" else "moments")
+
+    def _state_from_statistics(self, statistics: Any) -> dict[str, Any]:
+        from toolkit.plugins.naive_bayes.shards import NBStatistics
+
+        wanted = ("naive-bayes", "histogram" if self.variant == "weka" else "moments")
+        if not isinstance(statistics, NBStatistics) or statistics.settings != wanted:
+            raise CapabilityError(f"nb-{self.variant} is fitted from naive-Bayes statistics {wanted}, not "
+                                  f"{getattr(statistics, 'settings', type(statistics).__name__)}")
+        self._set_columns()
+        if self.variant == "weka":
+            return self._adopt(statistics.class_weight, statistics.nominal, statistics.numeric.normal())
+        with np.errstate(over="ignore", invalid="ignore"):
+            gaussian = statistics.numeric.finish(0.0)
+        return self._adopt(statistics.class_weight, statistics.nominal, gaussian=gaussian)
 
     def _apply_params(self, state: dict[str, Any]) -> None:
         """The estimates that laplace, prior and var_smoothing set."""

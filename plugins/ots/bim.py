@@ -28,7 +28,8 @@ from toolkit.api import as_matrix
 from toolkit.errors import CapabilityError, ParameterError
 
 __all__ = ["presence", "BIMCounts", "bim_counts", "bim_weights", "thresholded", "check_alpha",
-           "resolve_threshold", "binary_codes", "FEATURE_SETS", "check_features", "feature_mask", "restricted"]
+           "resolve_threshold", "binary_codes", "FEATURE_SETS", "check_features", "feature_mask", "restricted",
+           "document_counts", "unit_bim_counts"]
 
 #: The BIM feature sets (algorithms.md 2.5): the features of the training positives, or all of them.
 FEATURE_SETS = ("positive", "all")
@@ -81,6 +82,69 @@ def bim_counts(B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray,
         wn = wn * weights
     BT = B.T  # CSC view, no copy: B.T @ v is O(nnz)
     return BIMCounts(np.asarray(BT @ wp).ravel(), np.asarray(BT @ wn).ravel(), wp.sum(), wn.sum())
+
+
+def _dense_document_counts(X: sp.csr_matrix) -> np.ndarray:
+    """(F,) number of rows of a canonical CSR matrix in which each column is present (value > 0).
+
+    One pass checks the values: when every stored value is 1 (binary data) the counts are one product
+    ``X.T @ 1``, else a product of the 0/1 presence pattern; only stored values <= 0 or NaN need a mask.
+    Sums of ones are exact (below 2^53).
+    """
+    data = X.data
+    ones = np.ones(X.shape[0])
+    if np.all(data == 1.0):
+        return np.asarray(X.T @ ones).ravel()
+    with np.errstate(invalid="ignore"):
+        if data.size and not data.min() > 0:      # zeros, negative values or NaN are absent
+            return np.bincount(X.indices[data > 0], minlength=X.shape[1]).astype(np.float64)
+    pattern = sp.csr_matrix((np.ones(len(data)), X.indices, X.indptr), shape=X.shape)
+    return np.asarray(pattern.T @ ones).ravel()
+
+
+def _canonical(X: Any) -> sp.csr_matrix | np.ndarray:
+    X = as_matrix(X)
+    if sp.issparse(X) and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def document_counts(X: Any, rows: np.ndarray | None = None, sparse: bool = False) -> np.ndarray | sp.csr_matrix:
+    """In how many documents (rows, or only ``rows``) each feature is present (value > 0): exact
+    integers, without building the presence matrix. ``sparse``: a (1, F) CSR row holding the non-zero
+    counts only (a shard's features), else a dense (F,) array."""
+    X = _canonical(X)
+    F = X.shape[1]
+    if not sp.issparse(X):
+        block = X if rows is None else X[rows]
+        with np.errstate(invalid="ignore"):
+            dense = (block > 0).sum(axis=0).astype(np.float64)
+        return sp.csr_matrix(dense.reshape(1, F)) if sparse else dense
+    part = X if rows is None else X[rows]
+    if not sparse or F <= 4 * part.nnz:
+        dense = _dense_document_counts(part)
+        if not sparse:
+            return dense
+        nz = np.flatnonzero(dense)
+        return sp.csr_matrix((dense[nz], nz, np.array([0, len(nz)])), shape=(1, F))
+    with np.errstate(invalid="ignore"):   # a shard much smaller than the vocabulary: sort its features
+        cols = part.indices[part.data > 0]
+    values, counts = np.unique(cols, return_counts=True)
+    return sp.csr_matrix((counts.astype(np.float64), values, np.array([0, len(values)])), shape=(1, F))
+
+
+def unit_bim_counts(X: Any, positive: np.ndarray, negative: np.ndarray) -> BIMCounts:
+    """:func:`bim_counts` with unit weights, from ``X`` itself: the positives counted from their rows
+    alone, the negatives as all documents less the positives (exact: the counts are whole numbers).
+    Every row must be positive or negative (as after binary_codes); otherwise the general path runs."""
+    if not np.all(positive | negative):
+        return bim_counts(presence(X), positive, negative)
+    X = _canonical(X)
+    n_all = document_counts(X)
+    pos_rows = np.flatnonzero(positive)
+    n_pos = document_counts(X, pos_rows) if len(pos_rows) else np.zeros(X.shape[1])
+    return BIMCounts(n_pos, n_all - n_pos, float(len(pos_rows)), float(X.shape[0] - len(pos_rows)))
 
 
 def check_alpha(alpha: Any) -> float:

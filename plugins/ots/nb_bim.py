@@ -5,16 +5,35 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
-from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema
+from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema, SufficientStatistics
 from toolkit.errors import CapabilityError
 
 from toolkit.plugins.ots.bim import (
-    bim_counts, bim_weights, binary_codes, check_alpha, check_features, feature_mask, presence, resolve_threshold,
+    BIMCounts, bim_counts, bim_weights, binary_codes, check_alpha, check_features, document_counts, feature_mask,
+    presence, resolve_threshold, unit_bim_counts,
 )
 from toolkit.plugins.ots.leave_one_out import optimal_threshold
 
-__all__ = ["BIMNaiveBayes"]
+__all__ = ["BIMNaiveBayes", "BIMStatistics"]
+
+
+class BIMStatistics(SufficientStatistics):
+    """(Weighted) document counts per feature and class, sparse (1, F) rows ``n_pos`` / ``n_neg`` (a shard
+    holds only its features); N^+ / N^- are the base's class weights. They add."""
+
+    def __init__(self, n_pos: sp.csr_matrix, n_neg: sp.csr_matrix):
+        super().__init__()
+        self.n_pos, self.n_neg = n_pos, n_neg
+
+    def _merge(self, other: BIMStatistics) -> BIMStatistics:
+        return BIMStatistics(self.n_pos + other.n_pos, self.n_neg + other.n_neg)
+
+
+def _sparse_row(values: np.ndarray) -> sp.csr_matrix:
+    nz = np.flatnonzero(values)
+    return sp.csr_matrix((values[nz], nz, np.array([0, len(nz)])), shape=(1, len(values)))
 
 
 class BIMNaiveBayes(ProbabilisticClassifier):
@@ -38,20 +57,34 @@ class BIMNaiveBayes(ProbabilisticClassifier):
         self.features = features
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> BIMNaiveBayes:
+        self._apply_params(self._fit_statistics(X, y, sample_weight, schema))
+        return self
+
+    def _fit_statistics(self, X: Any, y: Any, sample_weight: Any, schema: Schema | None) -> dict[str, Any]:
+        """The document counts (and, for threshold='loo', the leave-one-out choice of tau)."""
         alpha = check_alpha(self.alpha)
         threshold = resolve_threshold(self.threshold, "nb-bim")
         features = check_features(self.features, "nb-bim")
         X, codes, w = self._validate_fit(X, y, sample_weight, schema)
         positive, negative = binary_codes(codes, len(self.classes_), "nb-bim")
-        B = presence(X)
         unit = bool(np.all(w == 1.0))
-        counts = bim_counts(B, positive, negative, None if unit else w)
+        state: dict[str, Any] = {}
+        if unit:
+            state["counts"] = unit_bim_counts(X, positive, negative)
+        else:
+            state["counts"] = bim_counts(presence(X), positive, negative, w)
         if threshold == "loo":
             if not unit:
                 raise CapabilityError("nb-bim: threshold='loo' (leave-one-out) needs unit instance weights")
-            tau, self.loo_ap_ = optimal_threshold(B, positive, negative, alpha, features=features)
-        else:
-            tau = float(threshold)
+            state["tau"], self.loo_ap_ = optimal_threshold(presence(X), positive, negative, alpha, features=features)
+        return state
+
+    def _apply_params(self, state: dict[str, Any]) -> None:
+        """Weights, the selected features and the intercept, from the counts."""
+        alpha = check_alpha(self.alpha)
+        features = check_features(self.features, "nb-bim")
+        counts = state["counts"]
+        tau = state["tau"] if "tau" in state else float(resolve_threshold(self.threshold, "nb-bim"))
         weights = bim_weights(counts, alpha, feature_mask(counts, features))
         selected = np.abs(weights) > tau
         self.threshold_ = tau
@@ -66,7 +99,40 @@ class BIMNaiveBayes(ProbabilisticClassifier):
             prior = np.log(counts.N_pos + 1.0) - np.log(counts.N_neg + 1.0)
         self.intercept_ = float(np.sum((log1m_p - log1m_q)[selected]) + prior)
         self.n_selected_features_ = int(selected.sum())
-        return self
+
+    # ------------------------------------------------------------------ fitting from shards
+    def statistics_passes(self) -> int:
+        """One pass of document counts; threshold='loo' needs the documents themselves."""
+        check_alpha(self.alpha)
+        check_features(self.features, "nb-bim")
+        if resolve_threshold(self.threshold, "nb-bim") == "loo":
+            raise CapabilityError("nb-bim: threshold='loo' chooses tau by leave-one-out over the training "
+                                  "documents, which shard statistics cannot replay; give a number")
+        return 1
+
+    def _shard_statistics(self, X: Any, y: np.ndarray, w: np.ndarray, schema: Schema, previous: Any) -> Any:
+        positive, negative = binary_codes(y, len(schema.classes), "nb-bim")
+        if bool(np.all(w == 1.0)):
+            n_all = document_counts(X, sparse=True)
+            pos_rows = np.flatnonzero(positive)
+            n_pos = document_counts(X, pos_rows, sparse=True)
+            n_neg = sp.csr_matrix(n_all - n_pos)
+            n_neg.eliminate_zeros()     # features of the positives only
+            stats = BIMStatistics(n_pos, n_neg)
+        else:
+            c = bim_counts(presence(X), positive, negative, w)
+            stats = BIMStatistics(_sparse_row(c.n_pos), _sparse_row(c.n_neg))
+        stats.settings = ("nb-bim", "document-counts")
+        return stats
+
+    def _state_from_statistics(self, statistics: Any) -> dict[str, Any]:
+        if not isinstance(statistics, BIMStatistics):
+            raise CapabilityError(f"nb-bim is fitted from document counts, not {type(statistics).__name__}")
+        binary_codes(np.zeros(0, np.int64), len(statistics.labels), "nb-bim")   # two classes at most
+        weight = statistics.class_weight
+        N_pos, N_neg = (weight[1], weight[0]) if len(weight) == 2 else (0.0, weight[0])
+        return {"counts": BIMCounts(statistics.n_pos.toarray().ravel(), statistics.n_neg.toarray().ravel(),
+                                    N_pos, N_neg)}
 
     def score_documents(self, X: Any) -> np.ndarray:
         """The paper's score (eq. A.5) of each row: the sum of the selected weights present in it."""

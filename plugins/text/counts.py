@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from toolkit.errors import CapabilityError
 
-__all__ = ["as_counts", "class_indicator", "row_of_entry", "row_sums"]
+__all__ = ["as_counts", "class_indicator", "row_of_entry", "row_sums", "sparse_class_sums", "sparse_column_counts"]
 
 _INF_BITS = int(np.array(np.inf).view(np.uint64))
 
@@ -44,3 +44,20 @@ def row_of_entry(X: sp.csr_matrix) -> np.ndarray:
 
 def row_sums(X: sp.csr_matrix) -> np.ndarray:
     return np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
+
+
+def sparse_class_sums(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, K: int) -> sp.csr_matrix:
+    """(K, V) sparse sums of the rows of each class (``Y.T @ X``): a shard's class sums hold only the
+    words that occur in it. Each class's rows are added in row order, as in the dense class sums."""
+    out = sp.csr_matrix(class_indicator(y, w, K).T @ X)
+    out.sort_indices()
+    return out
+
+
+def sparse_column_counts(columns: np.ndarray, n_columns: int) -> sp.csr_matrix:
+    """(1, n_columns) sparse count of each column index in ``columns`` (exact integers)."""
+    columns = np.asarray(columns, dtype=np.int64)
+    if len(columns) == 0:
+        return sp.csr_matrix((1, n_columns))
+    values, counts = np.unique(columns, return_counts=True)
+    return sp.csr_matrix((counts.astype(np.float64), values, np.array([0, len(values)])), shape=(1, n_columns))

@@ -12,17 +12,19 @@ Everything stays sparse: class sums are one sparse product ``Y.T @ X`` and predi
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema
+from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema, SufficientStatistics
 from toolkit.errors import CapabilityError, ParameterError
 
-from toolkit.plugins.text.counts import as_counts, row_of_entry
+from toolkit.plugins.text.counts import as_counts, row_of_entry, sparse_class_sums, sparse_column_counts
 
-__all__ = ["MultinomialNB", "VARIANTS", "transform_counts", "multinomial_log_likelihood", "class_sums"]
+__all__ = ["MultinomialNB", "VARIANTS", "transform_counts", "multinomial_log_likelihood", "class_sums",
+           "MultinomialStatistics", "DocumentFrequencies", "inverse_document_frequencies"]
 
 #: variant name -> (transform, complement, weight_normalize)
 VARIANTS: dict[str, tuple[str, bool, bool]] = {
@@ -73,6 +75,39 @@ def class_sums(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, K: int) -> np.nda
         if len(rows):
             out[k] = X[rows].T @ w[rows]
     return out
+
+
+def inverse_document_frequencies(df: np.ndarray, n: int) -> np.ndarray:
+    """TW-L's idf_w = log(D / df_w) (0 for a word in no document)."""
+    with np.errstate(divide="ignore"):
+        return np.where(df > 0, np.log(n / np.maximum(df, 1.0)), 0.0)
+
+
+class DocumentFrequencies(SufficientStatistics):
+    """TW-L's first pass: in how many documents each word occurs (sparse, 1 x V); D is ``n_rows``."""
+
+    def __init__(self, df: sp.csr_matrix):
+        super().__init__()
+        self.df = df
+
+    def _merge(self, other: DocumentFrequencies) -> DocumentFrequencies:
+        return DocumentFrequencies(self.df + other.df)
+
+    def idf(self) -> np.ndarray:
+        return inverse_document_frequencies(self.df.toarray().ravel(), self.n_rows)
+
+
+class MultinomialStatistics(SufficientStatistics):
+    """The class sums N_{c,w} of the transformed counts, sparse (K, V), with the idf they were transformed
+    with (TW-L); the class weights are the base's."""
+
+    def __init__(self, feature_count: sp.csr_matrix, idf: np.ndarray | None):
+        super().__init__()
+        self.feature_count = feature_count
+        self.idf = idf
+
+    def _merge(self, other: MultinomialStatistics) -> MultinomialStatistics:
+        return MultinomialStatistics(self.feature_count + other.feature_count, self.idf)
 
 
 def multinomial_log_likelihood(X: sp.csr_matrix, log_theta: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -174,13 +209,48 @@ class MultinomialNB(ProbabilisticClassifier):
         self.weight_normalize_ = normalize
         if transform == "TW-L":
             df = np.bincount(X.indices[X.data > 0], minlength=V).astype(np.float64)
-            with np.errstate(divide="ignore"):
-                self.idf_ = np.where(df > 0, np.log(n / np.maximum(df, 1.0)), 0.0)
+            self.idf_ = inverse_document_frequencies(df, n)
         else:
             self.idf_ = np.zeros(0)
         Xt = transform_counts(X, transform, self.idf_)
         self.class_count_ = np.bincount(y, weights=w, minlength=K).astype(np.float64)
         self.feature_count_ = class_sums(Xt, y, w, K)
+
+    # ------------------------------------------------------------------ fitting from shards
+    def statistics_passes(self) -> int:
+        """TW-L takes two: the document frequencies of every shard come before the class sums."""
+        return 2 if self._settings()[0] == "TW-L" else 1
+
+    def _shard_statistics(self, X: Any, y: np.ndarray, w: np.ndarray, schema: Schema,
+                          previous: Any) -> SufficientStatistics:
+        transform = self._settings()[0]
+        X = as_counts(X, "nb-multinomial")
+        K = len(schema.classes)
+        if transform == "TW-L" and previous is None:
+            stats: SufficientStatistics = DocumentFrequencies(sparse_column_counts(X.indices[X.data > 0], X.shape[1]))
+            stats.settings = ("nb-multinomial", "document-frequencies")
+            return stats
+        idf = previous.idf() if transform == "TW-L" else None
+        if idf is not None and not isinstance(previous, DocumentFrequencies):
+            raise CapabilityError("nb-multinomial TW-L: the first pass's statistics are document frequencies")
+        Xt = transform_counts(X, transform, idf)
+        stats = MultinomialStatistics(sparse_class_sums(Xt, y, w, K), idf)
+        digest = "" if idf is None else hashlib.sha256(idf.tobytes()).hexdigest()[:16]
+        stats.settings = ("nb-multinomial", transform, digest)
+        return stats
+
+    def _state_from_statistics(self, statistics: Any) -> None:
+        """What _fit_statistics sets, from the merged class sums."""
+        transform, complement, normalize = self._settings()
+        if not isinstance(statistics, MultinomialStatistics) or statistics.settings[1] != transform:
+            raise CapabilityError(f"nb-multinomial with transform {transform} is fitted from its own class sums, "
+                                  f"not {getattr(statistics, 'settings', type(statistics).__name__)}")
+        self.transform_ = transform
+        self.complement_ = complement
+        self.weight_normalize_ = normalize
+        self.idf_ = statistics.idf if statistics.idf is not None else np.zeros(0)
+        self.class_count_ = np.asarray(statistics.class_weight, dtype=np.float64)
+        self.feature_count_ = np.asfortranarray(statistics.feature_count.toarray())
 
     def _apply_params(self, state: Any) -> None:
         """log theta (Lidstone epsilon), the complement and normalisation, and the prior."""

@@ -116,8 +116,10 @@ def _class_weights(ds: Dataset) -> list[float]:
                        minlength=len(ds.classes)).tolist()
 
 
-def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str]) -> None:
-    """Write a fitted pipeline (``Pipeline.fit`` result) trained on ``ds`` to ``path``."""
+def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str], training: dict[str, Any] | None = None) -> None:
+    """Write a fitted pipeline (``Pipeline.fit`` result) trained on ``ds`` to ``path``. ``training``
+    replaces entries of the stored training summary (a partitioned fit passes the header as ``ds``, and
+    its row count and class weights here)."""
     from toolkit import __version__
 
     pipeline = fitted.pipeline
@@ -154,7 +156,7 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str]) -> None:
         "header": _header_json(ds),
         "training": {"dataset": ds.name, "dataset_sha256": ds.sha256, "n_instances": ds.n_instances,
                      "class_weights": _class_weights(ds),
-                     "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")},
+                     "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), **(training or {})},
         "state": state,
     }
     meta_bytes = json.dumps(meta, indent=1, allow_nan=True).encode("utf-8")

@@ -303,9 +303,10 @@ class PreparedFit:
 
 
 def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, schema: Schema,
-                        column_kinds: bool = True) -> None:
+                        column_kinds: bool = True, class_count: bool = True) -> None:
     """Refuse data the step cannot take; ``column_kinds=False`` skips what depends on which columns are
-    there (nominal, missing, negative values), for a check made before a feature selector runs."""
+    there (nominal, missing, negative values), for a check made before a feature selector runs;
+    ``class_count=False`` skips the number of classes present (a shard of the data may hold one)."""
     caps = step.capabilities
     name = step.name
     bags = schema.columns_of_kind("relational")
@@ -356,7 +357,7 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
     if n_classes > 2 and not caps.multiclass:
         raise CapabilityError(f"{name} handles two classes only; this dataset has {n_classes} (make binary tasks, "
                               f"one class against the rest, with --positive CLASS or --positive-below SHARE)")
-    if len(np.unique(y[y >= 0])) < caps.min_classes:
+    if class_count and len(np.unique(y[y >= 0])) < caps.min_classes:
         raise CapabilityError(f"{name} needs at least {caps.min_classes} classes in the training data")
 
 

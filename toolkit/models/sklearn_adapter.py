@@ -9,7 +9,9 @@
 Each class gets an ``__init__`` whose keyword parameters are the component's own, so ``get_params``,
 ``set_params``, ``clone`` and grid searches work. Data go through scikit-learn's validation; the
 toolkit component sees a numeric matrix without a schema (all columns numeric, classes = the sorted
-labels). Classes are created on first use and registered in this module under ``Toolkit_<name>``, so
+labels). A component with the shard-statistics protocol (toolkit.api: nb-multinomial, nb-bim, nb-weka,
+nb-gaussian, bma-nb) also gets ``partial_fit(X, y, classes=None, sample_weight=None)``: ``classes`` on the
+first call, each batch added to its statistics. Classes are created on first use and registered in this module under ``Toolkit_<name>``, so
 fitted estimators pickle and unpickle like any other.
 """
 
@@ -26,6 +28,9 @@ try:
     from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("toolkit.models.sklearn_adapter needs scikit-learn: pip install 'arff-toolkit[sklearn]'") from exc
+
+from toolkit.api import statistics_support
+from toolkit.errors import ToolkitError
 
 __all__ = ["ToolkitClassifier", "estimator", "class_name"]
 
@@ -92,6 +97,40 @@ class ToolkitClassifier(ClassifierMixin, BaseEstimator):
             self.n_iter_ = model.n_iter_
         return self
 
+    def _partial_fit(self, X: Any, y: Any, classes: Any = None, sample_weight: Any = None) -> ToolkitClassifier:
+        """scikit-learn's ``partial_fit``: ``classes`` on the first call; each call adds a batch to the
+        component's shard statistics and refits from them (the model equals ``fit`` on all batches)."""
+        caps = self._spec().capabilities
+        first = not hasattr(self, "model_")
+        if not first and getattr(self, "_partial_model", None) is not self.model_:
+            raise ValueError(f"{self._toolkit_name} was fitted by fit(), which keeps no statistics to add a batch "
+                             f"to; call partial_fit for every batch (on a clone)")
+        X, y = validate_data(self, X, y, accept_sparse="csr" if caps.sparse else False,
+                             ensure_all_finite="allow-nan" if caps.missing else True, dtype=np.float64, reset=first)
+        check_classification_targets(y)
+        if first:
+            if classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit")
+            model = self._spec().factory(**self.get_params())
+        else:
+            model = self.model_
+            if classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+                raise ValueError(f"classes={list(classes)} differs from the first call's {list(self.classes_)}")
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+        if getattr(caps, "nonnegative", False):
+            data = X.data if hasattr(X, "data") and not isinstance(X, np.ndarray) else X
+            if np.nanmin(data, initial=0.0) < 0:
+                raise ValueError(f"Negative values in data passed to {self._toolkit_name}: it needs "
+                                 f"non-negative counts")
+        try:
+            model.partial_fit(X, y, classes=None if not first else classes, sample_weight=sample_weight)
+        except ToolkitError as exc:
+            raise ValueError(str(exc)) from None
+        self.model_ = self._partial_model = model
+        self.classes_ = np.asarray(model.classes_)
+        return self
+
     def predict_proba(self, X: Any) -> np.ndarray:
         check_is_fitted(self)
         if not self._spec().capabilities.probabilities:
@@ -132,6 +171,10 @@ def _make(name: str) -> type:
         def fit(self: Any, X: Any, y: Any) -> Any:  # no weights: scikit-learn then does not try them
             return self._fit(X, y)
     namespace["fit"] = fit
+    if statistics_support(spec.factory()) is None:   # the shard-statistics protocol (toolkit.api)
+        def partial_fit(self: Any, X: Any, y: Any, classes: Any = None, sample_weight: Any = None) -> Any:
+            return self._partial_fit(X, y, classes, sample_weight)
+        namespace["partial_fit"] = partial_fit
     if not spec.capabilities.probabilities:
         namespace["predict_proba"] = property(lambda self: (_ for _ in ()).throw(
             AttributeError(f"{name} gives no probabilities")))

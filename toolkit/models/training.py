@@ -9,6 +9,7 @@ import numpy as np
 
 from toolkit.config import LoadOptions
 from toolkit.data.dataset import Dataset
+from toolkit.errors import ParameterError
 from toolkit.evaluation.api import load_datasets
 from toolkit.evaluation.harness import _tune
 from toolkit.evaluation.resampling import Split, _split_head, ceil_share
@@ -20,10 +21,24 @@ __all__ = ["train", "predict", "predict_file", "prediction_rows"]
 
 def train(dataset: Dataset | str | os.PathLike[str], classifier: Any, *, feature_selector: Any = None,
           text: Any = "auto", tune: bool = True, seed: int = 1, validation_fraction: float = 0.1,
-          out: str | os.PathLike[str] | None = None, class_attribute: str | int | None = -1) -> FittedPipeline:
+          out: str | os.PathLike[str] | None = None, class_attribute: str | int | None = -1,
+          scheduler: str | None = None, cluster: str | None = None, partition_bytes: int | None = None,
+          notes: Any = None) -> FittedPipeline:
     """Fit a pipeline on the whole dataset; with a grid, tune it first on a validation part
     (the first ceil(10 %) of ``default_rng(seed).permutation(n)``, as the harness does). Saves to
-    ``out`` when given."""
+    ``out`` when given.
+
+    With ``scheduler`` (``tcp://HOST:8786``) or ``cluster`` (``local:N``), the file is read by byte
+    ranges on a Dask cluster and the classifier fitted from merged shard statistics
+    (:func:`toolkit.models.partitioned.train_partitioned`; no tuning, no feature selection)."""
+    if scheduler or cluster:
+        from toolkit.models.partitioned import DEFAULT_PARTITION_BYTES, train_partitioned
+
+        if isinstance(dataset, Dataset):
+            raise ParameterError("partitioned training reads a file: give its path, not a loaded dataset")
+        return train_partitioned(dataset, classifier, scheduler=scheduler, cluster=cluster, out=out,
+                                 class_attribute=class_attribute, tune=tune, feature_selector=feature_selector,
+                                 text=text, partition_bytes=partition_bytes or DEFAULT_PARTITION_BYTES, notes=notes)
     (ds,) = load_datasets([dataset], LoadOptions(class_attribute=class_attribute), skip_unusable=False)
     pipeline = Pipeline(classifier, feature_selector=feature_selector, text=text, tune=tune)
     pipeline.validate_components()
@@ -56,12 +71,12 @@ def predict_file(model: str | os.PathLike[str] | SavedModel, dataset: Dataset | 
 predict = predict_file
 
 
-def prediction_rows(saved: SavedModel, predictions: Any, with_proba: bool) -> list[dict[str, Any]]:
-    """One dict per instance: index, actual label (or None), predicted label, probabilities."""
+def prediction_rows(saved: SavedModel, predictions: Any, with_proba: bool, first: int = 1) -> list[dict[str, Any]]:
+    """One dict per instance: index (from ``first``), actual label (or None), predicted label, probabilities."""
     classes = saved.classes
     rows = []
     for i, (actual, predicted) in enumerate(zip(predictions.y_true.tolist(), predictions.y_pred.tolist())):
-        row: dict[str, Any] = {"instance": i + 1, "actual": classes[actual] if actual >= 0 else None,
+        row: dict[str, Any] = {"instance": i + first, "actual": classes[actual] if actual >= 0 else None,
                                "predicted": classes[predicted]}
         if with_proba and predictions.proba is not None:
             row["probabilities"] = {c: float(p) for c, p in zip(classes, predictions.proba[i])}

@@ -23,15 +23,34 @@ def train_command(
     no_tune: bool = typer.Option(False, "--no-tune", help="Use defaults; do not tune the grid."),
     seed: int = typer.Option(1, "--seed", help="Seed of the validation split used for tuning."),
     class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help=CLASS_OPTION_HELP),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Train on an existing Dask cluster "
+                                            "(tcp://HOST:8786), the workers reading byte ranges of the file."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", help="The same on a new local Dask cluster: local:N."),
+    partition_mb: float = typer.Option(64.0, "--partition-mb", help="MiB of the file per task with "
+                                                                    "--scheduler / --cluster."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
 ) -> None:
-    """Fit on a whole dataset (tuning the grid on a validation part) and save a model file."""
+    """Fit on a whole dataset (tuning the grid on a validation part) and save a model file. With
+    --scheduler or --cluster, count models (nb-multinomial, nb-bim, nb-weka, nb-gaussian, bma-nb) are
+    fitted from statistics that workers compute on byte ranges of the file (no tuning)."""
     from toolkit import train
 
     _check_writable(output)
+    partitioned = bool(scheduler or cluster)
     fitted = train(dataset, classifier, feature_selector=fs, text=text or "auto", tune=not no_tune, seed=seed,
-                   out=output, class_attribute=class_value(class_attribute))
+                   out=output, class_attribute=class_value(class_attribute), scheduler=scheduler, cluster=cluster,
+                   partition_bytes=_partition_bytes(partition_mb) if partitioned else None,
+                   notes=None if quiet else err)
     chosen = ", ".join(f"{k}={v}" for k, v in fitted.params.items())
     err(f"model written to {output}" + (f" (tuned: {chosen})" if chosen else ""))
+
+
+def _partition_bytes(mb: float) -> int:
+    from toolkit.errors import ParameterError
+
+    if not mb > 0:
+        raise ParameterError(f"--partition-mb must be a number > 0, not {mb}")
+    return max(1, int(mb * 2**20))
 
 
 def _check_writable(path: str) -> None:
@@ -59,9 +78,16 @@ def predict_command(
     summary: Optional[bool] = typer.Option(None, "--summary/--no-summary",
                                            help="WEKA's evaluation summary (default: when the data has class "
                                                 "labels); on stderr when stdout holds csv or arff."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Score on an existing Dask cluster "
+                                            "(tcp://HOST:8786), the workers reading byte ranges of the file."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", help="The same on a new local Dask cluster: local:N."),
+    partition_mb: float = typer.Option(64.0, "--partition-mb", help="MiB of the file per task with "
+                                                                    "--scheduler / --cluster."),
 ) -> None:
     """Predict a dataset with a saved model: labels (and probabilities) as a table, CSV, JSON or ARFF; on
-    labelled data also WEKA's evaluation summary (accuracy, kappa, errors, per-class detail, confusion)."""
+    labelled data also WEKA's evaluation summary (accuracy, kappa, errors, per-class detail, confusion).
+    With --scheduler or --cluster, workers score byte ranges of the file and the predictions are written
+    in file order as they come (table, csv or json)."""
     from toolkit.errors import ParameterError
     from toolkit import predict
     from toolkit.models.training import prediction_rows
@@ -70,6 +96,13 @@ def predict_command(
         raise ParameterError(f"format must be table, csv, json or arff, not '{fmt}'")
     if output:
         _check_writable(output)
+    if scheduler or cluster:
+        if fmt == "arff":
+            raise ParameterError("--format arff writes the instances back and is not offered with --scheduler / "
+                                 "--cluster; use csv, json or table")
+        _predict_partitioned(model, dataset, proba, fmt, output, allow_format_1, summary, scheduler, cluster,
+                             _partition_bytes(partition_mb))
+        return
     saved, ds, predictions = predict(model, dataset, allow_format_1=allow_format_1)
     rows = prediction_rows(saved, predictions, proba)
     # without probabilities (liblinear-svm, cmls) --proba shows the decision scores, labelled as such
@@ -117,15 +150,121 @@ def predict_command(
             err(weka.format())
 
 
-def _summary(saved, ds, predictions):  # type: ignore[no-untyped-def]
+def _predict_partitioned(model, dataset, proba, fmt, output, allow_format_1, summary, scheduler, cluster,
+                         partition_bytes) -> None:  # type: ignore[no-untyped-def]
+    """Predictions of a partitioned run, streamed in file order (csv, json or table)."""
+    import numpy as np
+
+    from toolkit.api import Predictions
+    from toolkit.errors import ParameterError
+    from toolkit.models.partitioned import predict_partitioned
+    from toolkit.models.training import prediction_rows
+
+    saved, header, parts = predict_partitioned(model, dataset, scheduler=scheduler, cluster=cluster,
+                                               partition_bytes=partition_bytes, allow_format_1=allow_format_1,
+                                               notes=err)
+    fh = open(output, "w", encoding="utf-8") if output else None
+
+    def write(text: str) -> None:
+        if fh is not None:
+            fh.write(text + "\n")
+        else:
+            out(text)
+
+    kept: list[Predictions] = []
+    pending = ""
+    first, key, label = 1, None, None
+    try:
+        for part in parts:
+            if key is None:
+                key, label = ("probabilities", "p") if part.proba is not None else ("scores", "score")
+                if proba and part.proba is None and part.scores is None:
+                    raise ParameterError(f"{model}: the classifier gives neither probabilities nor scores; drop --proba")
+                shown = "probabilities" if key == "probabilities" else "decision scores (no probabilities)"
+                if fmt == "csv":   # csv's own line ends, as the local predict writes them
+                    buf = io.StringIO()
+                    csv.writer(buf).writerow(["instance", "actual", "predicted"]
+                                             + ([f"{label}({c})" for c in saved.classes] if proba else []))
+                    write(buf.getvalue().rstrip("\n"))
+                elif fmt == "json":   # the layout of json.dumps(doc, indent=2), as the local predict writes it
+                    head = json.dumps({"schema": "toolkit.predict/1", "model": model, "dataset": header.name,
+                                       "classes": saved.classes}, indent=2)
+                    write(head[:-2] + ',\n  "predictions": [')
+                else:
+                    write(f"{'inst':>6}  {'actual':<16} {'predicted':<16}" + (f"  {shown}" if proba else ""))
+            rows = prediction_rows(saved, part, proba, first)
+            if fmt == "csv":
+                buf = io.StringIO()
+                writer = csv.writer(buf)
+                for r in rows:
+                    writer.writerow([r["instance"], r["actual"] or "?", r["predicted"]]
+                                    + (["-inf" if p is None else repr(p) for p in r[key].values()] if proba else []))
+                text = buf.getvalue().rstrip("\n")
+            elif fmt == "json":
+                text = ",\n".join(_indented(json.dumps(r, indent=2, allow_nan=False, default=str), 4) for r in rows)
+                if text:                         # a range's rows go out when the next range's come (the comma)
+                    text, pending = pending, text
+                    text = text + "," if text else text
+            else:
+                lines = []
+                for r in rows:
+                    line = f"{r['instance']:>6}  {str(r['actual'] or '?'):<16} {r['predicted']:<16}"
+                    if proba:
+                        line += "  " + " ".join("-inf" if p is None else f"{p:.4f}" for p in r[key].values())
+                    lines.append(line)
+                text = "\n".join(lines)
+            if text:
+                write(text)
+            first += len(rows)
+            if summary is not False:
+                part.scores = None
+                kept.append(part)
+        labelled = any(bool((p.y_true >= 0).any()) for p in kept)
+        weka = None
+        if summary if summary is not None else labelled:
+            joined = Predictions(np.concatenate([p.y_true for p in kept]) if kept else np.zeros(0, np.int64),
+                                 np.concatenate([p.y_pred for p in kept]) if kept else np.zeros(0, np.int64),
+                                 np.vstack([p.proba for p in kept]) if kept and kept[0].proba is not None else None,
+                                 None, tuple(saved.classes))
+            weights = np.concatenate([np.asarray(p.weights) for p in kept]) if kept else np.zeros(0)
+            weka = _summary(saved, header, joined, weights)
+        if fmt == "json":
+            if pending:
+                write(pending)
+            tail = "  ]" if first > 1 else "]"
+            if weka is not None:
+                tail += ',\n  "summary": ' + _indented(json.dumps(weka.as_dict(), indent=2, allow_nan=False,
+                                                                    default=str), 2).lstrip()
+            write(tail + "\n}")
+        if weka is not None:
+            if fmt == "table":
+                write("\n" + weka.format())
+            elif fmt == "csv" and fh is not None:
+                out(weka.format())
+            elif fmt == "csv":
+                err(weka.format())
+    finally:
+        if fh is not None:
+            fh.close()
+    if output:
+        err(f"predictions written to {output}")
+
+
+def _indented(text: str, spaces: int) -> str:
+    pad = " " * spaces
+    return "\n".join(pad + line for line in text.split("\n"))
+
+
+def _summary(saved, ds, predictions, weights=None):  # type: ignore[no-untyped-def]
     """WEKA's evaluation summary of labelled predictions; the priors of its relative errors are the
     training data's class weights (model files before toolkit 0.2 do not hold them: no relative errors,
     as WEKA without a training file)."""
     from toolkit.evaluation.summary import EvaluationSummary
 
-    weights = saved.meta.get("training", {}).get("class_weights")
+    train_weights = saved.meta.get("training", {}).get("class_weights")
     return EvaluationSummary(saved.classes, title="=== Error on test data ===").add(
-        predictions.y_true, predictions.y_pred, predictions.proba, ds.weights, weights)
+        predictions.y_true, predictions.y_pred, predictions.proba, ds.weights if weights is None else weights,
+        train_weights)
 
 
 def _as_arff(saved, ds, predictions, proba: bool) -> str:  # type: ignore[no-untyped-def]

@@ -1,0 +1,301 @@
+"""Statistics of the naive-Bayes family that merge over shards of the training data (toolkit.api's
+shard protocol), for nb-weka, nb-gaussian and bma-nb.
+
+* Nominal attributes: the weighted value counts per class of :class:`~.estimators.NominalCounts`; they add.
+* Numeric attributes, WEKA's NormalEstimator and BMA (algorithms.md 2.3, 2.6): WEKA's precision is the
+  mean gap between the *distinct* values of an attribute over all training rows, and every value is
+  rounded to it before the moments are summed, so neither can be added over shards as numbers. What adds
+  is the histogram: every distinct (attribute, value) pair with its weight per class
+  (:class:`ValueHistogram`); merging is a union of pairs. From the merged histogram the precision is the
+  same sum of gaps in the same ascending order as a single pass (bit for bit), and the rounded moments,
+  and BMA's resubstitution log-likelihoods, are sums over pairs. Its size is the number of distinct
+  pairs: small for counts and discretised measurements, up to the number of cells for continuous data
+  (then the statistics are as large as the data; WEKA's precision needs them).
+* Numeric attributes, plain Gaussian (algorithms.md 2.2): per (attribute, class) the weight, the mean
+  and the sum of squared deviations, merged with Chan, Golub & LeVeque's update; for sparse data the sums
+  of the values and of their squares, which stay sparse and add (:class:`GaussianMoments`).
+
+Zero values of sparse data are counted per (attribute, class) from the class totals, never stored.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from toolkit.api import SufficientStatistics
+from toolkit.plugins.naive_bayes.estimators import (
+    DEFAULT_PRECISION, GaussianStats, NominalCounts, NormalStats, _columns, _normal_from_sums, _smooth,
+    _without_missing, class_weights, nominal_counts, one_hot, row_chunks, weka_round,
+)
+
+__all__ = ["ValueHistogram", "value_histogram", "GaussianMoments", "gaussian_moments", "NBStatistics",
+           "merge_nominal"]
+
+
+def merge_nominal(a: NominalCounts, b: NominalCounts) -> NominalCounts:
+    """The value counts of two shards together (the same declared values)."""
+    return NominalCounts(a.counts + b.counts, a.offsets, a.n_values, a.observed + b.observed)
+
+
+# ------------------------------------------------------------------------------------ value histogram
+
+@dataclass
+class ValueHistogram:
+    """Distinct (column, value) pairs of the non-missing values, sorted by column then value, with the
+    summed weight of each pair per class. ``cols`` index the numeric columns (0..F_num-1); a pair is
+    present when at least one row holds it, whatever its weight (WEKA's precision counts every value)."""
+
+    cols: np.ndarray      # (U,) int64
+    values: np.ndarray    # (U,) float64
+    weights: np.ndarray   # (U, K) float64
+    n_columns: int
+
+    def merge(self, other: ValueHistogram) -> ValueHistogram:
+        return _group(np.concatenate([self.cols, other.cols]), np.concatenate([self.values, other.values]),
+                      np.vstack([self.weights, other.weights]), self.n_columns)
+
+    def precision(self) -> np.ndarray:
+        """WEKA's precision per column: the gaps between consecutive distinct values, added in ascending
+        order (as weka_precision and WEKA do), over their number; 0.01 below two distinct values."""
+        out = np.full(self.n_columns, DEFAULT_PRECISION)
+        if len(self.cols) < 2:
+            return out
+        same = self.cols[1:] == self.cols[:-1]
+        gaps = np.diff(self.values)
+        distinct = same & (gaps != 0)
+        col = self.cols[1:][distinct]
+        counts = np.bincount(col, minlength=self.n_columns)
+        sums = np.bincount(col, weights=gaps[distinct], minlength=self.n_columns)
+        ok = counts > 0
+        out[ok] = sums[ok] / counts[ok]
+        return out
+
+    def rounded(self, precision: np.ndarray) -> np.ndarray:
+        """Each pair's value rounded to its column's precision (WEKA's r(x))."""
+        return weka_round(self.values, precision[self.cols])
+
+    def normal(self, precision: np.ndarray | None = None) -> NormalStats:
+        """WEKA NormalEstimator parameters per (column, class) from the rounded values' moments."""
+        if precision is None:
+            precision = self.precision()
+        K = self.weights.shape[1]
+        r = self.rounded(precision)
+        sw = _column_sums(self.cols, self.weights, self.n_columns)
+        with np.errstate(over="ignore", invalid="ignore"):
+            sv = _column_sums(self.cols, self.weights * r[:, None], self.n_columns)
+            sq = _column_sums(self.cols, self.weights * (r * r)[:, None], self.n_columns)
+        assert sw.shape[1] == K
+        return _normal_from_sums(precision, sw, sv, sq)
+
+
+def _column_sums(cols: np.ndarray, values: np.ndarray, n_columns: int) -> np.ndarray:
+    """(n_columns, K) sums of the rows of ``values`` (U, K) per column."""
+    K = values.shape[1]
+    index = (cols[:, None] * K + np.arange(K)).ravel()
+    return np.bincount(index, weights=values.ravel(), minlength=n_columns * K).reshape(n_columns, K)
+
+
+def _group(cols: np.ndarray, values: np.ndarray, weights: np.ndarray, n_columns: int) -> ValueHistogram:
+    """Sort entries by (column, value) and add the weights of equal pairs."""
+    K = weights.shape[1] if weights.ndim == 2 else 0
+    if len(cols) == 0:
+        return ValueHistogram(np.zeros(0, np.int64), np.zeros(0), np.zeros((0, K)), n_columns)
+    order = np.lexsort((values, cols))
+    cols, values, weights = cols[order], values[order], weights[order]
+    new = np.ones(len(cols), dtype=bool)
+    new[1:] = (cols[1:] != cols[:-1]) | (values[1:] != values[:-1])
+    starts = np.flatnonzero(new)
+    return ValueHistogram(cols[starts].astype(np.int64), values[starts] + 0.0, np.add.reduceat(weights, starts, axis=0),
+                          n_columns)
+
+
+def _entries_histogram(cols: np.ndarray, values: np.ndarray, classes: np.ndarray, weights: np.ndarray, K: int,
+                       n_columns: int) -> ValueHistogram:
+    """The histogram of single entries (column, value, class, weight): one sort, one bincount."""
+    if len(cols) == 0:
+        return ValueHistogram(np.zeros(0, np.int64), np.zeros(0), np.zeros((0, K)), n_columns)
+    order = np.lexsort((values, cols))
+    cols, values = cols[order], values[order]
+    new = np.ones(len(cols), dtype=bool)
+    new[1:] = (cols[1:] != cols[:-1]) | (values[1:] != values[:-1])
+    pair = np.cumsum(new) - 1
+    U = int(pair[-1]) + 1
+    table = np.bincount(pair * K + classes[order], weights=weights[order], minlength=U * K).reshape(U, K)
+    starts = np.flatnonzero(new)
+    return ValueHistogram(cols[starts].astype(np.int64), values[starts] + 0.0, table, n_columns)
+
+
+def value_histogram(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, columns: np.ndarray,
+                    n_classes: int) -> ValueHistogram:
+    """The histogram of the numeric ``columns`` of one shard (NaN = missing, skipped)."""
+    F = len(columns)
+    K = n_classes
+    if F == 0 or X.shape[0] == 0:
+        return ValueHistogram(np.zeros(0, np.int64), np.zeros(0), np.zeros((0, K)), F)
+    sub = _columns(X, columns)
+    if sp.issparse(sub):
+        sub = sp.csr_matrix(sub)
+        rows = np.repeat(np.arange(sub.shape[0]), np.diff(sub.indptr))
+        keep = ~np.isnan(sub.data)
+        stored = _entries_histogram(sub.indices[keep].astype(np.int64), sub.data[keep], y[rows[keep]],
+                                    w[rows[keep]], K, F)
+        # implicit zeros: per (column, class) the class total less the stored entries (values and NaN)
+        pattern = sp.csr_matrix((np.ones(len(sub.data)), sub.indices, sub.indptr), shape=sub.shape)
+        zero_cols = np.flatnonzero(np.bincount(sub.indices, minlength=F) < sub.shape[0])
+        stored_weight = np.asarray((one_hot(y, K, w).T @ pattern).T.todense())   # (F, K)
+        zeros = ValueHistogram(zero_cols.astype(np.int64), np.zeros(len(zero_cols)),
+                               class_weights(y, w, K)[None, :] - stored_weight[zero_cols], F)
+        return stored.merge(zeros)
+    parts = []
+    for chunk in row_chunks(sub.shape[0], F, budget=2_000_000):   # bounded temporaries
+        block = np.asarray(sub[chunk], dtype=np.float64)
+        r, c = np.nonzero(~np.isnan(block))
+        parts.append(_entries_histogram(c.astype(np.int64), block[r, c], y[chunk][r], w[chunk][r], K, F))
+    if len(parts) == 1:
+        return parts[0]
+    return _group(np.concatenate([p.cols for p in parts]), np.concatenate([p.values for p in parts]),
+                  np.vstack([p.weights for p in parts]), F)
+
+
+# ------------------------------------------------------------------------------------ Gaussian moments
+
+@dataclass
+class GaussianMoments:
+    """Per (column, class) moments that merge over shards.
+
+    Dense data: ``sw`` (weight of the observed values), ``mean`` and ``m2`` (weighted sum of squared
+    deviations from the mean), merged with Chan et al.'s pairwise update. Sparse data: ``total`` (K,)
+    class weights, and sparse (F, K) ``missing`` weights, ``sv`` and ``sq`` sums of values and squares,
+    which add. Shards of both kinds merge (the sums are turned into moments).
+    """
+
+    sw: np.ndarray | None = None
+    mean: np.ndarray | None = None
+    m2: np.ndarray | None = None
+    total: np.ndarray | None = None
+    missing: sp.csr_matrix | None = None
+    sv: sp.csr_matrix | None = None
+    sq: sp.csr_matrix | None = None
+
+    @property
+    def is_sums(self) -> bool:
+        return self.sv is not None
+
+    def as_moments(self) -> GaussianMoments:
+        """The dense (sw, mean, m2) form."""
+        if not self.is_sums:
+            return self
+        sw = self.total[None, :] - self.missing.toarray()
+        sv, sq = self.sv.toarray(), self.sq.toarray()
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            mean = np.where(sw > 0, sv / sw, 0.0)
+            m2 = np.where(sw > 0, np.maximum(sq - mean * sv, 0.0), 0.0)
+        return GaussianMoments(sw=sw, mean=mean, m2=m2)
+
+    def merge(self, other: GaussianMoments) -> GaussianMoments:
+        if self.is_sums and other.is_sums:
+            return GaussianMoments(total=self.total + other.total, missing=self.missing + other.missing,
+                                   sv=self.sv + other.sv, sq=self.sq + other.sq)
+        a, b = self.as_moments(), other.as_moments()
+        n = a.sw + b.sw
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            share = np.where(n > 0, b.sw / n, 0.0)
+            delta = b.mean - a.mean
+            mean = np.where(a.sw > 0, a.mean + delta * share, b.mean)
+            m2 = a.m2 + b.m2 + np.where((a.sw > 0) & (b.sw > 0), delta * delta * a.sw * share, 0.0)
+        return GaussianMoments(sw=n, mean=mean, m2=m2)
+
+    def finish(self, var_smoothing: float) -> GaussianStats:
+        """Means and variances as gaussian_stats gives them: empty cells take the all-class values,
+        epsilon = var_smoothing x the largest all-class variance."""
+        if self.is_sums:   # as gaussian_stats does on sparse data: from the sums
+            sw = self.total[None, :] - self.missing.toarray()
+            sv, sq = self.sv.toarray(), self.sq.toarray()
+            all_w, all_v, all_q = sw.sum(1), sv.sum(1), sq.sum(1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                all_mean = np.where(all_w > 0, all_v / all_w, 0.0)
+                all_var = np.where(all_w > 0, np.maximum(all_q / all_w - all_mean ** 2, 0.0), 0.0)
+                mean = np.where(sw > 0, sv / sw, all_mean[:, None])
+                var = np.where(sw > 0, np.maximum(sq / sw - mean ** 2, 0.0), all_var[:, None])
+        else:
+            sw, cmean, m2 = self.sw, self.mean, self.m2
+            all_w = sw.sum(1)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                all_mean = np.where(all_w > 0, (sw * cmean).sum(1) / np.where(all_w > 0, all_w, 1.0), 0.0)
+                dev = np.where(sw > 0, cmean - all_mean[:, None], 0.0)
+                all_m2 = m2.sum(1) + (sw * dev * dev).sum(1)      # the law of total variance
+                all_var = np.where(all_w > 0, all_m2 / np.where(all_w > 0, all_w, 1.0), 0.0)
+                mean = np.where(sw > 0, cmean, all_mean[:, None])
+                var = np.where(sw > 0, m2 / np.where(sw > 0, sw, 1.0), all_var[:, None])
+        return _smooth(mean, var, float(all_var.max()) if all_var.size else 0.0, var_smoothing)
+
+
+def gaussian_moments(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, columns: np.ndarray,
+                     n_classes: int) -> GaussianMoments:
+    """The moments of the numeric ``columns`` of one shard (NaN = missing, skipped)."""
+    F, K = len(columns), n_classes
+    sub = _columns(X, columns) if F else np.zeros((X.shape[0], 0))
+    if sp.issparse(sub):
+        clean, missing = _without_missing(sp.csr_matrix(sub))
+        Y = one_hot(y, K, w)
+        return GaussianMoments(total=class_weights(y, w, K), missing=sp.csr_matrix((Y.T @ missing).T),
+                               sv=sp.csr_matrix((Y.T @ clean).T), sq=sp.csr_matrix((Y.T @ clean.multiply(clean)).T))
+    sw = np.zeros((F, K))
+    mean = np.zeros((F, K))
+    m2 = np.zeros((F, K))
+    if F == 0 or sub.shape[0] == 0:
+        return GaussianMoments(sw=sw, mean=mean, m2=m2)
+    sub = np.asarray(sub, dtype=np.float64)
+    present = ~np.isnan(sub)
+    order = np.argsort(y, kind="stable")
+    counts = np.bincount(y, minlength=K)
+    nonempty = np.flatnonzero(counts)
+    starts = np.concatenate([[0], np.cumsum(counts)])[nonempty]
+    pw = present[order] * w[order][:, None]
+    clean = np.where(present, sub, 0.0)[order]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        sw[:, nonempty] = np.add.reduceat(pw, starts, axis=0).T
+        sv = np.zeros((F, K))
+        sv[:, nonempty] = np.add.reduceat(pw * clean, starts, axis=0).T
+        mean = np.where(sw > 0, sv / np.where(sw > 0, sw, 1.0), 0.0)
+        dev = np.where(pw > 0, clean - mean.T[y[order]], 0.0)      # two passes: no cancellation
+        m2[:, nonempty] = np.add.reduceat(pw * dev * dev, starts, axis=0).T
+    return GaussianMoments(sw=sw, mean=mean, m2=m2)
+
+
+# ------------------------------------------------------------------------------------ the statistics
+
+class NBStatistics(SufficientStatistics):
+    """Nominal value counts and the numeric part (a :class:`ValueHistogram` for nb-weka
+    and bma-nb, which share it, or :class:`GaussianMoments` for nb-gaussian)."""
+
+    def __init__(self, nominal: NominalCounts, numeric: ValueHistogram | GaussianMoments):
+        super().__init__()
+        self.nominal = nominal
+        self.numeric = numeric
+
+    def _merge(self, other: Any) -> NBStatistics:
+        out = copy.copy(self)
+        out.nominal = merge_nominal(self.nominal, other.nominal)
+        out.numeric = self.numeric.merge(other.numeric)
+        return out
+
+
+def nb_statistics(X: Any, y: np.ndarray, w: np.ndarray, schema: Any, numeric: str) -> NBStatistics:
+    """One shard's statistics; ``numeric`` is "histogram" (WEKA's estimator, BMA) or "moments" (Gaussian)."""
+    K = len(schema.classes)
+    nominal_columns = schema.columns_of_kind("nominal")
+    numeric_columns = schema.columns_of_kind("numeric", "date")
+    counts = nominal_counts(X, y, w, nominal_columns, schema.n_values[nominal_columns], K)
+    if numeric == "histogram":
+        part: ValueHistogram | GaussianMoments = value_histogram(X, y, w, numeric_columns, K)
+    else:
+        part = gaussian_moments(X, y, w, numeric_columns, K)
+    stats = NBStatistics(counts, part)
+    stats.settings = ("naive-bayes", numeric)
+    return stats
