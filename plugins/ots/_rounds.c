@@ -56,7 +56,7 @@ static int get_buf(PyObject *obj, Py_buffer *view, char kind, Py_ssize_t itemsiz
 }
 
 /* how many of the sorted positives rank before a row with key k and (global) row id r */
-static inline int64_t gap_of(double k, int64_t r, const double *pk, const int64_t *pr, int64_t P, const int64_t *start,
+static inline int64_t gap_of(double k, int64_t r, const double *pk, const int64_t *pr, int64_t P, const int32_t *start,
                              int64_t nb, double kmax, double kmin, double scale)
 {
     if (k > kmax) return 0;
@@ -64,6 +64,7 @@ static inline int64_t gap_of(double k, int64_t r, const double *pk, const int64_
     int64_t b = (int64_t)((kmax - k) * scale);
     if (b >= nb) b = nb - 1;
     int64_t lo = start[b], hi = start[b + 1];
+    if (lo == hi) return lo; /* most buckets hold no positive */
     /* positions lo..hi-1 share the bucket: "ranks before" is true on a prefix of them */
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
@@ -108,7 +109,7 @@ static PyObject *round_pass(PyObject *self, PyObject *args)
                           &m, &o[9], &o[10], &o[11]))
         return NULL;
     static const char kinds[N_BUFS] = {'i', 'i', 'i', 'i', 'u', 'f', 'f', 'i', 'i', 'i', 'f', 'i'};
-    static const Py_ssize_t sizes[N_BUFS] = {8, 4, 8, 4, 1, 8, 8, 8, 8, 8, 8, 8};
+    static const Py_ssize_t sizes[N_BUFS] = {8, 4, 8, 4, 1, 8, 8, 8, 4, 8, 8, 8};
     static const char *names[N_BUFS] = {"indptr", "indices", "extra indptr", "extra indices", "kind", "vec",
                                         "positive keys", "positive rows", "bucket starts", "counts", "top keys",
                                         "top rows"};
@@ -133,7 +134,8 @@ static PyObject *round_pass(PyObject *self, PyObject *args)
     const uint8_t *kd = (const uint8_t *)v[4].buf;
     const double *vec = (const double *)v[5].buf;
     const double *pkv = (const double *)v[6].buf;
-    const int64_t *prv = (const int64_t *)v[7].buf, *st = (const int64_t *)v[8].buf;
+    const int64_t *prv = (const int64_t *)v[7].buf;
+    const int32_t *st = (const int32_t *)v[8].buf;
     int64_t *cnt = (int64_t *)v[9].buf;
     Py_ssize_t cap = 2 * m + 16, nc = 0;
     cand_t *buf = (cand_t *)malloc((size_t)cap * sizeof(cand_t));

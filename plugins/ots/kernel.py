@@ -104,12 +104,12 @@ def positive_order(keys: np.ndarray, rows: np.ndarray) -> PositiveOrder:
     k, r = np.ascontiguousarray(keys[order]), np.ascontiguousarray(rows[order], dtype=np.int64)
     P = len(k)
     if P == 0:
-        return PositiveOrder(k, r, np.zeros(2, dtype=np.int64), 0.0, 0.0, 0.0)
+        return PositiveOrder(k, r, np.zeros(2, dtype=np.int32), 0.0, 0.0, 0.0)
     kmax, kmin = float(k[0]), float(k[-1])
-    n_buckets = 2 * P + 1
+    n_buckets = 8 * P + 1  # most buckets then hold no positive: one look-up, no search
     scale = n_buckets / (kmax - kmin) if kmax > kmin else 0.0
     buckets = np.minimum(((kmax - k) * scale).astype(np.int64), n_buckets - 1)
-    start = np.searchsorted(buckets, np.arange(n_buckets + 1), side="left").astype(np.int64)
+    start = np.searchsorted(buckets, np.arange(n_buckets + 1), side="left").astype(np.int32)
     return PositiveOrder(k, r, start, kmax, kmin, scale)
 
 

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from toolkit.plugins.ots.bim import (
-    bim_counts, bim_weights, feature_mask, restricted, smoothed_logit, thresholded,
+    BIMCounts, bim_counts, bim_weights, feature_mask, restricted, smoothed_logit, thresholded,
 )
 from toolkit.plugins.ots.kernel import (
     NOT_TRAINING, POOL, POSITIVE, STS_NEGATIVE, PositiveOrder, Rows, positive_order, round_pass, row_keys,
@@ -103,12 +103,13 @@ class TaskWeights:
     round 1), block 1 the leave-one-out weights of STS negatives, block 2 those of positives, block 3
     the first scorer's weights (chosen by with ``scorer="wts_fixed"``). Every value is thresholded."""
 
-    def __init__(self, B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray, spec: TaskSpec,
-                 pos_counts: Any = None):
+    def __init__(self, pos_counts: BIMCounts, wts_counts: BIMCounts | None, n_features: int, spec: TaskSpec):
+        """From the positives' counts (``n_pos``, ``N_pos``) and, for ``init="wts"``, the counts of the
+        whole training set: sums over row blocks give the same (whole) numbers as one count."""
         alpha, tau = spec.alpha, spec.tau
         self.spec = spec
-        F = B.shape[1]
-        pc = pos_counts if pos_counts is not None else bim_counts(B, positive, np.zeros(len(positive), dtype=bool))
+        F = n_features
+        pc = pos_counts
         mask = feature_mask(pc, spec.features)
         self.feature = np.flatnonzero(mask) if mask is not None else np.arange(F)
         self.Fm = Fm = len(self.feature)
@@ -118,8 +119,9 @@ class TaskWeights:
         self.lp = smoothed_logit(pc.n_pos, pc.N_pos, alpha)[f]
         self.llp = loo_smoothed_logit(pc.n_pos, pc.N_pos, alpha)[f]
         if spec.init == "wts":
-            c0 = bim_counts(B, positive, negative)
-            v0 = thresholded(bim_weights(c0, alpha, mask), tau)
+            if wts_counts is None:
+                raise ValueError("init='wts' needs the counts of the whole training set")
+            v0 = thresholded(bim_weights(wts_counts, alpha, mask), tau)
         else:  # the positives alone: q_t = 1/2, so w_t = logit(p_t)
             v0 = thresholded(restricted(smoothed_logit(pc.n_pos, pc.N_pos, alpha), mask), tau)
         self.v0 = np.ascontiguousarray(v0[f])
@@ -132,16 +134,21 @@ class TaskWeights:
         self.vec[3 * Fm:] = self.v0
         self.w_sts = self.w_loo_neg = self.w_loo_pos = np.zeros(Fm)
 
+    @classmethod
+    def of(cls, B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray, spec: TaskSpec) -> TaskWeights:
+        pc = bim_counts(B, positive, np.zeros(len(positive), dtype=bool))
+        return cls(pc, bim_counts(B, positive, negative) if spec.init == "wts" else None, B.shape[1], spec)
+
     @property
     def sel_offset(self) -> int:
         """Where the pool's choosing weights start in the vector (-1: block 0 itself)."""
         return 3 * self.Fm if self.spec.scorer == "wts_fixed" else -1
 
-    def add(self, increment: np.ndarray, n_docs: int) -> None:
-        """Counts of the documents that entered the STS: ``increment`` per compact feature."""
+    def add(self, changed: np.ndarray, increment: np.ndarray, n_docs: int) -> None:
+        """Counts of the documents that entered the STS: ``increment`` more negatives contain each of the
+        features ``changed`` (compact ids, distinct)."""
         alpha = self.spec.alpha
-        changed = np.flatnonzero(increment)
-        self.n[changed] += increment[changed]
+        self.n[changed] += increment
         self.N += n_docs
         n = self.n[changed]
         self.log_na[changed] = np.log(n + alpha)
@@ -363,26 +370,21 @@ class RoundEngine:
         empty = positive_order(np.zeros(0), np.zeros(0, dtype=np.int64))
         return self._pass(empty, count=False, m=self.spec.step)
 
-    def step(self, chosen: np.ndarray, increment: np.ndarray) -> RoundResult:
+    def step(self, chosen: np.ndarray, changed: np.ndarray, increment: np.ndarray) -> RoundResult:
         """Move ``chosen`` (global rows; those of this block become STS negatives) into the STS, add
-        ``increment`` (their features' counts, compact ids) and run the round."""
+        their features' counts (``increment`` at compact ids ``changed``) and run the round."""
         local = np.asarray(chosen, dtype=np.int64) - self.row_base
         mine = local[(local >= 0) & (local < self.n_own)]
         self.kind[mine] = STS_NEGATIVE
         self.pool_left -= len(chosen)  # every block knows the whole pool's size
         self.rounds += 1
         w = self.weights
-        w.add(increment, len(chosen))
+        w.add(changed, increment, len(chosen))
         active = w.update()
         self._ensure(active)
         keys = row_keys(self.sub.rows, self.positive_local, w.vec, 2 * w.Fm, w.Fm)
         order = positive_order(keys, self.positive_rows)
         return self._pass(order, count=True, m=self.spec.step if self.pool_left > 0 else 0)
-
-
-def increment_of(result_features: np.ndarray, Fm: int) -> np.ndarray:
-    """Counts per compact feature of the chosen documents' features."""
-    return np.bincount(result_features, minlength=Fm).astype(np.float64)
 
 
 def initial_kind(positive: np.ndarray, negative: np.ndarray) -> np.ndarray:

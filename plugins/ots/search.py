@@ -131,9 +131,10 @@ def _chosen(results: Sequence[RoundResult], m: int) -> tuple[np.ndarray, np.ndar
 
 
 def run_rounds(call: Callable[..., list[RoundResult]], spec: TaskSpec, positives: np.ndarray, pool_size: int,
-               n_features: int, patience: int | None = None, max_size: int | None = None) -> OTSResult:
-    """The OTS loop over row blocks: ``call("first")`` and ``call("step", chosen, increment)`` run the
-    first scorer and a round on every block and return their ``RoundResult``s. The trace depends only
+               patience: int | None = None, max_size: int | None = None) -> OTSResult:
+    """The OTS loop over row blocks: ``call("first")`` and ``call("step", chosen, changed, increment)``
+    run the first scorer and a round on every block and return their ``RoundResult``s; a round sends
+    only the rows chosen and the change of the counts (compact feature ids, how many more). The trace depends only
     on what the blocks return, so any split of the rows gives the same search."""
     M = spec.step
     chosen, feats = _chosen(call("first"), M)
@@ -146,8 +147,8 @@ def run_rounds(call: Callable[..., list[RoundResult]], spec: TaskSpec, positives
         added.append(chosen)
         total += len(chosen)
         left -= len(chosen)
-        increment = np.bincount(feats, minlength=n_features).astype(np.float64)
-        results = call("step", chosen, increment)
+        changed, increment = np.unique(feats, return_counts=True)
+        results = call("step", chosen, changed.astype(np.int64), increment.astype(np.float64))
         counts = np.sum([r.counts for r in results], axis=0)
         ap = average_precision_from_counts(counts)
         ap_trace.append(ap)
@@ -190,7 +191,7 @@ def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, 
     pool_size = int(np.sum(negative & ~positive))
     if pool_size == 0 or len(pos_rows) == 0:
         return OTSResult(pos_rows, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), spec.step, -1)
-    weights = TaskWeights(B, positive, negative, spec)
+    weights = TaskWeights.of(B, positive, negative, spec)
     if n_threads is None:
         n_threads = _available_cores() if B.nnz >= _PARALLEL_MIN_NNZ else 1
     engine = RoundEngine(B.indptr, B.indices, weights, columns if columns is not None else ColumnIndex.of(B),
@@ -200,6 +201,6 @@ def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, 
         return [getattr(engine, name)(*args)]
 
     try:
-        return run_rounds(call, spec, pos_rows, pool_size, weights.Fm, patience, max_size)
+        return run_rounds(call, spec, pos_rows, pool_size, patience, max_size)
     finally:
         engine.close()
