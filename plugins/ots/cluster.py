@@ -66,7 +66,8 @@ def _worker_corpus(path: str, class_attribute: Any) -> tuple[Any, np.ndarray, li
 
         ds = load_dataset(path, LoadOptions(class_attribute=class_attribute))
         labels = list(ds.require_nominal_class())
-        prepared = Pipeline("nb-bim", tune=False).prepare(ds)
+        # word counts of text attributes as ots-trace makes them (the text step does not look at the class)
+        prepared = Pipeline("nb-bim", tune=False).prepare(ds.one_vs_rest(labels[0]))
         B = presence(prepared.X)
         columns = ColumnIndex.of(B)
         columns.column_nnz  # build it now, once

@@ -45,6 +45,8 @@ __all__ = ["ColumnIndex", "TaskSpec", "TaskWeights", "RestrictedRows", "RoundEng
 LOOKAHEAD = 25  # rounds: features predicted to gain weight this soon enter the restricted rows together
 _FILTER_EVERY = 64  # rounds between checks whether the restricted rows hold many features no longer needed
 _CHUNK = 4_000_000  # entries per chunk when filtering the corpus (bounds the temporary memory)
+_FILTER_SLACK = 100_000  # entries: the restricted rows are filtered when they hold twice what is needed + this
+_COMBINE_MIN = 1_000_000  # the extra part joins the base when it exceeds this and a quarter of the base
 
 
 class ColumnIndex:
@@ -175,10 +177,12 @@ class TaskWeights:
         return self.v0 != 0
 
     def about_to_gain_weight(self, left: int) -> np.ndarray:
-        """Features without weight that may gain one within ``LOOKAHEAD`` rounds, so that they enter the
-        restricted rows together. With n fixed every weight rises with N by log((N' - n + a)/(N - n + a));
-        an added negative containing t lowers its weights by at most log((n' - 1 + a)/(n - 1 + a)). Only a
-        forecast: a feature that gains weight unforeseen is added when it does."""
+        """Features without weight that may gain one soon, so that they enter the restricted rows
+        together. With n fixed every weight rises with N, by log((N' - n + a)/(N - n + a)) over the
+        documents of the next ``LOOKAHEAD`` rounds; one more added negative containing t lowers its
+        weights by at most log((n + a)/(n - 1 + a)), which is forecast for the features already in an STS
+        negative (a feature in none gains its first rarely, and is added when it does). Only a forecast:
+        a feature that gains weight unforeseen is added then; the sums never miss a weight."""
         alpha, tau = self.spec.alpha, self.spec.tau
         highest = np.maximum(np.maximum(self.w_sts, self.w_loo_neg), self.w_loo_pos)
         lowest = np.minimum(np.minimum(self.w_sts, self.w_loo_neg), self.w_loo_pos)
@@ -186,8 +190,8 @@ class TaskWeights:
         below = np.maximum(self.n - 1.0, 0.0) + alpha
         # documents to come within LOOKAHEAD rounds, but at most a quarter of N more: while the STS is small,
         # a few rounds move the weights of nearly every feature, and a long forecast would take them all
-        step = min(self.spec.step * LOOKAHEAD, 0.25 * self.N + self.spec.step, max(left, 0))
-        return (highest + np.log1p(step / room) > tau) | (lowest - np.log1p(3.0 / below) < -tau)
+        step = min(self.spec.step * LOOKAHEAD, 0.25 * self.N + self.spec.step, max(left, 0)) if LOOKAHEAD else 0
+        return (highest + np.log1p(step / room) > tau) | ((self.n >= 1) & (lowest - np.log1p(1.0 / below) < -tau))
 
 
 class RestrictedRows:
@@ -246,7 +250,7 @@ class RestrictedRows:
         self.kept[features] = True
         self._in_extra[in_extra] = True
         self.changes["add"] += 1
-        if len(extra_indices) > max(len(r.indices) // 4, 1_000_000):
+        if len(extra_indices) > max(len(r.indices) // 4, _COMBINE_MIN):
             self._combine()
 
     def _combine(self) -> None:
@@ -330,7 +334,7 @@ class RoundEngine:
             sub.add(np.flatnonzero((later | active) & ~sub.kept))
         elif self.rounds % _FILTER_EVERY == 0:
             needed = active | self.weights.about_to_gain_weight(self.pool_left)
-            if sub.nnz_of(np.flatnonzero(sub.kept)) > 2 * sub.nnz_of(np.flatnonzero(needed)) + 100_000:
+            if sub.nnz_of(np.flatnonzero(sub.kept)) > 2 * sub.nnz_of(np.flatnonzero(needed)) + _FILTER_SLACK:
                 sub.filter(sub.kept & needed)
 
     # ------------------------------------------------------------------ rounds
