@@ -16,6 +16,7 @@ from pathlib import Path
 PUBLIC_CORE = frozenset({
     "toolkit", "toolkit.api", "toolkit.errors", "toolkit.cli", "toolkit.plotting", "toolkit.testing",
     "toolkit.data", "toolkit.data.arff", "toolkit.evaluation.ranking", "toolkit.evaluation.measures",
+    "toolkit.evaluation.distributed",
 })
 #: packages the data layer (toolkit.data) must not import: data knows nothing of pipelines, the
 #: plugin host, the harness or the command line

@@ -13,6 +13,7 @@ import random
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -307,3 +308,81 @@ def test_a_number_of_two_billion_digits_is_not_misread():
     assert done.returncode == 0, done.stderr[-2000:]
     status, value = done.stdout.split()
     assert (status, value) == ("2", "None") or float(value) == float("inf")
+
+
+# ---------------------------------------------------------------------------- hash flooding of nominal values
+
+def _old_fnv_slots(values: np.ndarray) -> np.ndarray:
+    """The scanner's former (unkeyed) hash of each row of ``values`` (uint8, fixed width): 64-bit
+    FNV-1a, then h ^ (h >> 29); the slot is its low bits. Written from that description, vectorised."""
+    h = np.full(len(values), 1469598103934665603, dtype=np.uint64)
+    prime = np.uint64(1099511628211)
+    for j in range(values.shape[1]):
+        h ^= values[:, j].astype(np.uint64)
+        h *= prime  # modulo 2**64, as in C
+    return h ^ (h >> np.uint64(29))
+
+
+def _fnv_colliding_values(count: int, bits: int) -> list[str]:
+    """``count`` four-character names whose former hashes agree in their low ``bits`` bits: they all
+    landed in one probe sequence of a table of up to 2**bits slots (brute force over base-36 names)."""
+    alphabet = np.frombuffer(b"0123456789abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
+    k = np.arange(36 ** 4, dtype=np.int64)
+    digits = np.stack([(k // 36 ** p) % 36 for p in range(4)], axis=1)
+    names = alphabet[digits]
+    slots = (_old_fnv_slots(names) & np.uint64((1 << bits) - 1)).astype(np.int64)
+    target = int(np.argmax(np.bincount(slots)))
+    chosen = names[slots == target][:count]
+    assert len(chosen) == count
+    return [bytes(row).decode() for row in chosen]
+
+
+def _flood_file(tmp_path, values: list[str]):
+    """A header declaring ``values`` and ten rows per value, each value used in turn."""
+    path = tmp_path / f"flood{len(values)}.arff"
+    rows = "".join(f"{values[i % len(values)]},{i}\n" for i in range(10 * len(values)))
+    path.write_text("@relation r\n@attribute a {" + ",".join(values) + "}\n@attribute x numeric\n@data\n" + rows)
+    return path
+
+
+def _work(path) -> tuple[int, object]:
+    before = _arffscan._probes()
+    ds = arff.read(path, class_attribute=None)
+    return _arffscan._probes() - before, ds
+
+
+def test_nominal_values_that_collided_under_the_old_hash_cost_linear_work(tmp_path):
+    """500 declared values that all shared one slot of the former unkeyed FNV hash: every lookup
+    walked the whole run (1.4 million probes for 5,000 rows, 100 times the work of the 50-value
+    file). The keyed hash spreads them: the work grows with the file, about 10 times."""
+    values = _fnv_colliding_values(500, 10)  # a table of 500 values has 1024 slots (50 values: 128)
+    small, ds_small = _work(_flood_file(tmp_path, values[:50]))
+    big, ds_big = _work(_flood_file(tmp_path, values))
+    lookups = 500 + 5000  # one insertion per declared value, one lookup per row
+    assert big < 4 * lookups, big
+    assert big < 20 * small, (small, big)
+    assert ds_big.X[:, 0].tolist() == [float(i % 500) for i in range(5000)]  # the codes are unchanged
+    assert ds_small.X[:, 0].tolist() == [float(i % 50) for i in range(500)]
+
+
+def test_lookups_stay_bounded_even_when_every_value_hashes_alike(tmp_path):
+    """The worst case of any hash function: past 64 probes for one value the table is replaced by
+    the values in sorted order (bisection), so a lookup costs at most 65 probes or log2(n) + 1
+    comparisons, and the codes are those of the declaration (the strict engine's)."""
+    values = [f"v{k:04d}" for k in range(500)][::-1]  # declared out of order: the codes are not the sort
+    _arffscan._constant_hash_for_tests(True)
+    try:
+        small, ds_small = _work(_flood_file(tmp_path, values[:50]))
+        big, ds_big = _work(_flood_file(tmp_path, values))
+        bad = tmp_path / "undeclared.arff"
+        bad.write_text(Path(ds_big.path).read_text().replace("\nv0499,0\n", "\nv9999,0\n"))
+        with pytest.raises(ArffFormatError, match=r"undeclared\.arff:5: value 'v9999' is not declared"):
+            arff.read(bad, class_attribute=None)
+    finally:
+        _arffscan._constant_hash_for_tests(False)
+    assert big < 65 * 65 + 5000 * 10, big  # the build gives up after 64 probes; bisection of 500 values
+    assert big < 20 * small, (small, big)
+    for ds in (ds_small, ds_big):
+        strict = arff.read(ds.path, class_attribute=None, engine="strict")
+        assert ds.difference(strict) is None
+    assert ds_big.X[:, 0].tolist() == [float(i % 500) for i in range(5000)]

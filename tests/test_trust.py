@@ -420,3 +420,24 @@ def test_legend_states_the_protocol_and_the_counts_row(tmp_path):
 def test_list_shows_parameters_with_types_and_defaults_and_capabilities():
     result = runner.invoke(app, ["list", "classifiers"])
     assert "laplace: float = 1.0" in result.stdout and "accepts: numeric, nominal" in result.stdout
+
+
+def test_text_selectors_refuse_non_integer_values_unless_asked(tmp_path, no_computation):
+    text = "@relation w\n@attribute a numeric\n@attribute b numeric\n@attribute c {x,y}\n@data\n"
+    text += "".join(f"{i % 3}.5,{i % 2},{'xy'[i % 2]}\n" for i in range(20))
+    path = tmp_path / "weights.arff"
+    path.write_text(text)
+    result = runner.invoke(app, ["evaluate", str(path), "-c", "nb-multinomial", "--fs", "kl:k=1"])
+    _one_error_line(result, "kl needs whole-number counts", "0.5", "allow_fractional=true")
+    result = runner.invoke(app, ["evaluate", str(path), "-c", "nb-multinomial", "--fs", "mi:k=1"])
+    _one_error_line(result, "mi needs whole-number counts")
+
+
+def test_text_selectors_take_fractional_values_when_asked(tmp_path):
+    text = "@relation w\n@attribute a numeric\n@attribute b numeric\n@attribute c {x,y}\n@data\n"
+    text += "".join(f"{i % 3}.5,{i % 2},{'xy'[i % 2]}\n" for i in range(20))
+    path = tmp_path / "weights.arff"
+    path.write_text(text)
+    result = runner.invoke(app, ["evaluate", str(path), "-c", "nb-multinomial", "--fs", "kl:k=1,allow_fractional=true",
+                                 "--runs", "2", "-q"])
+    assert result.exit_code == 0, result.output

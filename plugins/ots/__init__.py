@@ -72,12 +72,18 @@ def register_commands(app):  # type: ignore[no-untyped-def]
         class_attribute: str = typer.Option(None, "--class", "-C", help="Class attribute: name, first, last or "
                                                                         "1-based position (default: last)."),
         as_json: bool = typer.Option(False, "--json", help="The traces as one JSON document."),
+        jobs: int = typer.Option(None, "--jobs", "-j", help="Searches at a time (default: the cores)."),
+        backend: str = typer.Option("threads", "--backend", help="threads or processes (sharing one corpus)."),
+        scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address: one term per task, "
+                                                                "each worker reads DATASET itself."),
+        cluster: str = typer.Option(None, "--cluster", help="local:N: a local Dask cluster of N workers."),
     ) -> None:
         """The OTS search's AP against training-set size (the paper's Figure 3), per task: by default
-        (evaluate=wts) the AP of every document, STS members by leave-one-out."""
+        (evaluate=wts) the AP of every document, STS members by leave-one-out. Several classes run as
+        searches sharing one loaded corpus and its column index."""
         import json
 
-        from toolkit import LoadOptions, Pipeline, binary_tasks, load_dataset
+        from toolkit import LoadOptions, Pipeline, load_dataset
         from toolkit.cli import class_attribute as class_value
         from toolkit.cli import err
         from toolkit.cli import out as echo
@@ -86,13 +92,39 @@ def register_commands(app):  # type: ignore[no-untyped-def]
             from toolkit.plotting import check_figure_path
 
             check_figure_path(out)
+        from toolkit.evaluation.distributed import dask_client, parse_cluster
+
+        spec = parse_cluster(scheduler, cluster)
         ds = load_dataset(dataset, LoadOptions(class_attribute=class_value(class_attribute)))
-        ds.require_nominal_class()
-        tasks = binary_tasks([ds], positive or None, positive_below) if (positive or positive_below) else [ds]
+        labels = list(ds.require_nominal_class())
+        step = Pipeline("nb-bim", example_selector=selector, tune=False).example_selector
         traces = {}
-        for task in tasks:
-            fitted = Pipeline("nb-bim", example_selector=selector, tune=False).fit(task)
-            traces[task.name] = fitted.example_selector.trace_
+        if positive or positive_below:
+            classes = list(dict.fromkeys(positive))
+            if positive_below is not None:
+                classes += [c for c in ds.rare_classes(positive_below) if c not in classes]
+            if not classes:
+                raise typer.BadParameter("no class has a share below --positive-below", param_hint="--positive-below")
+            for c in classes:
+                ds.one_vs_rest(c)  # a clear error for a class that is not a value
+            chosen = step.build({}, 0)
+            if spec is not None:
+                from toolkit.plugins.ots.cluster import search_terms_on_cluster
+
+                if not ds.path:
+                    raise typer.BadParameter("a Dask cluster reads the dataset from its file; give an ARFF path")
+                with dask_client(spec) as client:
+                    results = search_terms_on_cluster(client, ds.path, classes, class_attribute=ds.class_index,
+                                                      **chosen._ots_params("ots"))
+                traces = {f"{ds.name}:{c}": r.trace() for c, r in results.items()}
+            else:
+                # word counts of text attributes, once (the text step does not look at the class)
+                X = Pipeline("nb-bim", tune=False).prepare(ds.one_vs_rest(classes[0])).X
+                chosen.select_many(X, ds.y, [labels.index(c) for c in classes], n_jobs=jobs, backend=backend)
+                traces = {f"{ds.name}:{c}": chosen.traces_[labels.index(c)] for c in classes}
+        else:
+            fitted = Pipeline("nb-bim", example_selector=selector, tune=False).fit(ds)
+            traces[ds.name] = fitted.example_selector.trace_
         if as_json:
             echo(json.dumps({"schema": "toolkit.ots-trace/1", "traces": traces}))
         else:

@@ -32,6 +32,13 @@ def _fingerprint(B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray) -
     return h.hexdigest()
 
 
+def _remember(key: tuple[Any, ...], result: OTSResult) -> None:
+    _CACHE[key] = result
+    _CACHE.move_to_end(key)
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+
+
 def _cached_ots(X: Any, positive: np.ndarray, negative: np.ndarray, params: dict[str, Any]) -> OTSResult:
     """The OTS search, memoised on (data, parameters): OTS Bayes, random STS and OTS CMLS evaluated on
     the same training part share one search instead of three."""
@@ -42,9 +49,7 @@ def _cached_ots(X: Any, positive: np.ndarray, negative: np.ndarray, params: dict
         _CACHE.move_to_end(key)
         return hit
     result = optimal_training_set(B, positive, negative, **params)
-    _CACHE[key] = result
-    while len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    _remember(key, result)
     return result
 
 
@@ -116,6 +121,29 @@ class OTSSelector(_OTSParams):
         result = _cached_ots(X, pos, neg, params)
         self._record(result)
         return result.rows()
+
+    def select_many(self, X: Any, y: Any = None, positives: Any = None, *, labels: Any = None,
+                    n_jobs: int | None = None, backend: str = "threads") -> dict[Any, np.ndarray]:
+        """One OTS per term over the same corpus: each class code in ``positives`` (default: every
+        class in ``y``) against the other labelled rows, or each column of the multi-label indicator
+        matrix ``labels`` against the rest. The searches share the corpus and its column index and run
+        ``n_jobs`` at a time in ``backend`` ("threads" or "processes", see ``terms.search_terms``); each
+        gives the OTS its term's ``select`` gives. Returns term -> OTS rows; ``traces_`` holds term ->
+        trace, and the memo serves a later ``select`` of the same term."""
+        from toolkit.plugins.ots.terms import search_terms, term_masks
+
+        params = self._ots_params("ots")
+        masks = term_masks(y, positives, labels)
+        for term, (pos, _) in masks.items():
+            if not pos.any():
+                raise CapabilityError(f"ots: term {term!r} has no positive document; the OTS starts from the positives")
+        results = search_terms(X, masks, n_jobs=n_jobs, backend=backend, **params)
+        B = presence(X)
+        key_params = tuple(sorted(params.items()))
+        for term, result in results.items():
+            _remember((_fingerprint(B, *masks[term]), key_params), result)
+        self.traces_ = {term: r.trace() for term, r in results.items()}
+        return {term: r.rows() for term, r in results.items()}
 
 
 class RandomSTSSelector(_OTSParams):

@@ -16,7 +16,8 @@ from __future__ import annotations
 from toolkit import Capabilities, hookimpl
 
 _COUNTS = Capabilities(numeric=True, nominal=False, sparse=True, missing=False, sample_weight=True, nonnegative=True)
-_SELECTOR = Capabilities(numeric=True, nominal=False, sparse=True, missing=False, nonnegative=True)
+#: the selectors' scores are defined on word counts; tf-idf-like weights need allow_fractional=true
+_SELECTOR = Capabilities(numeric=True, nominal=False, sparse=True, missing=False, nonnegative=True, integer=True)
 _MADSEN = "Madsen, Kauchak & Elkan (2005), Modeling word burstiness using the Dirichlet distribution, ICML"
 _DCM_REFS = (_MADSEN, "Minka (2000/2003), Estimating a Dirichlet distribution (fastfit: polya_fit_simple)")
 _SCHNEIDER = ("Schneider (2004), A new feature selection score for multinomial naive Bayes text "

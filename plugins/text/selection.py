@@ -216,9 +216,10 @@ class KLSelector(_TextSelector):
 
     _name = "kl"
 
-    def __init__(self, *, k: int | float | None = 1000, variant: str = "approx"):
+    def __init__(self, *, k: int | float | None = 1000, variant: str = "approx", allow_fractional: bool = False):
         self.k = k
         self.variant = variant
+        self.allow_fractional = allow_fractional
 
     def _scores(self, stats: TextStatistics) -> np.ndarray:
         if self.variant == "approx":
@@ -237,8 +238,9 @@ class DKLSelector(_TextSelector):
 
     _name = "dkl"
 
-    def __init__(self, *, k: int | float | None = 1000):
+    def __init__(self, *, k: int | float | None = 1000, allow_fractional: bool = False):
         self.k = k
+        self.allow_fractional = allow_fractional
 
     def _scores(self, stats: TextStatistics) -> np.ndarray:
         return dkl_scores(stats)
@@ -253,9 +255,11 @@ class MISelector(_TextSelector):
 
     _name = "mi"
 
-    def __init__(self, *, k: int | float | None = 1000, event_model: str = "document"):
+    def __init__(self, *, k: int | float | None = 1000, event_model: str = "document",
+                 allow_fractional: bool = False):
         self.k = k
         self.event_model = event_model
+        self.allow_fractional = allow_fractional
 
     def _scores(self, stats: TextStatistics) -> np.ndarray:
         return mutual_information(stats, self.event_model)

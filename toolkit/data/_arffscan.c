@@ -15,6 +15,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <math.h>
 
@@ -116,7 +117,15 @@ static PyObject *gbuf_take(gbuf *b)
     return (PyObject *)o;
 }
 
-/* ------------------------------------------------------------------ nominal lookup tables */
+/* ------------------------------------------------------------------ nominal lookup tables
+ *
+ * The declared values of a nominal attribute, looked up for every value read. The header is input
+ * too: values chosen to collide under a fixed hash would make every lookup walk the whole table
+ * (quadratic time). So the hash takes a key drawn once per process (os.urandom), and no lookup
+ * probes further than the longest probe sequence met while building the table; a table
+ * whose building would probe more than PROBE_LIMIT slots for one value is replaced by the values
+ * in sorted order, searched by bisection (log n comparisons whatever the hash does). Codes are the
+ * declared positions either way. */
 
 typedef struct {
     const char *s; /* NULL: empty slot */
@@ -125,18 +134,120 @@ typedef struct {
 } nslot;
 
 typedef struct {
-    nslot *slots;
+    nslot *slots;     /* hash table (NULL when sorted is used) */
     size_t mask;
+    size_t max_probe; /* the longest probe sequence of the build: a lookup that goes further fails */
+    nslot *sorted;    /* the values ordered by (length, bytes), when the hash table would be slow */
+    Py_ssize_t n_sorted;
+    uint64_t k0, k1;  /* the key the table was built with */
+    int constant;     /* tests only: every value hashes alike */
 } ntable;
 
-static uint64_t hash_bytes(const char *s, Py_ssize_t n)
+#define PROBE_LIMIT 64
+
+static uint64_t hash_k0, hash_k1;  /* drawn at import */
+static int hash_constant;          /* tests only (_constant_hash_for_tests) */
+static uint64_t probe_count;       /* slots and comparisons visited by lookups and builds (_probes) */
+
+/* A little-endian word from p (memcpy: any alignment, one load). */
+static inline uint64_t load_le64(const unsigned char *p)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
+    uint64_t w;
+    memcpy(&w, p, 8);
+#if !PY_LITTLE_ENDIAN
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
+
+static inline uint64_t load_le32(const unsigned char *p)
+{
+    uint32_t w;
+    memcpy(&w, p, 4);
+#if !PY_LITTLE_ENDIAN
+    w = __builtin_bswap32(w);
+#endif
+    return w;
+}
+
+/* MurmurHash3's finaliser: a bijection in which every output bit depends on every input bit. */
+static inline uint64_t fmix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+/* The hash of s[0:n] under the key (k0, k1): the length and k0 start the state, each 8-byte word is
+ * mixed in through fmix64, and the last word (the last 8 bytes, overlapping the one before; for a
+ * shorter value, loads that cover every byte) goes in with k1. As fast as the FNV-1a it replaces
+ * (2 multiplications a word instead of 1 a byte); not a cryptographic function: the bound on probes
+ * above is what guarantees the work, the key only keeps a crafted header from reaching it. */
+static uint64_t keyed_hash(uint64_t k0, uint64_t k1, const char *s, Py_ssize_t n)
+{
+    const unsigned char *m = (const unsigned char *)s;
+    size_t len = (size_t)n;
+    uint64_t h = k0 ^ (len * 0x9e3779b97f4a7c15ULL), last;
+    if (len >= 8) {
+        for (size_t i = 0; i + 8 < len; i += 8)
+            h = fmix64(h ^ load_le64(m + i));
+        last = load_le64(m + len - 8);
     }
-    return h ^ (h >> 29);
+    else if (len >= 4)
+        last = load_le32(m) | (load_le32(m + len - 4) << 32);
+    else if (len > 0)
+        last = ((uint64_t)m[0] << 16) | ((uint64_t)m[len >> 1] << 8) | m[len - 1];
+    else
+        last = 0;
+    return fmix64(h ^ last ^ k1);
+}
+
+static inline size_t ntable_home(const ntable *t, const char *s, Py_ssize_t n)
+{
+    return t->constant ? 0 : (size_t)keyed_hash(t->k0, t->k1, s, n) & t->mask;
+}
+
+/* Order of the sorted fallback: by length, then bytes, then code (so a repeat sorts after the first). */
+static int nslot_cmp(const void *pa, const void *pb)
+{
+    const nslot *a = pa, *b = pb;
+    if (a->n != b->n)
+        return a->n < b->n ? -1 : 1;
+    int c = memcmp(a->s, b->s, (size_t)a->n);
+    if (c)
+        return c;
+    return (a->code > b->code) - (a->code < b->code);
+}
+
+static int ntable_build_sorted(ntable *t, PyObject *values)
+{
+    Py_ssize_t count = PyList_GET_SIZE(values);
+    PyMem_RawFree(t->slots);
+    t->slots = NULL;
+    t->sorted = PyMem_RawMalloc((size_t)(count ? count : 1) * sizeof(nslot));
+    if (t->sorted == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *item = PyList_GET_ITEM(values, k); /* checked to be bytes by ntable_build */
+        t->sorted[k].s = PyBytes_AS_STRING(item);
+        t->sorted[k].n = PyBytes_GET_SIZE(item);
+        t->sorted[k].code = (double)k;
+    }
+    qsort(t->sorted, (size_t)count, sizeof(nslot), nslot_cmp);
+    Py_ssize_t kept = 0; /* a repeated value keeps its first code */
+    for (Py_ssize_t k = 0; k < count; k++) {
+        nslot *e = &t->sorted[k];
+        if (kept && t->sorted[kept - 1].n == e->n && memcmp(t->sorted[kept - 1].s, e->s, (size_t)e->n) == 0)
+            continue;
+        t->sorted[kept++] = *e;
+    }
+    t->n_sorted = kept;
+    return 0;
 }
 
 static int ntable_build(ntable *t, PyObject *values)
@@ -151,40 +262,82 @@ static int ntable_build(ntable *t, PyObject *values)
         return -1;
     }
     t->mask = size - 1;
+    t->max_probe = 0;
+    t->k0 = hash_k0;
+    t->k1 = hash_k1;
+    t->constant = hash_constant;
     for (Py_ssize_t k = 0; k < count; k++) {
         PyObject *item = PyList_GET_ITEM(values, k);
         if (!PyBytes_Check(item)) {
             PyErr_SetString(PyExc_TypeError, "nominal values must be bytes");
             return -1;
         }
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *item = PyList_GET_ITEM(values, k);
         const char *s = PyBytes_AS_STRING(item);
         Py_ssize_t n = PyBytes_GET_SIZE(item);
-        size_t i = (size_t)hash_bytes(s, n) & t->mask;
+        size_t i = ntable_home(t, s, n), probe = 0;
         while (t->slots[i].s != NULL) {
+            probe_count++;
             if (t->slots[i].n == n && memcmp(t->slots[i].s, s, (size_t)n) == 0)
                 break; /* a repeated value keeps its first code (the header refuses repeats anyway) */
+            if (++probe > PROBE_LIMIT)
+                return ntable_build_sorted(t, values);
             i = (i + 1) & t->mask;
         }
+        probe_count++;
         if (t->slots[i].s == NULL) {
             t->slots[i].s = s;
             t->slots[i].n = n;
             t->slots[i].code = (double)k;
         }
+        if (probe > t->max_probe)
+            t->max_probe = probe;
     }
     return 0;
 }
 
 static int ntable_find(const ntable *t, const char *s, Py_ssize_t n, double *code)
 {
-    size_t i = (size_t)hash_bytes(s, n) & t->mask;
-    while (t->slots[i].s != NULL) {
-        if (t->slots[i].n == n && memcmp(t->slots[i].s, s, (size_t)n) == 0) {
-            *code = t->slots[i].code;
+    if (t->sorted != NULL) {
+        Py_ssize_t lo = 0, hi = t->n_sorted;
+        while (lo < hi) {
+            Py_ssize_t mid = lo + (hi - lo) / 2;
+            const nslot *e = &t->sorted[mid];
+            probe_count++;
+            int c = e->n != n ? (e->n < n ? -1 : 1) : memcmp(e->s, s, (size_t)n);
+            if (c == 0) {
+                *code = e->code;
+                return 1;
+            }
+            if (c < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return 0;
+    }
+    size_t i = ntable_home(t, s, n);
+    for (size_t probe = 0; probe <= t->max_probe; probe++) {
+        const nslot *e = &t->slots[i];
+        probe_count++;
+        if (e->s == NULL)
+            return 0;
+        if (e->n == n && memcmp(e->s, s, (size_t)n) == 0) {
+            *code = e->code;
             return 1;
         }
         i = (i + 1) & t->mask;
     }
     return 0;
+}
+
+static void ntable_free(ntable *t)
+{
+    PyMem_RawFree(t->slots);
+    PyMem_RawFree(t->sorted);
+    t->slots = t->sorted = NULL;
 }
 
 /* ------------------------------------------------------------------ character classes */
@@ -538,7 +691,7 @@ static void Parser_dealloc(Parser *self)
     gbuf_free(&self->nscratch);
     if (self->nominal) {
         for (Py_ssize_t i = 0; i < self->n_attr; i++)
-            PyMem_RawFree(self->nominal[i].slots);
+            ntable_free(&self->nominal[i]);
     }
     PyMem_RawFree(self->nominal);
     PyMem_RawFree(self->kind);
@@ -1336,8 +1489,29 @@ static PyObject *parse_numbers(PyObject *mod, PyObject *arg)
     return Py_BuildValue("(NN)", vals, ok);
 }
 
+/* _probes() -> int: slots and comparisons visited by nominal lookups and table builds so far (a
+ * deterministic measure of work for tests). */
+static PyObject *probes(PyObject *mod, PyObject *Py_UNUSED(arg))
+{
+    return PyLong_FromUnsignedLongLong(probe_count);
+}
+
+/* _constant_hash_for_tests(flag): tables built afterwards hash every value alike (the worst case of
+ * any hash function), to test that lookups stay bounded anyway. */
+static PyObject *constant_hash_for_tests(PyObject *mod, PyObject *arg)
+{
+    int flag = PyObject_IsTrue(arg);
+    if (flag < 0)
+        return NULL;
+    hash_constant = flag;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"parse_numbers", parse_numbers, METH_O, "Numbers in the ARFF grammar: (float64 bytes, ok bytes)."},
+    {"_probes", probes, METH_NOARGS, "Slots and comparisons visited by nominal lookups so far (tests)."},
+    {"_constant_hash_for_tests", constant_hash_for_tests, METH_O,
+     "Tables built afterwards hash every value alike (tests)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1345,9 +1519,36 @@ static struct PyModuleDef moduledef = {
     PyModuleDef_HEAD_INIT, "_arffscan", "Fast path of the ARFF data-section reader.", -1, module_methods,
 };
 
+/* The per-process key of the nominal tables, from os.urandom. */
+static int init_hash_key(void)
+{
+    PyObject *os = PyImport_ImportModule("os");
+    if (os == NULL)
+        return -1;
+    PyObject *key = PyObject_CallMethod(os, "urandom", "n", (Py_ssize_t)16);
+    Py_DECREF(os);
+    if (key == NULL)
+        return -1;
+    if (!PyBytes_Check(key) || PyBytes_GET_SIZE(key) != 16) {
+        Py_DECREF(key);
+        PyErr_SetString(PyExc_RuntimeError, "os.urandom(16) did not give 16 bytes");
+        return -1;
+    }
+    const unsigned char *k = (const unsigned char *)PyBytes_AS_STRING(key);
+    hash_k0 = hash_k1 = 0;
+    for (int b = 0; b < 8; b++) {
+        hash_k0 |= (uint64_t)k[b] << (8 * b);
+        hash_k1 |= (uint64_t)k[8 + b] << (8 * b);
+    }
+    Py_DECREF(key);
+    return 0;
+}
+
 PyMODINIT_FUNC PyInit__arffscan(void)
 {
     init_tables();
+    if (init_hash_key() < 0)
+        return NULL;
     if (PyType_Ready(&BufType) < 0 || PyType_Ready(&ParserType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);

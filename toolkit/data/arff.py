@@ -26,7 +26,7 @@ from toolkit.data.arff_dates import DateCodec
 from toolkit.data.arff_header import Header, read_header
 from toolkit.data.arff_source import BLOCK, ByteSource, line_ends, open_binary
 from toolkit.data.arff_syntax import WHITESPACE, parse_number, quote
-from toolkit.data.attributes import AttributeList
+from toolkit.data.attributes import KIND_CODES, AttributeList
 from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import ArffFormatError, DatasetError
 
@@ -99,8 +99,10 @@ def _start(src: ByteSource, class_attribute: ClassChoice) -> tuple[Header, int |
     return header, class_index, StrictRows(src.display, header.attributes, class_index, header.date_codecs)
 
 
-def _fast_chunks(src: ByteSource, builder: FastBuilder, first_line: int, rows: int = 0) -> Iterator[Chunk]:
-    """Chunks of ``rows`` rows (all rows in one chunk when 0) read by the fast engine."""
+def _fast_chunks(src: ByteSource, builder: FastBuilder, first_line: int, rows: int = 0,
+                 first: _FirstValues | None = None) -> Iterator[Chunk]:
+    """Chunks of ``rows`` rows (all rows in one chunk when 0) read by the fast engine; with ``first``,
+    each chunk's tables start with the file's first values (see :class:`_FirstValues`)."""
     line_no = first_line
     for data, end, final in src.data_blocks():
         undecodable = None
@@ -109,11 +111,16 @@ def _fast_chunks(src: ByteSource, builder: FastBuilder, first_line: int, rows: i
         for line_no, _pos, n in builder.feed(data, end, line_no, rows, final):
             if n >= 0:
                 chunk = builder.take()
-                builder.reset_tables()
+                if first is not None:
+                    first.settle(chunk)
+                builder.reset_tables(first.known if first is not None else None)
                 yield chunk
         if undecodable is not None:  # after the lines before it, which may hold an earlier error
             raise undecodable
-    yield builder.take()
+    chunk = builder.take()
+    if first is not None:
+        first.settle(chunk)
+    yield chunk
 
 
 def _strict_chunk(src: ByteSource, rows: StrictRows) -> Chunk:
@@ -182,17 +189,20 @@ def iter_chunks(path: str | os.PathLike[str], *, rows: int = 100_000, class_attr
 
     All chunks share one schema (the same ``attributes`` object) and form (dense or sparse, as the
     first row decides); string tables and bags are per chunk, so memory is bounded by a chunk.
-    Errors name the file's own line numbers.
+    Each table starts with the attribute's first value in the file, so that every code means what
+    it means in the whole file (see :class:`_FirstValues`). Errors name the file's own line numbers.
     """
     if rows < 1:
         raise DatasetError(f"rows must be at least 1, not {rows}")
-    src = ByteSource(str(path), encoding=encoding)
+    path = str(path)
+    src = ByteSource(path, encoding=encoding)
     try:
         header, class_index, strict = _start(src, class_attribute)
         builder = FastBuilder(strict)
+        first = _FirstValues.of(path, src, header, class_index)
         pending: Chunk | None = None
         given = 0
-        for chunk in _fast_chunks(src, builder, header.data_line + 1, rows):
+        for chunk in _fast_chunks(src, builder, header.data_line + 1, rows, first):
             if pending is not None:
                 given += 1
                 yield _dataset(header, class_index, pending, src.path, None, sparse)
@@ -252,7 +262,8 @@ def read_range(path: str | os.PathLike[str], start: int, stop: int, *, class_att
     Ranges that tile the file (e.g. :func:`split_ranges`) give every row exactly once: concatenated
     in order they equal the whole file. Errors carry the file's own line numbers. Offsets count the
     bytes of the file (of the decompressed text for ``.gz``, which is then read from its start).
-    String tables and bags are the range's own.
+    String tables and bags are the range's own, each starting with the attribute's first value in
+    the file, so that every code means what it means in the whole file (see :class:`_FirstValues`).
     """
     path = str(path)
     src = ByteSource(path, encoding=encoding)
@@ -262,21 +273,48 @@ def read_range(path: str | os.PathLike[str], start: int, stop: int, *, class_att
         src.close()
     begin = max(int(start), header.data_offset)
     builder = FastBuilder(strict)
+    first = _FirstValues.of(path, src, header, class_index)
     with open_binary(path) as fh:
         if begin > header.data_offset:
             fh.seek(begin - 1)
             begin = _line_start_at_or_after(fh, begin)
+        if first is not None:
+            first.scan(stop=begin)  # the first values given before the range
+            builder.seed(first.known)
         fh.seek(header.data_offset)
         line_no = header.data_line + 1 + _count_line_ends(fh, header.data_offset, begin)
         fh.seek(begin)
-        pos, buf = begin, bytearray()
-        while stop > begin:
-            block = fh.read(BLOCK)
+        lines = _Lines(fh, begin, stop)
+        for buf, end, final in lines:
+            line_no = _feed(builder, src, buf, end, line_no, final)
+    chunk = builder.take()
+    if first is not None:
+        first.settle(chunk, lines=(begin, lines.end, line_no))
+    return _dataset(header, class_index, chunk, path, None, sparse)
+
+
+class _Lines:
+    """Blocks of whole lines of ``fh`` (positioned at ``begin``, a line start): the lines that start
+    before ``stop`` (None: all to the end). Iterating gives ``(buf, end, final)``, the lines being
+    ``buf[:end]`` (use them before the next block); afterwards ``end`` is the offset after the last
+    line given and ``eof`` whether the file ended. Blocks are read ``block`` bytes first, doubling
+    up to ``BLOCK`` (a reader that may stop after a row reads little)."""
+
+    def __init__(self, fh, begin: int, stop: int | None, block: int = BLOCK):  # type: ignore[no-untyped-def]
+        self.fh, self.begin, self.stop, self.block = fh, begin, stop, block
+        self.end, self.eof = begin, False
+
+    def __iter__(self) -> Iterator[tuple[bytearray, int, bool]]:
+        fh, stop, size = self.fh, self.stop, self.block
+        pos, buf = self.begin, bytearray()
+        while stop is None or stop > self.begin:
+            block = fh.read(size)
+            size = min(2 * size, BLOCK)
             final = not block
             buf += block
             del block
             end, done = 0, final
-            if pos + len(buf) >= stop:  # the range ends at the first line start at or after stop
+            if stop is not None and pos + len(buf) >= stop:  # the range ends at the first line start at or after stop
                 rel = max(stop - 1 - pos, 0)
                 nl, cr = buf.find(b"\n", rel), buf.find(b"\r", rel)
                 i = min(j for j in (nl, cr, len(buf)) if j >= 0)
@@ -287,18 +325,143 @@ def read_range(path: str | os.PathLike[str], start: int, stop: int, *, class_att
             if not done:
                 end = max(buf.rfind(b"\n"), buf.rfind(b"\r", 0, len(buf) - 1)) + 1
             if end:
-                data, data_end, undecodable = (buf, end, None) if src.utf8 and buf.isascii() else \
-                    src.to_utf8(buf, line_no, end)
-                for line_no, _pos, _n in builder.feed(data, data_end, line_no, 0, final):
-                    pass
-                if undecodable is not None:  # after the lines before it, which may hold an earlier error
-                    raise undecodable
-                del data
+                yield buf, end, final
                 pos += end
+                self.end = pos
                 del buf[:end]
             if done:
-                break
-    return _dataset(header, class_index, builder.take(), path, None, sparse)
+                self.eof = final
+                return
+
+
+def _decoded(src: ByteSource, buf: bytearray, end: int,
+             line_no: int) -> tuple[bytes | bytearray, int, ArffFormatError | None]:
+    """``buf[:end]`` (file bytes) as UTF-8 for the scanner, as ``src`` decodes (see ``ByteSource.to_utf8``)."""
+    return (buf, end, None) if src.utf8 and buf.isascii() else src.to_utf8(buf, line_no, end)
+
+
+def _feed(builder: FastBuilder, src: ByteSource, buf: bytearray, end: int, line_no: int, final: bool) -> int:
+    """Read the lines ``buf[:end]`` (file bytes, decoded as ``src`` decodes) whose first line is
+    ``line_no``; the number of the line after them."""
+    data, data_end, undecodable = _decoded(src, buf, end, line_no)
+    for line_no, _pos, _n in builder.feed(data, data_end, line_no, 0, final):
+        pass
+    if undecodable is not None:  # after the lines before it, which may hold an earlier error
+        raise undecodable
+    return line_no
+
+
+class _FirstValues:
+    """Code 0 of every string and relational attribute: its first value in the file.
+
+    A sparse row that leaves an attribute out gives it value 0; for a string or relational
+    attribute that is index 0 of its table of values, which in the whole file is the first value
+    the attribute received (WEKA's meaning). A chunk or a byte range has tables of its own, so each
+    of them starts with the file's first value (:meth:`FastBuilder.seed`), and code 0 means in every
+    chunk and range what it means in the whole file; concatenated, they equal the whole file.
+
+    The first values are found once per read, by reading the data section from its start only as
+    far as needed: a range first reads up to its own start, stopping as soon as every attribute has
+    had a value; an attribute that has none before the range takes the range's own first value,
+    which is then the file's. Only when a chunk or range leaves out an attribute that has had no
+    value up to its end is the rest of the file read on, until that value (:meth:`settle`); one
+    that never has a value means nothing, as in the whole file ("" and an empty bag). The lines
+    read this way are read as ``read`` reads them: an error in them is raised, naming its line."""
+
+    def __init__(self, path: str, src: ByteSource, header: Header, class_index: int | None):
+        self.path, self.src, self.header, self.class_index = path, src, header, class_index
+        kinds = header.attributes.kind_codes
+        self.attrs = [int(a) for a in np.flatnonzero((kinds == KIND_CODES["string"]) |
+                                                     (kinds == KIND_CODES["relational"]))]
+        self.known: dict[int, object] = {}
+        self.offset, self.line_no = header.data_offset, header.data_line + 1  # where the scan goes on
+        self.ended = False
+        self._builder: FastBuilder | None = None
+
+    @classmethod
+    def of(cls, path: str, src: ByteSource, header: Header, class_index: int | None) -> _FirstValues | None:
+        """The finder for a file, or None when it has no string or relational attribute."""
+        found = cls(path, src, header, class_index)
+        return found if found.attrs else None
+
+    def _column(self, a: int) -> int:
+        return a if self.class_index is None or a < self.class_index else a - 1
+
+    def scan(self, need: Iterable[int] | None = None, stop: int | None = None) -> None:
+        """Read on from where the last scan stopped until every attribute of ``need`` (default: all)
+        has its first value, the next line starts at or after ``stop``, or the file ends."""
+        wanted = {a for a in (self.attrs if need is None else need) if a not in self.known}
+        if not wanted or self.ended or (stop is not None and self.offset >= stop):
+            return
+        if self._builder is None:
+            self._builder = FastBuilder(StrictRows(self.src.display, self.header.attributes, self.class_index,
+                                                   self.header.date_codecs))
+        builder = self._builder
+        with open_binary(self.path) as fh:
+            fh.seek(self.offset)
+            lines = _Lines(fh, self.offset, stop, block=1 << 14)
+            for buf, end, final in lines:
+                data, data_end, undecodable = _decoded(self.src, buf, end, self.line_no)
+                pos, line_no, step = 0, self.line_no, 1
+                while True:  # 1, 2, 4, ... rows at a time: stop at the row that gives the last value
+                    for line_no, pos, n in builder.feed(data, data_end, line_no, step, final, start=pos):
+                        break
+                    builder.discard()
+                    self._learn()
+                    if wanted <= self.known.keys():
+                        return  # within this block: a later scan reads it again from its start
+                    if n < 0:
+                        break
+                    step = min(2 * step, 1 << 16)
+                if undecodable is not None:
+                    raise undecodable
+                self.offset += end
+                self.line_no = line_no
+            self.ended = lines.eof
+
+    def _learn(self) -> None:
+        """Take the first values the scan's tables hold; keep one value a table (memory stays a block's)."""
+        rows = self._builder.rows  # type: ignore[union-attr]
+        for a in self.attrs:
+            values = rows.tables[a] if a in rows.tables else rows.bags[a]
+            if values and a not in self.known:
+                self.known[a] = values[0]
+            if len(values) > 1:
+                del values[1:]
+                if a in rows.table_index:
+                    rows.table_index[a].clear()
+                    rows.table_index[a][values[0]] = 0
+
+    def settle(self, chunk: Chunk, lines: tuple[int, int, int] | None = None) -> None:
+        """After a chunk (the next one of the file, or the range ``lines`` = (begin, end, line after)
+        whose lines before were scanned): learn the first values it holds, and give the attributes
+        it leaves out without a value up to its end the value a later line gives them."""
+        pending = []
+        for a in self.attrs:
+            if a in self.known:
+                continue
+            col = self._column(a)
+            table = chunk.strings[col] if col in chunk.strings else chunk.bags[col]
+            if table:  # no value before this chunk: its first value is the file's
+                self.known[a] = table[0]
+            elif _uses_code_zero(chunk.X, col):
+                pending.append(a)
+        if not pending:
+            return
+        if lines is not None and self.offset == lines[0]:
+            self.offset, self.line_no = lines[1], lines[2]  # no value in the range: go on after it
+        self.scan(pending)
+        for a in pending:
+            if a in self.known:
+                col = self._column(a)
+                (chunk.strings if col in chunk.strings else chunk.bags)[col] = [self.known[a]]
+
+
+def _uses_code_zero(X: np.ndarray | sp.csr_matrix, col: int) -> bool:
+    """Whether a row has code 0 in column ``col`` (in CSR: leaves the column out)."""
+    if sp.issparse(X):
+        return int(np.count_nonzero(X.indices == col)) < X.shape[0]
+    return bool(np.any(X[:, col] == 0))
 
 
 def split_ranges(path: str | os.PathLike[str], parts: int) -> list[tuple[int, int]]:

@@ -416,6 +416,7 @@ class FastBuilder:
             converters[i] = convert
         ci = -1 if rows.class_index is None else rows.class_index
         self.n_features = n - (rows.class_index is not None)
+        self.seeded: list[int] = []  # attributes whose tables were seeded (see seed)
         self.parser = scan.Parser(kinds.astype(np.uint8).tobytes(), nominal, strings, converters, ci, -1)
 
     @property
@@ -427,13 +428,13 @@ class FastBuilder:
         return self.parser.declined
 
     def feed(self, data: bytes, end: int, line_no: int, max_rows: int = 0,
-             last_block: bool = False) -> Iterator[tuple[int, int, int]]:
-        """Read the whole lines of ``data[:end]`` starting at line ``line_no``.
+             last_block: bool = False, start: int = 0) -> Iterator[tuple[int, int, int]]:
+        """Read the whole lines of ``data[start:end]`` starting at line ``line_no``.
 
         Yields ``(line_no, pos, rows)`` each time ``max_rows`` rows are ready (then call :meth:`take`),
         and finally the line number after the last line with ``rows`` = -1.
         """
-        pos = 0
+        pos = start
         parser = self.parser
         while True:
             want = max_rows - parser.n_rows if max_rows else 0
@@ -487,12 +488,60 @@ class FastBuilder:
                 else np.zeros((n, self.n_features))
         strings = {col: list(t) for col, t in _by_feature(self.rows.tables, ci).items()}
         bags = {col: list(b) for col, b in _by_feature(self.rows.bags, ci).items()}
+        if not sparse and self.seeded:
+            for a in self.seeded:
+                col = a if ci is None or a < ci else a - 1
+                tables = strings if a in self.rows.tables else bags
+                tables[col] = _first_appearance(X, col, tables[col])
         return Chunk(X, y if ci is not None else None, weights, strings, bags, sparse)
 
-    def reset_tables(self) -> None:
-        """Start new string tables and bag lists (each chunk of a stream has its own)."""
+    def discard(self) -> None:
+        """Drop the rows read since the last :meth:`take` (the tables stay)."""
+        self.parser.take()
+
+    def seed(self, first: dict[int, Any]) -> None:
+        """Start the tables of the string and relational attributes in ``first`` (attribute position ->
+        the attribute's first value in the file) with that value, so that code 0, which a sparse row
+        gives an attribute it leaves out, means what it means in the whole file. Call before rows."""
+        for a, value in first.items():
+            if a in self.rows.tables:
+                table, index = self.rows.tables[a], self.rows.table_index[a]
+                table.clear()  # in place: the scanner holds these objects
+                index.clear()
+                table.append(value)
+                index[value] = 0
+            else:
+                self.rows.bags[a] = [value]
+        self.seeded = sorted(first)
+
+    def reset_tables(self, first: dict[int, Any] | None = None) -> None:
+        """Start new string tables and bag lists (each chunk of a stream has its own), seeded with
+        ``first`` (see :meth:`seed`)."""
         for i in self.rows.tables:
             self.rows.tables[i].clear()
             self.rows.table_index[i].clear()
         for i in self.rows.bags:
             self.rows.bags[i] = []
+        self.seeded = []
+        if first:
+            self.seed(first)
+
+
+def _first_appearance(X: np.ndarray, col: int, table: list[Any]) -> list[Any]:
+    """A dense chunk's table in the order in which its rows use the values, unused values dropped,
+    and the codes of column ``col`` of ``X`` renumbered to match (in place).
+
+    Every value of a dense chunk is written in X, code 0 included, so its table needs no seed to keep
+    the whole file's meaning: this gives the table it has without one (the seed where a row uses it)."""
+    codes = X[:, col]
+    ok = ~np.isnan(codes)
+    if table and not np.any(codes == 0):  # the seed is not used (the rule in a dense file): drop it
+        codes[ok] -= 1
+        return table[1:]
+    used = codes[ok].astype(np.int64)
+    values, first = np.unique(used, return_index=True)
+    order = values[np.argsort(first, kind="stable")]
+    renumber = np.zeros(max(len(table), 1))
+    renumber[order] = np.arange(len(order), dtype=np.float64)
+    codes[ok] = renumber[used]
+    return [table[int(k)] for k in order]

@@ -183,7 +183,12 @@ class Dataset:
                        bags=bags, sha256=None)
 
     def concat(self, other: Dataset) -> Dataset:
-        """This dataset's instances followed by ``other``'s (same header; string tables merged)."""
+        """This dataset's instances followed by ``other``'s (same header; string tables merged).
+
+        Every value keeps its meaning, code 0 of a sparse row included: a row of ``other`` that
+        leaves a string or relational attribute out means ``other``'s first value, and gets that
+        value's code in the merged table where it is not 0. (Chunks and ranges of one file start
+        with the same first value, so joining them never needs that.)"""
         if self.attributes != other.attributes or self.class_index != other.class_index:
             for a, b in zip(self.attributes, other.attributes):
                 if a != b:
@@ -198,35 +203,29 @@ class Dataset:
             for col, table in other.strings.items():
                 merged = strings.setdefault(col, [])
                 index = {v: i for i, v in enumerate(merged)}
-                remap = np.empty(max(len(table), 1))
+                remap = np.zeros(max(len(table), 1))  # an empty table: code 0 is no value, kept at 0
                 for code, value in enumerate(table):
                     if value not in index:
                         index[value] = len(merged)
                         merged.append(value)
                     remap[code] = index[value]
-                if sp.issparse(X_other):
-                    X_other = sp.csr_matrix(X_other)
-                    sel = X_other.indices == col
-                    vals = X_other.data[sel]
-                    ok = ~np.isnan(vals)
-                    vals[ok] = remap[vals[ok].astype(np.int64)]
-                    X_other.data[sel] = vals
-                else:
-                    vals = X_other[:, col]
-                    ok = ~np.isnan(vals)
-                    vals[ok] = remap[vals[ok].astype(np.int64)]
-                    X_other[:, col] = vals
+                X_other = _recode(X_other, col, remap, float(remap[0]))
         bags = {col: list(items) for col, items in self.bags.items()}
         if other.bags:
             X_other = X_other.copy() if X_other is other.X else X_other
             for col, items in other.bags.items():
-                offset = len(bags.setdefault(col, []))
-                bags[col].extend(items)
-                if sp.issparse(X_other):
-                    X_other = sp.csr_matrix(X_other)
-                    X_other.data[X_other.indices == col] += offset
+                mine = bags.setdefault(col, [])
+                offset = len(mine)
+                if not items:
+                    remap = np.zeros(1)  # no bag: code 0 is no value, kept at 0
+                elif mine and (items[0] is mine[0] or items[0].difference(mine[0]) is None):
+                    remap = np.arange(len(items), dtype=np.float64) + (offset - 1)  # the same first bag
+                    remap[0] = 0.0
+                    mine.extend(items[1:])
                 else:
-                    X_other[:, col] += offset
+                    remap = np.arange(len(items), dtype=np.float64) + offset
+                    mine.extend(items)
+                X_other = _recode(X_other, col, remap, float(remap[0]))
         if self.is_sparse or sp.issparse(X_other):
             X = sp.vstack([sp.csr_matrix(self.X), sp.csr_matrix(X_other)], format="csr")
         else:
@@ -430,3 +429,33 @@ def _sparse_difference(a: np.ndarray | sp.spmatrix, b: np.ndarray | sp.spmatrix)
                                     for i in range(ca.shape[0])]))
     r = int(rows[0])
     return f"row {r}: non-zero columns differ ({ca[r].indices.tolist()[:5]} vs {cb[r].indices.tolist()[:5]})"
+
+
+def _recode(X: np.ndarray | sp.spmatrix, col: int, remap: np.ndarray, absent: float) -> np.ndarray | sp.csr_matrix:
+    """Column ``col`` of ``X`` (a copy, changed in place where it can be) with codes renumbered by
+    ``remap`` (missing values stay missing); in CSR, the rows that leave the column out (code 0)
+    get ``absent`` written when it is not 0."""
+    if not sp.issparse(X):
+        vals = X[:, col]
+        ok = ~np.isnan(vals)
+        vals[ok] = remap[vals[ok].astype(np.int64)]
+        X[:, col] = vals
+        return X
+    X = sp.csr_matrix(X)
+    sel = X.indices == col
+    vals = X.data[sel]
+    ok = ~np.isnan(vals)
+    vals[ok] = remap[vals[ok].astype(np.int64)]
+    X.data[sel] = vals
+    if absent == 0.0:
+        return X
+    rows_with = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[sel]
+    left_out = np.setdiff1d(np.arange(X.shape[0]), rows_with)
+    if not len(left_out):
+        return X
+    coo = X.tocoo()
+    out = sp.csr_matrix((np.concatenate([coo.data, np.full(len(left_out), absent)]),
+                         (np.concatenate([coo.row, left_out]), np.concatenate([coo.col, np.full(len(left_out), col)]))),
+                        shape=X.shape)
+    out.sort_indices()
+    return out

@@ -113,6 +113,14 @@ class Task:
     key: str
 
 
+def _largest_first(tasks: Sequence[Task], datasets: Sequence[Dataset]) -> list[Task]:
+    """Tasks by decreasing cost estimate (training instances x attributes), stable among equals."""
+    def cost(task: Task) -> int:
+        return -len(task.split.train) * max(1, len(datasets[task.dataset_index].attributes))
+
+    return sorted(tasks, key=cost)
+
+
 class RunFailed(ToolkitError):
     """A repetition failed while running (its record says why); the run stopped there."""
 
@@ -456,7 +464,9 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
             context = multiprocessing.get_context("fork")
             with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
                                         initargs=(_threads_per_worker(jobs),)) as pool:
-                futures = {pool.submit(_run_task, task): task for task in tasks}
+                # the largest tasks first (longest-processing-time order): the run does not end waiting for
+                # one big task that started last; records are written in completion order either way
+                futures = {pool.submit(_run_task, task): task for task in _largest_first(tasks, prepared)}
                 try:
                     for future in cf.as_completed(futures):
                         finish(futures[future], future.result())

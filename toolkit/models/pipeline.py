@@ -342,6 +342,14 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
             col = int(X.indices[np.nanargmin(data)]) if sp.issparse(X) else int(np.nanargmin(data) % X.shape[1])
             raise CapabilityError(f"{name} needs non-negative values such as word counts; attribute "
                                   f"'{schema.features.name(col)}' has negative ones")
+    if caps.integer and column_kinds and not _allows_fractional(step):
+        data = X.data if sp.issparse(X) else np.asarray(X)
+        finite = data[np.isfinite(data)] if data.size else data
+        fractional = finite != np.floor(finite)
+        if fractional.any():
+            value = float(finite[np.argmax(fractional)])
+            raise CapabilityError(f"{name} needs whole-number counts and found {value:g}; pass "
+                                  f"{name}:allow_fractional=true to score weighted values anyway")
     if np.any(weights != 1.0) and not caps.sample_weight:
         raise CapabilityError(f"{name} does not accept instance weights; use an example selector that returns "
                               f"indices only, or a classifier that accepts weights")
@@ -351,6 +359,13 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
                               f"one class against the rest, with --positive CLASS or --positive-below SHARE)")
     if class_count and len(np.unique(y[y >= 0])) < caps.min_classes:
         raise CapabilityError(f"{name} needs at least {caps.min_classes} classes in the training data")
+
+
+def _allows_fractional(step: Step) -> bool:
+    value = step.params.get("allow_fractional")
+    if value is None and step.obj is not None:
+        value = getattr(step.obj, "allow_fractional", None)
+    return value is True
 
 
 class FittedPipeline:

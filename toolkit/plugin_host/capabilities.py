@@ -26,6 +26,9 @@ class Capabilities:
     probabilities: bool = True
     partial_fit: bool = False
     nonnegative: bool = False   # numeric inputs must be >= 0 (word counts)
+    #: numeric inputs must be whole numbers (counts); a component that can take fractional values when
+    #: asked has a parameter ``allow_fractional`` (the check is skipped when it is true)
+    integer: bool = False
     relational: bool = False    # relational (multi-instance) attributes: bags as values
     min_classes: int = 1
 

@@ -1,0 +1,188 @@
+"""One OTS round over a block of rows: tie keys, the counts the whole-training-set AP needs, the pool's best rows.
+
+A round ranks every training document (algorithms.md 4.1 step 3c) and picks the M best pool documents
+(step 3b). Neither needs a sorted list of all documents:
+
+* the AP needs only each positive's rank (algorithms.md 5.2.3). With the positives sorted by (key
+  descending, row ascending), a negative ranks before exactly the positives after its *gap*: the number of
+  positives that rank before it. ``counts[j]`` is the number of negatives in gap j, and positive i (0-based,
+  in that order) has rank ``i + 1 + counts[0] + ... + counts[i]``. Counts from row blocks add up, so the
+  blocks can run in threads or on other machines.
+* the M best pool rows of the whole corpus are among the M best of each block.
+
+A document's score is the sum of its features' weights in column order, exactly the sum a CSR product
+forms (entries of weight 0 add nothing), so the keys are those of the plain computation to the last bit.
+The matrix comes in two parts whose columns are disjoint, a base and a small extra part, merged by column
+as the sum runs: features that gain a weight go into the extra part without rebuilding the base.
+
+``round_pass`` runs the compiled kernel (``_rounds.c``) when it is built, else the same computation in
+numpy (``_round_pass_numpy``; tests check that both agree with the plain product).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from toolkit.plugins.ots.leave_one_out import TIE_DECIMALS
+
+try:
+    from toolkit.plugins.ots import _rounds
+except ImportError:  # not built: the numpy path computes the same, slower
+    _rounds = None
+
+__all__ = ["NOT_TRAINING", "POOL", "STS_NEGATIVE", "POSITIVE", "Rows", "PositiveOrder", "positive_order",
+           "round_pass", "row_keys", "average_precision_from_counts", "merge_top", "compiled"]
+
+# what a row is in the current round; a row's weights are block (kind - 1) of the weight vector
+NOT_TRAINING, POOL, STS_NEGATIVE, POSITIVE = 0, 1, 2, 3
+
+
+def compiled() -> bool:
+    """Whether the compiled kernel is in use."""
+    return _rounds is not None
+
+
+@dataclass
+class Rows:
+    """A row-major pattern in two parts with disjoint columns (``extra`` may be empty): int64 row
+    pointers, int32 column indices, sorted within each row."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    extra_indptr: np.ndarray
+    extra_indices: np.ndarray
+
+    @classmethod
+    def of(cls, indptr: np.ndarray, indices: np.ndarray) -> Rows:
+        n = len(indptr) - 1
+        return cls(np.ascontiguousarray(indptr, dtype=np.int64), np.ascontiguousarray(indices, dtype=np.int32),
+                   np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int32))
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.indptr) - 1
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indptr[-1] + self.extra_indptr[-1])
+
+    def as_csr(self, n_columns: int) -> sp.csr_matrix:
+        """The union of both parts as one CSR pattern (sorted indices)."""
+        shape = (self.n_rows, n_columns)
+        base = sp.csr_matrix((np.ones(len(self.indices)), self.indices, self.indptr), shape=shape)
+        if self.extra_indptr[-1] == 0:
+            return base
+        extra = sp.csr_matrix((np.ones(len(self.extra_indices)), self.extra_indices, self.extra_indptr), shape=shape)
+        out = (base + extra).tocsr()
+        out.sort_indices()
+        return out
+
+
+@dataclass
+class PositiveOrder:
+    """The positives of a round in rank order (key descending, row ascending), and equal-width buckets
+    over their key range: ``start[b]`` is the first position whose bucket is >= b."""
+
+    keys: np.ndarray
+    rows: np.ndarray
+    start: np.ndarray
+    kmax: float
+    kmin: float
+    scale: float
+
+
+def positive_order(keys: np.ndarray, rows: np.ndarray) -> PositiveOrder:
+    """Sort the positives' keys (``rows`` ascending, so a stable sort breaks ties by row) and bucket them.
+
+    A key's bucket is ``int((kmax - key) * scale)``: the float operations are monotone, so a positive in a
+    lower bucket than a row's has a strictly higher key, one in a higher bucket a strictly lower key; only
+    the positives that share the row's bucket are compared one by one (binary search)."""
+    order = np.argsort(-keys, kind="stable")
+    k, r = np.ascontiguousarray(keys[order]), np.ascontiguousarray(rows[order], dtype=np.int64)
+    P = len(k)
+    if P == 0:
+        return PositiveOrder(k, r, np.zeros(2, dtype=np.int32), 0.0, 0.0, 0.0)
+    kmax, kmin = float(k[0]), float(k[-1])
+    n_buckets = 8 * P + 1  # most buckets then hold no positive: one look-up, no search
+    scale = n_buckets / (kmax - kmin) if kmax > kmin else 0.0
+    buckets = np.minimum(((kmax - k) * scale).astype(np.int64), n_buckets - 1)
+    start = np.searchsorted(buckets, np.arange(n_buckets + 1), side="left").astype(np.int32)
+    return PositiveOrder(k, r, start, kmax, kmin, scale)
+
+
+def row_keys(rows: Rows, which: np.ndarray, vec: np.ndarray, offset: int, F: int) -> np.ndarray:
+    """Tie keys (round(score, 9)) of rows ``which`` under the weights ``vec[offset:offset + F]``."""
+    which = np.ascontiguousarray(which, dtype=np.int64)
+    if _rounds is not None:
+        out = np.empty(len(which))
+        _rounds.row_keys(rows.indptr, rows.indices, rows.extra_indptr, rows.extra_indices, which, vec, offset, F, out)
+        return out
+    M = rows.as_csr(F)[which]
+    return np.round(M @ vec[offset:offset + F], TIE_DECIMALS)
+
+
+def round_pass(rows: Rows, kind: np.ndarray, vec: np.ndarray, F: int, lo: int, hi: int, row_base: int,
+               sel_offset: int, count_pool: bool, count_sts: bool, order: PositiveOrder,
+               m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Over rows ``lo:hi``: the gap counts of the pool rows (if ``count_pool``) and STS negatives (if
+    ``count_sts``), and the ``m`` best pool rows as (keys, global rows) in rank order. Pool rows read
+    ``vec[0:F]`` (and are chosen by ``vec[sel_offset:sel_offset + F]`` when ``sel_offset >= 0``), STS
+    negatives ``vec[F:2F]``. Global row = ``row_base`` + local row."""
+    P = len(order.keys)
+    counts = np.zeros(P + 1, dtype=np.int64)
+    if _rounds is None:
+        return _round_pass_numpy(rows, kind, vec, F, lo, hi, row_base, sel_offset, count_pool, count_sts, order, m)
+    top_keys = np.empty(m)
+    top_rows = np.empty(m, dtype=np.int64)
+    n = _rounds.round_pass(rows.indptr, rows.indices, rows.extra_indptr, rows.extra_indices, kind, vec, F, lo, hi,
+                           row_base, sel_offset, int(count_pool), int(count_sts), order.keys, order.rows, order.start,
+                           order.kmax, order.kmin, order.scale, m, counts, top_keys, top_rows)
+    return counts, top_keys[:n], top_rows[:n]
+
+
+def _round_pass_numpy(rows: Rows, kind: np.ndarray, vec: np.ndarray, F: int, lo: int, hi: int, row_base: int,
+                      sel_offset: int, count_pool: bool, count_sts: bool, order: PositiveOrder,
+                      m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``round_pass`` in numpy: scipy's CSR product for the sums, one sort for the ranks."""
+    P = len(order.keys)
+    local = np.arange(lo, hi)
+    k = kind[lo:hi]
+    M = rows.as_csr(F)[lo:hi]
+    pool_keys = np.round(M @ vec[:F], TIE_DECIMALS)
+    sts_keys = np.round(M @ vec[F:2 * F], TIE_DECIMALS)
+    keys = np.where(k == POOL, pool_keys, sts_keys)
+    counted = ((k == POOL) & count_pool) | ((k == STS_NEGATIVE) & count_sts)
+    # positives and counted rows in one ranking: (key descending, row ascending)
+    all_keys = np.concatenate([order.keys, keys[counted]])
+    all_rows = np.concatenate([order.rows, row_base + local[counted]])
+    is_pos = np.r_[np.ones(P, dtype=bool), np.zeros(int(counted.sum()), dtype=bool)]
+    ranked = np.lexsort((all_rows, -all_keys))
+    positives_before = np.cumsum(is_pos[ranked])[~is_pos[ranked]]
+    counts = np.bincount(positives_before, minlength=P + 1).astype(np.int64)
+    pool = k == POOL
+    sel = np.round(M @ vec[sel_offset:sel_offset + F], TIE_DECIMALS) if sel_offset >= 0 else pool_keys
+    cand_keys, cand_rows = sel[pool], row_base + local[pool]
+    best = np.lexsort((cand_rows, -cand_keys))[:m]
+    return counts, cand_keys[best], cand_rows[best]
+
+
+def merge_top(parts: list[tuple[np.ndarray, np.ndarray]], m: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``m`` best (key descending, row ascending) of the blocks' best rows."""
+    keys = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0)
+    rows = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    best = np.lexsort((rows, -keys))[:m]
+    return keys[best], rows[best]
+
+
+def average_precision_from_counts(counts: np.ndarray) -> float:
+    """AP of the ranking whose positive i (0-based, rank order) has ``counts[0..i]`` negatives before it:
+    the mean of (i + 1) / rank_i, the same array and the same mean as ranking every document."""
+    P = len(counts) - 1
+    if P <= 0:
+        return float("nan")
+    hits = np.arange(1, P + 1)
+    ranks = hits + np.cumsum(counts[:P])
+    return float(np.mean(hits / ranks))

@@ -1,0 +1,310 @@
+"""The OTS search at scale (issue 18): the fast rounds against the plain computation (tests/ots_plain.py: the
+whole corpus multiplied by the full weight vectors each round, a full sort, ``ranked_average_precision``), bit
+for bit, on corpora of 10^4-10^5 documents with ties; the round kernel against its numpy twin and a brute
+force; many terms at once against one search at a time (threads, processes, the command, R52); the
+data-parallel rounds on a 2-worker Dask cluster against one machine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from ots_plain import plain_ots, tied_corpus
+from toolkit.plugins.ots import kernel
+from toolkit.plugins.ots.search import optimal_training_set
+from toolkit.plugins.ots.selectors import OTSSelector
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+def _same(result, plain):
+    added, n_added, ap, best = plain
+    assert np.array_equal(result.added, added)
+    assert np.array_equal(result.n_added, n_added)
+    assert np.array_equal(result.average_precision, ap)  # bit for bit, not approximately
+    assert result.best == best
+
+
+CASES = [dict(seed=1, step=9),
+         dict(seed=2, step=5, threshold=0.5, alpha=0.5),
+         dict(seed=3, step=12, threshold=2.0, init="sts"),
+         dict(seed=4, step=7, scorer="wts_fixed"),
+         dict(seed=5, step=6, evaluate="sts", threshold=0.0),
+         dict(seed=6, step=10, features="all", threshold=1.5),
+         dict(seed=7, step=8, scorer="wts_fixed", evaluate="sts", init="sts")]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
+def test_rounds_equal_the_plain_computation_on_10k_documents(case):
+    params = dict(case)
+    X, y = tied_corpus(params.pop("seed"), 10_000, 2_500)
+    plain = plain_ots(X, y == 1, y == 0, **params)
+    assert len(plain[2]) > 150
+    _same(optimal_training_set(X, y == 1, y == 0, **params), plain)
+
+
+def test_rounds_equal_the_plain_computation_on_100k_documents_in_threads():
+    X, y = tied_corpus(11, 100_000, 20_000, positive_share=0.01)
+    params = dict(step=4, max_size=int((y == 1).sum()) + 4 * 150)
+    plain = plain_ots(X, y == 1, y == 0, **params)
+    for threads in (1, 2):
+        _same(optimal_training_set(X, y == 1, y == 0, n_threads=threads, **params), plain)
+
+
+def test_restricted_rows_grow_combine_and_shrink_without_changing_a_bit():
+    # a long search on a Zipf corpus: features gain and lose weight as the STS grows, so the restricted
+    # rows take features in (extra part), combine the parts and filter features out; the trace stays plain
+    import toolkit.plugins.ots.rounds as rounds
+
+    X, y = tied_corpus(21, 20_000, 6_000, positive_share=0.01)
+    params = dict(step=6, threshold=1.0, max_size=int((y == 1).sum()) + 6 * 400)
+    changes = {"build": 0, "add": 0, "combine": 0, "filter": 0}
+    original = rounds.RoundEngine.close
+
+    def counting(self):
+        for key, value in self.sub.changes.items():
+            changes[key] += value
+        original(self)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rounds, "_FILTER_EVERY", 8)
+        mp.setattr(rounds, "LOOKAHEAD", 0)  # take features in only when they gain weight: many additions
+        mp.setattr(rounds, "_COMBINE_MIN", 0)
+        mp.setattr(rounds, "_FILTER_SLACK", 0)
+        mp.setattr(rounds.RoundEngine, "close", counting)
+        result = optimal_training_set(X, y == 1, y == 0, **params)
+    _same(result, plain_ots(X, y == 1, y == 0, **params))
+    assert changes["add"] >= 5 and changes["filter"] >= 1 and changes["combine"] >= 1, changes
+
+
+# ----------------------------------------------------------------------------- the round kernel
+
+def _brute_force_pass(A, kind, vec, F, row_base, sel, count_pool, count_sts, pos_keys, pos_rows, m):
+    """Counts and best rows from explicit sorted lists (the definition, not the kernel's buckets)."""
+    pool_keys = np.round(A @ vec[:F], 9)
+    sts_keys = np.round(A @ vec[F:2 * F], 9)
+    sel_keys = np.round(A @ vec[sel:sel + F], 9) if sel >= 0 else pool_keys
+    order = sorted(range(len(pos_keys)), key=lambda i: (-pos_keys[i], pos_rows[i]))
+    counts = np.zeros(len(pos_keys) + 1, dtype=np.int64)
+    pool = []
+    for i in range(A.shape[0]):
+        r = row_base + i
+        if kind[i] == kernel.POOL:
+            pool.append((-sel_keys[i], r))
+        key = {kernel.POOL: pool_keys[i], kernel.STS_NEGATIVE: sts_keys[i]}.get(kind[i])
+        if key is None or not (count_pool if kind[i] == kernel.POOL else count_sts):
+            continue
+        counts[sum(1 for p in order if pos_keys[p] > key or (pos_keys[p] == key and pos_rows[p] < r))] += 1
+    top = sorted(pool)[:m]
+    return counts, np.array([-k for k, _ in top]), np.array([r for _, r in top], dtype=np.int64)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_round_kernel_equals_a_brute_force_and_its_numpy_twin(seed):
+    rng = np.random.default_rng(seed)
+    n, F = 400, 30
+    dense = rng.random((n, F)) < rng.uniform(0.02, 0.3)
+    dense[rng.integers(0, n, 40)] = dense[rng.integers(0, n, 40)]  # copied rows: exact ties
+    A = sp.csr_matrix(dense.astype(float))
+    values = rng.choice([0.0, 0.5, -0.5, 1.25, -2.0, 3.0], 4 * F)  # few values: many equal sums
+    vec = np.where(rng.random(4 * F) < 0.6, values, 0.0)
+    kind = rng.choice([kernel.NOT_TRAINING, kernel.POOL, kernel.STS_NEGATIVE, kernel.POSITIVE], n,
+                      p=[0.05, 0.6, 0.2, 0.15]).astype(np.uint8)
+    base = int(rng.integers(0, 1000))
+    # positives elsewhere in the corpus: keys that tie with the rows' keys, rows on both sides
+    # (a row is a positive or not: never both a positive and a counted row)
+    candidates = np.r_[np.arange(base - 50, base), base + np.flatnonzero(kind == kernel.POSITIVE),
+                       np.arange(base + n, base + n + 50)]
+    pos_rows = np.sort(rng.choice(candidates, 25, replace=False)).astype(np.int64)
+    pos_keys = np.round(rng.choice(np.round(A @ vec[:F], 9), 25) + rng.choice([0.0, 0.0, 0.25], 25), 9)
+    order = kernel.positive_order(pos_keys, pos_rows)
+    # split into a base and an extra part with disjoint columns, as the restricted rows keep them
+    extra_cols = rng.random(F) < 0.3
+    parts = []
+    for keep in (~extra_cols, extra_cols):
+        M = A[:, np.flatnonzero(keep)]
+        M = sp.csr_matrix((M.data, np.flatnonzero(keep)[M.indices], M.indptr), shape=A.shape)
+        parts.append(M)
+    rows = kernel.Rows(parts[0].indptr.astype(np.int64), parts[0].indices.astype(np.int32),
+                       parts[1].indptr.astype(np.int64), parts[1].indices.astype(np.int32))
+    for sel, count_pool, count_sts, m in ((-1, True, True, 7), (3 * F, True, True, 300), (-1, False, True, 1)):
+        expected = _brute_force_pass(A, kind, vec, F, base, sel, count_pool, count_sts, pos_keys, pos_rows, m)
+        twin = kernel._round_pass_numpy(rows, kind, vec, F, 0, n, base, sel, count_pool, count_sts, order, m)
+        for got in (twin, kernel.round_pass(rows, kind, vec, F, 0, n, base, sel, count_pool, count_sts, order, m)):
+            assert np.array_equal(got[0], expected[0])
+            assert np.array_equal(got[1], expected[1]) and np.array_equal(got[2], expected[2])
+        # blocks of rows add up to the whole
+        halves = [kernel.round_pass(rows, kind, vec, F, a, b, base, sel, count_pool, count_sts, order, m)
+                  for a, b in ((0, n // 3), (n // 3, n))]
+        assert np.array_equal(halves[0][0] + halves[1][0], expected[0])
+    assert np.array_equal(kernel.row_keys(rows, np.arange(n), vec, 2 * F, F), np.round(A @ vec[2 * F:3 * F], 9))
+
+
+@pytest.mark.skipif(not kernel.compiled(), reason="the compiled round kernel is not built")
+def test_round_kernel_refuses_inconsistent_arrays():
+    from toolkit.plugins.ots import _rounds
+
+    rows = kernel.Rows.of(np.array([0, 1, 2]), np.array([0, 1]))
+    order = kernel.positive_order(np.array([1.0]), np.array([5]))
+    kind = np.array([1, 1], dtype=np.uint8)
+    with pytest.raises(ValueError, match="sizes"):
+        kernel.round_pass(rows, kind, np.zeros(3), 2, 0, 2, 0, -1, True, True, order, 1)  # vec too short
+    with pytest.raises(ValueError, match="sizes"):
+        kernel.round_pass(rows, kind, np.zeros(8), 2, 0, 5, 0, -1, True, True, order, 1)  # rows out of range
+    with pytest.raises(TypeError, match="indices"):
+        _rounds.row_keys(rows.indptr, rows.indptr, rows.extra_indptr, rows.extra_indices, np.array([0]),
+                         np.zeros(8), 0, 2, np.zeros(1))
+    with pytest.raises(ValueError, match="row"):
+        kernel.row_keys(rows, np.array([7]), np.zeros(8), 0, 2)
+
+
+def test_average_precision_from_counts_is_the_ranking_ap():
+    from toolkit.plugins.ots.leave_one_out import ranked_average_precision
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        n = int(rng.integers(5, 3000))
+        scores = np.round(rng.normal(size=n), int(rng.integers(0, 3)))  # ties when rounded
+        relevant = rng.random(n) < rng.uniform(0.01, 0.5)
+        relevant[0] = True
+        rows = np.arange(n)
+        order = kernel.positive_order(np.round(scores[relevant], 9), rows[relevant])
+        negatives = np.flatnonzero(~relevant)
+        kind = np.where(relevant, kernel.POSITIVE, kernel.STS_NEGATIVE).astype(np.uint8)
+        A = sp.identity(n, format="csr")
+        vec = np.r_[np.zeros(n), scores, np.zeros(2 * n)]
+        counts, _, _ = kernel.round_pass(kernel.Rows.of(A.indptr, A.indices), kind, vec, n, 0, n, 0, -1, True, True,
+                                         order, 0)
+        assert counts.sum() == len(negatives)
+        assert kernel.average_precision_from_counts(counts) == ranked_average_precision(scores, relevant)
+
+
+# ----------------------------------------------------------------------------- many terms
+
+def _multiclass(seed, n=3000, F=800, k=5):
+    rng = np.random.default_rng(seed)
+    y = rng.choice(k, n, p=np.r_[0.6, np.full(k - 1, 0.4 / (k - 1))])
+    y[rng.random(n) < 0.02] = -1
+    topics = rng.choice(F, (k, 15), replace=False)
+    X = (rng.random((n, F)) < 2.0 / (np.arange(F) + 8.0)[rng.permutation(F)]).astype(float)
+    for c in range(k):
+        rows = np.flatnonzero(y == c)
+        X[rows[:, None], topics[c]] = np.maximum(X[rows[:, None], topics[c]], rng.random((len(rows), 15)) < 0.3)
+    return sp.csr_matrix(X), y
+
+
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_many_terms_give_each_term_its_own_search(backend):
+    X, y = _multiclass(0)
+    alone = {c: optimal_training_set(X, y == c, (y >= 0) & (y != c), step=3) for c in range(1, 5)}
+    selector = OTSSelector(step=3)
+    rows = selector.select_many(X, y, [1, 2, 3, 4], n_jobs=2, backend=backend)
+    assert list(rows) == [1, 2, 3, 4]
+    for c, r in alone.items():
+        assert np.array_equal(rows[c], r.rows())
+        assert selector.traces_[c] == r.trace()
+    # a multi-label indicator matrix: column j against every other row
+    labels = np.stack([y == 1, (y == 2) | (y == 3)], axis=1)
+    multi = OTSSelector(step=3).select_many(X, labels=labels, n_jobs=2, backend=backend)
+    assert np.array_equal(multi[0], optimal_training_set(X, labels[:, 0], ~labels[:, 0], step=3).rows())
+    assert np.array_equal(multi[1], optimal_training_set(X, labels[:, 1], ~labels[:, 1], step=3).rows())
+
+
+def test_ots_trace_with_several_classes_equals_one_class_at_a_time():
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    runner = CliRunner()
+    together = runner.invoke(app, ["ots-trace", "iris", "--positive-below", "0.5", "--es", "ots:step=2", "--json",
+                                   "-j", "2"])
+    assert together.exit_code == 0, together.stderr
+    traces = json.loads(together.stdout)["traces"]
+    assert len(traces) == 3
+    for name, trace in traces.items():
+        alone = runner.invoke(app, ["ots-trace", "iris", "-p", name.split(":", 1)[1], "--es", "ots:step=2", "--json"])
+        assert json.loads(alone.stdout)["traces"] == {name: trace}
+    bad = runner.invoke(app, ["ots-trace", "iris", "-p", "Iris-setosa", "-p", "nope"])
+    assert bad.exit_code == 2 and "nope" in bad.stderr
+
+
+R52 = SHARED / "text" / "reuters21578-r52-train.arff.gz"
+
+
+@pytest.mark.skipif(not R52.exists(), reason=f"{R52} is absent")
+def test_r52_all_rare_classes_at_once_equal_one_search_at_a_time():
+    # every class under 10 % of R52's training documents, searched together (threads sharing the corpus)
+    # and one at a time; patience keeps it short, the comparison is the same
+    import toolkit
+
+    ds = toolkit.load_dataset(str(R52))
+    classes = ds.rare_classes(0.1)
+    assert len(classes) >= 40
+    labels = list(ds.require_nominal_class())
+    X = toolkit.Pipeline("nb-bim", tune=False).prepare(ds.one_vs_rest(classes[0])).X
+    codes = [labels.index(c) for c in classes]
+    selector = OTSSelector(patience=5)
+    together = selector.select_many(X, ds.y, codes, n_jobs=2)
+    for c, code in zip(classes, codes):
+        task = ds.one_vs_rest(c)
+        alone = OTSSelector(patience=5)
+        rows = alone.select(toolkit.Pipeline("nb-bim", tune=False).prepare(task).X, task.y)
+        assert np.array_equal(together[code], rows), c
+        assert selector.traces_[code] == alone.trace_
+
+
+# ----------------------------------------------------------------------------- data-parallel rounds
+
+class _Partitions:
+    """Rows of the tied corpus by partition, regenerated on each worker from the seed (nothing large is
+    shipped with the task)."""
+
+    def __init__(self, seed, n, F, parts):
+        self.seed, self.n, self.F = seed, n, F
+        self.cuts = np.linspace(0, n, parts + 1).astype(int)
+
+    def __call__(self, part):
+        X, y = tied_corpus(self.seed, self.n, self.F, positive_share=0.01)
+        a, b = self.cuts[part], self.cuts[part + 1]
+        return X[a:b], y[a:b]
+
+
+def test_data_parallel_rounds_on_a_local_cluster_equal_one_machine():
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    from toolkit.plugins.ots.cluster import data_parallel_search
+
+    loader = _Partitions(31, 100_000, 20_000, 3)
+    X, y = tied_corpus(31, 100_000, 20_000, positive_share=0.01)
+    params = dict(step=40, max_size=int((y == 1).sum()) + 40 * 60)
+    single = optimal_training_set(X, y == 1, y == 0, **params)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=40) as cluster, Client(cluster) as client:
+        result, partitions = data_parallel_search(client, loader, 3, 1, **params)
+        memory = [p.memory().result() for p in partitions]
+        # the loaded partitions serve another search (another step) without reading the corpus again
+        again, _ = data_parallel_search(client, loader, 3, 1, partitions=partitions, step=60,
+                                        max_size=params["max_size"])
+    assert len(result.average_precision) == 60
+    for r in (result,):
+        assert np.array_equal(r.added, single.added)
+        assert np.array_equal(r.average_precision, single.average_precision)
+        assert r.best == single.best
+    other = optimal_training_set(X, y == 1, y == 0, step=60, max_size=params["max_size"])
+    assert np.array_equal(again.added, other.added) and np.array_equal(again.average_precision,
+                                                                       other.average_precision)
+    assert all(m["peak"] > 0 for m in memory) or not Path("/proc/self/status").exists()
+
+
+def test_without_the_compiled_kernel_the_search_is_the_same(monkeypatch):
+    X, y = tied_corpus(41, 4_000, 1_500)
+    params = dict(step=5, threshold=0.5)
+    plain = plain_ots(X, y == 1, y == 0, **params)
+    monkeypatch.setattr(kernel, "_rounds", None)
+    assert not kernel.compiled()
+    _same(optimal_training_set(X, y == 1, y == 0, **params), plain)
