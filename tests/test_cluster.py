@@ -286,6 +286,7 @@ def test_a_worker_of_another_toolkit_version_is_refused(cluster, counts_file, tm
     from toolkit.models.partitioned import train_partitioned
 
     with Client(cluster.scheduler_address) as client:
+        client.wait_for_workers(2, timeout=60)     # a worker killed by an earlier test is back
         worker = min(client.scheduler_info()["workers"])
         client.run(setattr, toolkit, "__version__", "0.0.1-other", workers=[worker])
         try:

@@ -358,3 +358,17 @@ def test_readme_path_from_compare_to_a_report(tmp_path, monkeypatch):
     assert made.exit_code == 0, made.output
     html = (tmp_path / "report.html").read_text()
     assert all(f'data-dataset="{d}"' in html for d in ("iris", "labor", "contact-lenses"))
+
+
+def test_rows_and_columns_follow_the_run_not_the_completion_order(results_file, tmp_path):
+    """--jobs and --cluster write records in completion order (largest tasks first); the table keeps the
+    order of the run's statement: the same file with its records reversed gives the same table."""
+    lines = results_file.read_text(encoding="utf-8").splitlines(keepends=True)
+    reversed_file = tmp_path / "reversed.jsonl"
+    reversed_file.write_text(lines[0] + "".join(reversed(lines[1:])), encoding="utf-8")
+    first_seen = list(dict.fromkeys(r["dataset"]["name"] for r in _records(reversed_file)))
+    assert first_seen == DATASETS[::-1]          # the reversed file does meet them in another order
+    results = toolkit.evaluation.results.Results.from_files([reversed_file])
+    assert results.datasets() == DATASETS
+    assert results.pipelines() == json.loads(lines[0])["pipelines"]
+    assert str(toolkit.compare(str(reversed_file))) == str(toolkit.compare(str(results_file)))

@@ -453,7 +453,9 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
             from toolkit.evaluation.distributed import dask_client, submit_tasks
 
             with dask_client(cluster) as client:
-                submit_tasks(client, prepared, pipelines, tasks, evaluators, store_proba, finish, _execute, notes)
+                # largest first as with --jobs: Dask runs independent tasks in submission order
+                submit_tasks(client, prepared, pipelines, _largest_first(tasks, prepared), evaluators, store_proba,
+                             finish, _execute, notes)
         elif jobs <= 1 or total <= 1:
             for task in tasks:
                 finish(task, _execute(prepared[task.dataset_index], pipelines[task.pipeline_index], task,

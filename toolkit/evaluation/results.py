@@ -265,10 +265,13 @@ class Results:
         return [r for r in self.records if r.get("status") != "ok"]
 
     def datasets(self) -> list[str]:
-        return _unique(r["dataset"]["name"] for r in self.ok())
+        """Names in the run's order (its statement), not the order records completed in (``--jobs``,
+        ``--cluster``), so a table does not depend on scheduling; then any other names as they come."""
+        stated = [d.get("name") for d in (self.experiment or {}).get("datasets", ())]
+        return _in_order(stated, (r["dataset"]["name"] for r in self.ok()))
 
     def pipelines(self) -> list[str]:
-        return _unique(r["pipeline"]["name"] for r in self.ok())
+        return _in_order((self.experiment or {}).get("pipelines", ()), (r["pipeline"]["name"] for r in self.ok()))
 
     def cell(self, dataset: str, pipeline: str) -> list[dict[str, Any]]:
         """Records of one (dataset, pipeline), ordered by repetition."""
@@ -305,6 +308,15 @@ def _unique(items: Iterable[str]) -> list[str]:
     for item in items:
         seen.setdefault(item, None)
     return list(seen)
+
+
+def _in_order(stated: Iterable[Any], seen: Iterable[str]) -> list[str]:
+    """The names of ``seen`` (each once): first those ``stated``, in that order, then the rest as they come."""
+    present = _unique(seen)
+    known = set(present)
+    first = [name for name in _unique(n for n in stated if isinstance(n, str)) if name in known]
+    placed = set(first)
+    return first + [name for name in present if name not in placed]
 
 
 def _latest(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

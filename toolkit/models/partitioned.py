@@ -36,7 +36,7 @@ import numpy as np
 from toolkit.api import Predictions, Schema, SufficientStatistics, statistics_support
 from toolkit.data.dataset import Dataset
 from toolkit.errors import CapabilityError, ParameterError, ToolkitError
-from toolkit.evaluation.distributed import dask_client, parse_cluster
+from toolkit.evaluation.distributed import _worker_versions, dask_client, parse_cluster
 from toolkit.models.model_file import SavedModel, load_model, save_model
 from toolkit.models.pipeline import FittedPipeline, Pipeline, _check_capabilities
 
@@ -139,17 +139,11 @@ def _range_predictions(path: str, start: int, stop: int, class_index: int | None
 
 # ----------------------------------------------------------------------------- on the client
 
-def _worker_version() -> str:
-    from toolkit import __version__
-
-    return __version__
-
-
 def _check_workers_see(client: Any, path: str, size: int) -> None:
     """Every worker runs this toolkit version and sees the file, of the same size, at the same path."""
     from toolkit import __version__
 
-    versions = client.run(_worker_version)
+    versions = client.run(_worker_versions)
     if not versions:
         raise ToolkitError("the cluster has no workers")
     other = sorted(w for w, v in versions.items() if v != __version__)
