@@ -371,3 +371,24 @@ def test_concat_keeps_what_a_sparse_rows_absent_string_or_bag_meant():
     assert _values(joined) == ["x", "y", "z", "x"]
     assert [tuple(joined.bag(1, v).X[:, 0]) for v in joined.X.toarray()[:, 1]] == [(1.0,), (1.0,), (5.0,), (6.0,)]
     assert joined.strings[0] == ["x", "y", "z"]
+
+
+def test_a_bad_line_in_a_later_range_names_its_line_in_the_file(tmp_path):
+    """Without string attributes a range does not count the lines before it unless one of its own lines
+    is wrong; then the error names the line in the whole file (as arff.read does), whatever the line
+    ends (\\n, \\r\\n) and blank or comment lines before the range."""
+    path = tmp_path / "late-bad.arff"
+    rows = ["1,2,a\n", "3,4,b\r\n", "\n", "% a comment\n", "5,6,a\r\n"] * 40 + ["7,x,b\n", "8,9,a\n"]
+    path.write_bytes(("@relation r\n@attribute u numeric\n@attribute v numeric\n@attribute c {a,b}\n@data\n"
+                      + "".join(rows)).encode())
+    with pytest.raises(ArffFormatError) as whole:
+        arff.read(path)
+    line = whole.value.line
+    assert line == 5 + 40 * 5 + 1            # the header's 5 lines, then 40 times 5 lines, then the bad one
+    bad_start = path.read_bytes().index(b"7,x,b")
+    starts = [s for s in _line_starts(path) if s <= bad_start]
+    for start in [starts[0], starts[1], starts[len(starts) // 2], starts[-2], bad_start]:
+        with pytest.raises(ArffFormatError, match=rf"late-bad\.arff:{line}: ") as part:
+            arff.read_range(path, start, path.stat().st_size)
+        assert part.value.line == line and str(part.value) == str(whole.value)
+    assert arff.read_range(path, bad_start + 6, path.stat().st_size).n_instances == 1    # after it: no error

@@ -281,12 +281,26 @@ def read_range(path: str | os.PathLike[str], start: int, stop: int, *, class_att
         if first is not None:
             first.scan(stop=begin)  # the first values given before the range
             builder.seed(first.known)
-        fh.seek(header.data_offset)
-        line_no = header.data_line + 1 + _count_line_ends(fh, header.data_offset, begin)
+        # Line numbers (for errors) count from the data section's start. Counting the lines before the
+        # range costs a read of everything before it, so that every range of a file would read half the
+        # file on average (quadratic in the file's size); without string attributes (whose first values
+        # are searched from the start anyway) they are counted only when a line of the range is wrong.
+        base = 0
+        if first is not None:
+            fh.seek(header.data_offset)
+            base = _count_line_ends(fh, header.data_offset, begin)
+        line_no = header.data_line + 1 + base
         fh.seek(begin)
         lines = _Lines(fh, begin, stop)
-        for buf, end, final in lines:
-            line_no = _feed(builder, src, buf, end, line_no, final)
+        try:
+            for buf, end, final in lines:
+                line_no = _feed(builder, src, buf, end, line_no, final)
+        except ArffFormatError as exc:
+            if first is not None or exc.line is None or begin == header.data_offset:
+                raise
+            fh.seek(header.data_offset)
+            before = _count_line_ends(fh, header.data_offset, begin)
+            raise ArffFormatError(exc.path, exc.line + before, exc.problem, exc.text, exc.hint) from None
     chunk = builder.take()
     if first is not None:
         first.settle(chunk, lines=(begin, lines.end, line_no))
