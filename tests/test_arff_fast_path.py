@@ -322,6 +322,13 @@ def test_range_errors_name_the_files_own_line(tmp_path):
     ("yy-MM-dd HH:mm:ss z", "99-01-31 00:01:00 GMT+04:30", 917724660),
     ("yyyy-MM-dd HH:mm:ss X", "2001-01-01 00:00:00 Z", 978307200),
     ("yyyy-MM-dd HH:mm:ss Z", "2001-01-01 00:00:00 -0800", 978336000),
+    # zone names as Java reads them (`TZ=America/Los_Angeles date -d "2000-07-04 09:30" +%s` etc.)
+    ("yyyy-MM-dd HH:mm z", "2000-07-04 09:30 PDT", 962728200),
+    ("yyyy-MM-dd HH:mm z", "2000-01-04 09:30 pst", 947007000),
+    ("yyyy-MM-dd HH:mm z", "2000-01-04 09:30 Pacific Standard Time", 947007000),
+    ("yyyy-MM-dd HH:mm Z", "2000-07-04 09:30 CEST", 962695800),
+    ("yyyy-MM-dd HH:mm z", "2010-03-01 00:00 JST", 1267369200),
+    ("yyyy-MM-dd HH:mm:ss X", "2010-01-01 00:00:00 -08", 1262332800),
 ])
 def test_dates_with_time_zones_are_stored_as_utc(pattern, value, seconds):
     text = f"@relation r\n@attribute d date '{pattern}'\n@attribute c {{a}}\n@data\n'{value}',a\n"
@@ -329,6 +336,19 @@ def test_dates_with_time_zones_are_stored_as_utc(pattern, value, seconds):
     assert ds.X[0, 0] == seconds * 1000.0
     back = both(arff.to_text(ds))
     assert back.X[0, 0] == seconds * 1000.0
+
+
+@pytest.mark.parametrize("pattern,value,needle", [
+    # Moscow's offset was +3, +4 and +3 again: Java takes it from the date's rules, which is not reproduced
+    ("yyyy-MM-dd HH:mm z", "2000-07-04 09:30 MSK", "zone name 'MSK' takes its offset from the date"),
+    ("yyyy-MM-dd HH:mm z", "2000-07-04 09:30 XYZT", "does not match the format"),  # no such zone
+    ("yyyy-MM-dd HH:mm X", "2000-07-04 09:30 PST", "does not match the format"),  # X: ISO 8601 offsets only
+])
+def test_zone_names_java_does_not_fix_are_refused_with_the_reason(pattern, value, needle):
+    text = f"@relation r\n@attribute d date '{pattern}'\n@data\n'{value}'\n"
+    for engine in ("fast", "strict"):
+        with pytest.raises(ArffFormatError, match=needle):
+            arff.read_text(text, engine=engine)
 
 
 def test_java_milliseconds_are_a_number():

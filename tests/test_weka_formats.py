@@ -2,15 +2,17 @@
 and reads back what the toolkit writes for them (issue 16). ``tests/golden/weka_formats.json`` comes from
 ``scripts/weka/check_formats.py`` (Debian's weka, Java); this test needs no Java.
 
-WEKA, run with ``-Duser.timezone=UTC``, prints each date in UTC with the attribute's pattern; the date and
-time part of what it printed is read here with Python's datetime (independently of the toolkit's date
-code) and compared with the instant the toolkit stored.
+WEKA prints each date with the attribute's pattern in the zone its SimpleDateFormat last parsed (a Java
+side effect: parsing "CET" or "-0700" sets the format's zone), so the text of the input and of the
+toolkit's UTC file differ while their instants agree. What it printed is read here with Python's datetime
+and the few zone names written out below (independently of the toolkit's date code) and compared with the
+instant the toolkit stored.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,8 @@ CASES = DATA["cases"]
 def test_weka_reads_the_input_and_the_written_file_alike(name):
     case = CASES[name]
     assert case["weka_reads_original"] == "ok" and case["weka_reads_written"] == "ok"
-    assert case["same_data_in_weka"] is True
+    if name != "dates with zones":  # there WEKA's text follows the last parsed zone: instants compared below
+        assert case["same_data_in_weka"] is True
     assert case["toolkit_reads_written"] == "ok"
     assert case["weka_rows"] == case["toolkit_rows"] > 0
 
@@ -31,12 +34,25 @@ def test_weka_reads_the_input_and_the_written_file_alike(name):
 _FORMS = ["%Y-%m-%d %H:%M", "%y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M:%S"]
 
 
+#: the zone names WEKA printed, in minutes east of UTC (CET: Central European Time; EDT: US Eastern Daylight)
+_NAMES = {"UTC": 0, "GMT": 0, "Z": 0, "CET": 60, "EDT": -240}
+
+
+def _instant_ms(form: str, printed: str) -> float:
+    stamp, zone = printed.rsplit(" ", 1)
+    if zone in _NAMES:
+        offset = timezone(timedelta(minutes=_NAMES[zone]))
+    else:
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        offset = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:] or 0)))
+    return datetime.strptime(stamp, form).replace(tzinfo=offset).timestamp() * 1000
+
+
 def test_the_dates_instants_equal_wekas():
     pairs = CASES["dates with zones"]["dates"]
-    assert len(pairs) == 2
+    assert len(pairs) == 4  # UTC, offsets, GMT, Z; then names Java knows: PDT, a long name, lower-case jst, EDT
     for pair in pairs:
-        for form, printed, ms in zip(_FORMS, pair["weka"], pair["toolkit_ms"]):
-            stamp, zone = printed.rsplit(" ", 1)
-            assert zone in ("UTC", "+0000", "Z", "GMT")
-            moment = datetime.strptime(stamp, form).replace(tzinfo=timezone.utc)
-            assert moment.timestamp() * 1000 == ms, (printed, ms)
+        for form, printed, written, ms in zip(_FORMS, pair["weka"], pair["weka_written"], pair["toolkit_ms"]):
+            assert _instant_ms(form, printed) == ms, (printed, ms)
+            assert _instant_ms(form, written) == ms, (written, ms)

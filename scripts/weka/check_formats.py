@@ -6,8 +6,10 @@ and time-zoned dates (issue 16)? One command, with Debian's weka package:
 Each case is a small ARFF file (the input) and the file ``toolkit.data.arff.write`` makes of it; both
 are loaded by WEKA's ArffLoader (``-Duser.timezone=UTC``, which prints dates in UTC) and by the
 toolkit. Per case the script records whether WEKA loads both files and prints the same data section
-for both, and, for dates, WEKA's printed values next to the toolkit's instants formatted in UTC
-(so the instants are compared).
+for both, and, for dates, WEKA's printed values (of the input and of the written file) next to the
+toolkit's instants formatted in UTC, so that the instants are compared: WEKA prints a date in the zone
+its SimpleDateFormat last parsed (parsing a zone name or offset sets the format's zone), so its text
+for the input and for the toolkit's UTC file differ while the instants agree.
 
 Known difference, left out of the cases: a sparse row inside a bag that omits a nested relational
 attribute. WEKA resolves that implicit 0 to the first bag ever added to the attribute (its list is
@@ -39,7 +41,11 @@ CASES = {
     "dates with zones": ("@relation z\n@attribute d date 'yyyy-MM-dd HH:mm Z'\n@attribute e date 'yy-MM-dd HH:mm:ss z'\n"
                          "@attribute f date 'yyyy-MM-dd HH:mm:ss X'\n@attribute c {a}\n@data\n"
                          "'1999-01-31 00:01 UTC','99-01-31 00:01:00 +0430','2001-01-01 00:00:00 Z',a\n"
-                         "'2020-02-29 12:00 -0800','20-02-29 23:59:59 GMT','2001-06-01 12:30:00 +0200',a\n"),
+                         "'2020-02-29 12:00 -0800','20-02-29 23:59:59 GMT','2001-06-01 12:30:00 +0200',a\n"
+                         # zone names Java knows (any case), standard and daylight, short and long
+                         "'2000-07-04 09:30 PDT','00-12-25 08:00:00 Central European Standard Time',"
+                         "'2001-06-01 12:30:00 +02:00',a\n"
+                         "'2010-03-01 00:00 jst','10-08-15 18:45:10 EDT','2010-01-01 00:00:00 -08',a\n"),
 }
 
 
@@ -75,8 +81,10 @@ def main() -> None:
                 pairs = []
                 for r, line in enumerate(original):
                     weka_values = [v.strip("'") for v in line.split("',")][:3]
+                    written_values = [v.strip("'") for v in ours[r].split("',")][:3] if isinstance(ours, list) else []
                     mine = [DateCodec(ds.attributes[j].date_format).format(ds.X[r, j]) for j in range(3)]
-                    pairs.append({"weka": weka_values, "toolkit_ms": ds.X[r, :3].tolist(), "toolkit_utc": mine})
+                    pairs.append({"weka": weka_values, "weka_written": written_values, "toolkit_ms": ds.X[r, :3].tolist(),
+                                  "toolkit_utc": mine})
                 case["dates"] = pairs
             report[name] = case
     out = ROOT / "tests" / "golden" / "weka_formats.json"

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from toolkit.data.arff_dates import DateCodec
+from toolkit.data.arff_dates import DateCodec, ZoneNameError
 from toolkit.data.arff_syntax import (Token, UnterminatedQuote, clip, is_index, iter_tokens, parse_number)
 from toolkit.data.attributes import KIND_CODES, AttributeList
 from toolkit.errors import ArffFormatError
@@ -96,7 +96,8 @@ class StrictRows:
         shown = None if line is None else (line if len(line) <= _SHOWN else line[:_SHOWN] + "...")
         return ArffFormatError(self.display, line_no, self.context + problem, shown, hint)
 
-    def _value_error(self, line_no: int, line: str, attr_index: int, text: str) -> ArffFormatError:
+    def _value_error(self, line_no: int, line: str, attr_index: int, text: str,
+                     reason: str | None = None) -> ArffFormatError:
         attr = self.attributes[attr_index]
         shown_text = clip(text)
         if attr.kind == "nominal":
@@ -105,7 +106,7 @@ class StrictRows:
                                        f"'{clip(attr.name)}'", line, f"expected one of {{{shown}}} or ?")
         if attr.kind == "date":
             return self.error(line_no, f"value '{shown_text}' of date attribute '{clip(attr.name)}' does not "
-                                       f"match the format '{clip(attr.date_format or '')}'", line)
+                                       f"match the format '{clip(attr.date_format or '')}'", line, reason)
         return self.error(line_no, f"value '{shown_text}' of numeric attribute '{clip(attr.name)}' is not a number",
                           line, "expected a number (ASCII digits, e.g. 1.5e-3) or ? for a missing value")
 
@@ -138,6 +139,8 @@ class StrictRows:
         if kind == _DATE:
             try:
                 return self.dates[attr_index](text)
+            except ZoneNameError as exc:
+                raise self._value_error(line_no, line, attr_index, text, str(exc)) from None
             except ValueError:
                 raise self._value_error(line_no, line, attr_index, text) from None
         return self._bag(attr_index, text, line_no, line)

@@ -3,17 +3,23 @@
 WEKA stores a date as milliseconds since 1970-01-01 in the JVM's time zone; the toolkit uses UTC
 so that a file means the same everywhere (a value with a zone is converted to UTC). The common
 pattern letters are supported (y M d H h m s S a E z Z X and quoted literals); others are refused
-with the attribute named. Zones: UTC, GMT and UT (with an optional offset, GMT+04:30), and numeric
-offsets (+0430, +04:30, Z), as Java's SimpleDateFormat reads them; other zone names are refused.
+with the attribute named. Zones, as Java's SimpleDateFormat reads them: UTC, GMT and UT (with an
+optional offset, GMT+04:30), numeric offsets (+0430, +04:30, Z), and the zone names Java knows in
+English ("PST", "CEST", "Pacific Standard Time"; any case), at the offset Java gives them
+(java_zone_names.json, made by scripts/weka/make_zone_names.py). A name whose offset Java takes
+from the date's own rules (WET, MSK, ...) is refused with that reason rather than guessed.
 S is a number of milliseconds, as in Java (".5" is 5 ms).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timezone
+from functools import lru_cache
+from importlib import resources
 
-__all__ = ["DEFAULT_DATE_FORMAT", "DateCodec", "UnsupportedDateFormat"]
+__all__ = ["DEFAULT_DATE_FORMAT", "DateCodec", "UnsupportedDateFormat", "ZoneNameError"]
 
 #: WEKA's default, ISO-8601 without a zone.
 DEFAULT_DATE_FORMAT = "yyyy-MM-dd'T'HH:mm:ss"
@@ -23,6 +29,10 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 class UnsupportedDateFormat(ValueError):
     """The pattern uses a letter this reader cannot translate."""
+
+
+class ZoneNameError(ValueError):
+    """A zone name whose offset Java would take from the date's own zone rules (not reproduced here)."""
 
 
 def _translate(pattern: str) -> tuple[str, bool]:
@@ -81,6 +91,28 @@ def _translate(pattern: str) -> tuple[str, bool]:
 _ZONE_NAME = re.compile(r"(?<![A-Za-z])(?:UTC|GMT|UT)(?:([+-])(\d{1,2})(?::?(\d{2}))?)?(?![A-Za-z])")
 
 
+@lru_cache(maxsize=1)
+def _java_zone_names() -> tuple[re.Pattern[str], dict[str, int], frozenset[str]]:
+    """(a pattern matching any name Java knows, fixed offsets in minutes, date-dependent names), lower case."""
+    table = json.loads(resources.files("toolkit.data").joinpath("java_zone_names.json").read_text(encoding="utf-8"))
+    fixed = {name.lower(): int(minutes) for name, minutes in table["fixed_minutes"].items()}
+    dependent = frozenset(name.lower() for name in table["date_dependent"])
+    names = sorted(set(table["fixed_minutes"]) | set(table["date_dependent"]), key=len, reverse=True)
+    pattern = re.compile(r"(?<![A-Za-z])(?:" + "|".join(re.escape(n) for n in names) + r")(?![A-Za-z])", re.IGNORECASE)
+    return pattern, fixed, dependent
+
+
+def _named_zone_offset(m: re.Match[str]) -> str:
+    _, fixed, dependent = _java_zone_names()
+    name = m.group(0).lower()
+    if name in dependent:
+        raise ZoneNameError(f"zone name '{m.group(0)}' takes its offset from the date's own rules in Java; "
+                            f"write a numeric offset (e.g. +0100) instead")
+    minutes = fixed[name]
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
+
+
 def _zone_offset(m: re.Match[str]) -> str:
     sign, hours, minutes = m.group(1), m.group(2), m.group(3)
     if sign is None:
@@ -95,6 +127,8 @@ class DateCodec:
         self.pattern = pattern
         self.strftime, self.millis = _translate(pattern)
         self.zoned = "%z" in self.strftime
+        # X is ISO 8601 only in Java: offsets and Z, no names
+        self.iso_zone = "X" in re.sub(r"'[^']*'", "", pattern) and not re.search(r"[zZ]", re.sub(r"'[^']*'", "", pattern))
         try:  # a pattern that repeats a field cannot be parsed: refuse it here, not on the first value
             probe = datetime(2001, 2, 3, 4, 5, 6, tzinfo=timezone.utc)
             datetime.strptime(probe.strftime(self.strftime), self.strftime)
@@ -109,6 +143,10 @@ class DateCodec:
             # Java's z, Z and X read UTC, GMT, UT (optionally with an offset, GMT+4:30) as well as
             # +0430, +04:30 and Z; strptime's %z reads the numeric forms only
             value = _ZONE_NAME.sub(_zone_offset, value)
+            if self.iso_zone:  # X reads an offset of hours alone too ("-08")
+                value = re.sub(r"(?<=\s)([+-]\d{2})$", r"\g<1>00", value)
+            elif re.search(r"[A-Za-z]{2}", value):
+                value = _java_zone_names()[0].sub(_named_zone_offset, value)
         if self.millis:
             # Java's S is a number of milliseconds ("5" is 5 ms, "1234" is out of range);
             # %f reads a fraction: give it the milliseconds as three digits

@@ -289,6 +289,12 @@ def _init_worker(threads: int) -> None:
     gc.freeze()
 
 
+def _run_task_at(index: int) -> dict[str, Any]:
+    """Run the index-th task of the run; the tasks (and their splits) came with the fork, so only the index
+    travels to the worker."""
+    return _run_task(_STATE["tasks"][index])
+
+
 def _run_task(task: Task) -> dict[str, Any]:
     ds = _STATE["datasets"][task.dataset_index]
     pipeline = _STATE["pipelines"][task.pipeline_index]
@@ -461,14 +467,15 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
                 finish(task, _execute(prepared[task.dataset_index], pipelines[task.pipeline_index], task,
                                       evaluators, store_proba))
         else:
+            order = _largest_first(tasks, prepared)
             _STATE.update(datasets=prepared, pipelines=list(pipelines), evaluators=list(evaluators),
-                          store_proba=store_proba)
+                          store_proba=store_proba, tasks=order)
             context = multiprocessing.get_context("fork")
             with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
                                         initargs=(_threads_per_worker(jobs),)) as pool:
                 # the largest tasks first (longest-processing-time order): the run does not end waiting for
                 # one big task that started last; records are written in completion order either way
-                futures = {pool.submit(_run_task, task): task for task in _largest_first(tasks, prepared)}
+                futures = {pool.submit(_run_task_at, i): task for i, task in enumerate(order)}
                 try:
                     for future in cf.as_completed(futures):
                         finish(futures[future], future.result())
