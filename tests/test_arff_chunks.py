@@ -392,3 +392,25 @@ def test_a_bad_line_in_a_later_range_names_its_line_in_the_file(tmp_path):
             arff.read_range(path, start, path.stat().st_size)
         assert part.value.line == line and str(part.value) == str(whole.value)
     assert arff.read_range(path, bad_start + 6, path.stat().st_size).n_instances == 1    # after it: no error
+
+
+def test_ranges_of_one_file_parse_its_header_once_and_see_a_changed_file(tmp_path, monkeypatch):
+    """A worker reading many ranges of a file parses the header once; a rewritten file is read anew."""
+    import os
+
+    from toolkit.data import arff as arff_module
+
+    path = tmp_path / "h.arff"
+    path.write_text("@relation r\n@attribute a numeric\n@attribute c {x,y}\n@data\n" + "1,x\n2,y\n" * 50)
+    calls = []
+    real = arff_module.read_header
+    monkeypatch.setattr(arff_module, "read_header", lambda src: calls.append(1) or real(src))
+    size = path.stat().st_size
+    parts = [arff_module.read_range(path, a, b) for a, b in ((0, size // 2), (size // 2, size))]
+    assert len(calls) == 1
+    assert sum(p.n_instances for p in parts) == 100
+    path.write_text("@relation r\n@attribute a numeric\n@attribute c {y,x,z}\n@data\n" + "3,z\n" * 10)
+    os.utime(path, ns=(1, 1))  # a different mtime even on a coarse clock
+    again = arff_module.read_range(path, 0, path.stat().st_size)
+    assert len(calls) == 2
+    assert list(again.classes) == ["y", "x", "z"] and again.n_instances == 10
