@@ -15,4 +15,7 @@ cd "$work"
 "$work/venv/bin/toolkit" evaluate vote -c nb-weka --runs 2 >/dev/null
 "$work/venv/bin/python" "$root/scripts/ci/readme_snippet.py" "$root/README.md" > snippet.py
 "$work/venv/bin/python" snippet.py >/dev/null
-echo "wheel install: toolkit info iris, evaluate vote, README snippet: ok"
+# package data of the core: Java's zone names for DATE values (toolkit/data/java_zone_names.json)
+printf '@relation z\n@attribute d date "yyyy-MM-dd HH:mm z"\n@data\n"2000-07-04 09:30 PDT"\n' > zoned.arff
+"$work/venv/bin/python" -c "import toolkit; assert toolkit.load_arff('zoned.arff').X[0, 0] == 962728200000.0"
+echo "wheel install: toolkit info iris, evaluate vote, README snippet, a zoned date: ok"
