@@ -146,32 +146,58 @@ static PyObject *round_pass(PyObject *self, PyObject *args)
     int pruned = 0;
     double thr = 0.0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = lo; i < hi; i++) {
-        uint8_t k = kd[i];
-        if (k != 1 && k != 2) continue;
-        int64_t r = row_base + i;
-        if (k == 2) {
-            if (count_sts)
-                cnt[gap_of(tie_key(row_sum(ip, ix, jp, jx, i, vec + F)), r, pkv, prv, P, st, nb, kmax, kmin, scale)]++;
-            continue;
+    /* in chunks of rows: first the keys (independent sums the processor overlaps), then their gaps and the
+       best rows; the gaps before the first and after the last positive (most rows) are counted apart */
+    enum { CH = 512 };
+    double kb[CH], sb[CH];
+    int64_t rb[CH];
+    uint8_t cb[CH];
+    int64_t above = 0, below = 0;
+    for (Py_ssize_t i0 = lo; i0 < hi; i0 += CH) {
+        Py_ssize_t i1 = i0 + CH < hi ? i0 + CH : hi, nq = 0;
+        for (Py_ssize_t i = i0; i < i1; i++) {
+            uint8_t k = kd[i];
+            if (k == 1) {
+                kb[nq] = tie_key(row_sum(ip, ix, jp, jx, i, vec));
+                if (sel_off >= 0 && m > 0) sb[nq] = tie_key(row_sum(ip, ix, jp, jx, i, vec + sel_off));
+                cb[nq] = count_pool;
+            } else if (k == 2 && count_sts) {
+                kb[nq] = tie_key(row_sum(ip, ix, jp, jx, i, vec + F));
+                cb[nq] = 2;
+            } else
+                continue;
+            rb[nq++] = row_base + i;
         }
-        double key = tie_key(row_sum(ip, ix, jp, jx, i, vec));
-        if (count_pool) cnt[gap_of(key, r, pkv, prv, P, st, nb, kmax, kmin, scale)]++;
+        for (Py_ssize_t q = 0; q < nq; q++) {
+            if (!cb[q]) continue;
+            double key = kb[q];
+            if (key > kmax) above++;
+            else if (key < kmin) below++;
+            else cnt[gap_of(key, rb[q], pkv, prv, P, st, nb, kmax, kmin, scale)]++;
+        }
         if (m == 0) continue;
-        if (sel_off >= 0) key = tie_key(row_sum(ip, ix, jp, jx, i, vec + sel_off));
-        /* rows come in ascending order: once m are held, an equal key ranks after all of them */
-        if (!pruned || key > thr) {
-            buf[nc].key = key;
-            buf[nc].row = r;
-            nc++;
-            if (nc == cap) {
-                qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
-                nc = m;
-                thr = buf[m - 1].key;
-                pruned = 1;
+        for (Py_ssize_t q = 0; q < nq; q++) {
+            if (cb[q] == 2) continue;
+            double key = sel_off >= 0 ? sb[q] : kb[q];
+            /* rows come in ascending order: once m are held, an equal key ranks after all of them */
+            if (!pruned || key > thr) {
+                buf[nc].key = key;
+                buf[nc].row = rb[q];
+                nc++;
+                if (nc == cap) {
+                    qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
+                    nc = m;
+                    thr = buf[m - 1].key;
+                    pruned = 1;
+                }
             }
         }
     }
+    if (P > 0) {
+        cnt[0] += above;
+        cnt[P] += below;
+    } else
+        cnt[0] += above + below;
     qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
     Py_END_ALLOW_THREADS
     Py_ssize_t n_top = nc < m ? nc : m;

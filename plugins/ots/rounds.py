@@ -46,7 +46,10 @@ __all__ = ["ColumnIndex", "TaskSpec", "TaskWeights", "RestrictedRows", "RoundEng
 LOOKAHEAD = 25  # rounds: features predicted to gain weight this soon enter the restricted rows together
 _FILTER_EVERY = 64  # rounds between checks whether the restricted rows hold many features no longer needed
 _FILTER_SLACK = 100_000  # entries: the restricted rows are filtered when they hold twice what is needed + this
-_COMBINE_MIN = 1_000_000  # the extra part joins the base when it exceeds this and a quarter of the base
+# the extra part joins the base when it exceeds this and a 16th of the base: every pass merges the parts
+# row by row, which costs more than the sum itself when many rows have entries in both
+_COMBINE_MIN = 100_000
+_COMBINE_SHARE = 16
 
 
 class ColumnIndex:
@@ -220,7 +223,7 @@ class RestrictedRows:
         self.kept[features] = True
         self._in_extra[in_extra] = True
         self.changes["add"] += 1
-        if len(extra_indices) > max(len(self.rows.indices) // 4, _COMBINE_MIN):
+        if len(extra_indices) > max(len(self.rows.indices) // _COMBINE_SHARE, _COMBINE_MIN):
             self._combine()
 
     def _combine(self) -> None:
