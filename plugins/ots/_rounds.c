@@ -146,39 +146,44 @@ static PyObject *round_pass(PyObject *self, PyObject *args)
     int pruned = 0;
     double thr = 0.0;
     Py_BEGIN_ALLOW_THREADS
-    /* in chunks of rows: first the keys (independent sums the processor overlaps), then their gaps and the
-       best rows; the gaps before the first and after the last positive (most rows) are counted apart */
+    /* in chunks of rows: first the keys (independent sums the processor overlaps), then their gaps, then
+       the best rows */
     enum { CH = 512 };
-    double kb[CH], sb[CH];
+    double kb[CH];
     int64_t rb[CH];
     uint8_t cb[CH];
-    int64_t above = 0, below = 0;
     for (Py_ssize_t i0 = lo; i0 < hi; i0 += CH) {
         Py_ssize_t i1 = i0 + CH < hi ? i0 + CH : hi, nq = 0;
+        /* selects instead of branches where the rows mix at random (pool or STS, above or inside or below
+           the positives): a mispredicted branch per row cost more than the row's sum */
         for (Py_ssize_t i = i0; i < i1; i++) {
             uint8_t k = kd[i];
-            if (k == 1) {
-                kb[nq] = tie_key(row_sum(ip, ix, jp, jx, i, vec));
-                if (sel_off >= 0 && m > 0) sb[nq] = tie_key(row_sum(ip, ix, jp, jx, i, vec + sel_off));
-                cb[nq] = count_pool;
-            } else if (k == 2 && count_sts) {
-                kb[nq] = tie_key(row_sum(ip, ix, jp, jx, i, vec + F));
-                cb[nq] = 2;
-            } else
-                continue;
+            if ((k != 1 && k != 2) || (k == 2 && !count_sts)) continue;
+            int sts = k == 2;
+            kb[nq] = tie_key(row_sum(ip, ix, jp, jx, i, vec + (sts ? F : 0)));
+            cb[nq] = sts ? 2 : (uint8_t)count_pool;
             rb[nq++] = row_base + i;
         }
+        double top = (double)(nb - 1);
         for (Py_ssize_t q = 0; q < nq; q++) {
-            if (!cb[q]) continue;
             double key = kb[q];
-            if (key > kmax) above++;
-            else if (key < kmin) below++;
-            else cnt[gap_of(key, rb[q], pkv, prv, P, st, nb, kmax, kmin, scale)]++;
+            double x = (kmax - key) * scale;
+            x = x > 0.0 ? x : 0.0;
+            x = x < top ? x : top;
+            int64_t b = (int64_t)x;
+            int64_t g = st[b], g1 = st[b + 1];
+            int out_above = key > kmax, out_below = key < kmin;
+            g = out_above ? 0 : g;
+            g1 = out_above ? 0 : g1;
+            g = out_below ? P : g;
+            g1 = out_below ? P : g1;
+            if (g != g1) g = gap_of(key, rb[q], pkv, prv, P, st, nb, kmax, kmin, scale);
+            cnt[g] += cb[q] != 0;
         }
         if (m == 0) continue;
         for (Py_ssize_t q = 0; q < nq; q++) {
             if (cb[q] == 2) continue;
-            double key = sel_off >= 0 ? sb[q] : kb[q];
+            double key = sel_off >= 0 ? tie_key(row_sum(ip, ix, jp, jx, rb[q] - row_base, vec + sel_off)) : kb[q];
             /* rows come in ascending order: once m are held, an equal key ranks after all of them */
             if (!pruned || key > thr) {
                 buf[nc].key = key;
@@ -193,11 +198,6 @@ static PyObject *round_pass(PyObject *self, PyObject *args)
             }
         }
     }
-    if (P > 0) {
-        cnt[0] += above;
-        cnt[P] += below;
-    } else
-        cnt[0] += above + below;
     qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
     Py_END_ALLOW_THREADS
     Py_ssize_t n_top = nc < m ? nc : m;

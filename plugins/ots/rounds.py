@@ -45,7 +45,10 @@ __all__ = ["ColumnIndex", "TaskSpec", "TaskWeights", "RestrictedRows", "RoundEng
 
 LOOKAHEAD = 25  # rounds: features predicted to gain weight this soon enter the restricted rows together
 _FILTER_EVERY = 64  # rounds between checks whether the restricted rows hold many features no longer needed
-_FILTER_SLACK = 100_000  # entries: the restricted rows are filtered when they hold twice what is needed + this
+# the restricted rows are filtered when they hold more than _FILTER_RATIO x the entries needed + _FILTER_SLACK:
+# every pass reads them all, and a feature filtered out too early comes back by a cheap gather
+_FILTER_SLACK = 100_000
+_FILTER_RATIO = 1.2
 # the extra part joins the base when it exceeds this and a 16th of the base: every pass merges the parts
 # row by row, which costs more than the sum itself when many rows have entries in both
 _COMBINE_MIN = 100_000
@@ -284,7 +287,7 @@ class RoundEngine:
         cuts = np.searchsorted(indptr[:self.n_own + 1], np.linspace(0, indptr[self.n_own], n_threads + 1)[1:-1])
         bounds = np.unique(np.r_[0, np.clip(cuts, 0, self.n_own), self.n_own])
         self.blocks = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
-        self.executor = ThreadPoolExecutor(len(self.blocks)) if len(self.blocks) > 1 else None
+        self.executor = ThreadPoolExecutor(len(self.blocks) - 1) if len(self.blocks) > 1 else None
 
     def close(self) -> None:
         if self.executor is not None:
@@ -304,7 +307,7 @@ class RoundEngine:
             sub.add(np.flatnonzero((later | active) & ~sub.kept))
         elif self.rounds % _FILTER_EVERY == 0:
             needed = active | self.weights.about_to_gain_weight(self.pool_left)
-            if sub.nnz_of(np.flatnonzero(sub.kept)) > 2 * sub.nnz_of(np.flatnonzero(needed)) + _FILTER_SLACK:
+            if sub.nnz_of(np.flatnonzero(sub.kept)) > _FILTER_RATIO * sub.nnz_of(np.flatnonzero(needed)) + _FILTER_SLACK:
                 sub.filter(sub.kept & needed)
 
     # ------------------------------------------------------------------ rounds
@@ -320,8 +323,9 @@ class RoundEngine:
 
         if self.executor is None:
             parts = [run(b) for b in self.blocks]
-        else:
-            parts = list(self.executor.map(run, self.blocks))
+        else:  # the first block in this thread, the others in the pool
+            futures = [self.executor.submit(run, b) for b in self.blocks[1:]]
+            parts = [run(self.blocks[0])] + [f.result() for f in futures]
         counts = np.sum([p[0] for p in parts], axis=0) if count else None
         keys = np.concatenate([p[1] for p in parts])
         rows = np.concatenate([p[2] for p in parts])
