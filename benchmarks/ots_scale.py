@@ -8,8 +8,9 @@ peak resident memory of the process during the search (Linux VmHWM, reset before
 corpus itself stays resident). Anchors measured in the same run: one sparse product of the corpus
 with a weight vector (a round's irreducible work: every document is rescored each round) and one
 nb-bim fit on the whole corpus. ``--full`` also runs the toolkit default (patience None: to the end,
-|negatives| / M = 9,900 rounds; about 4 minutes here). ``--evaluate wts`` times the search that ranks
-every training document each round (the setting of docs/results/ots.md) instead of the STS only.
+|negatives| / M = 9,900 rounds; docs/results/ots_scale.md has the figures) and prints it as ratios to
+the two anchors. ``--evaluate`` (default wts, the toolkit's default: rank every training document each
+round; sts: the STS only).
 
 The corpus: feature frequencies follow a Zipf-like law (rank r drawn with weight 1/(r + 10));
 positives take 20 % of their features from 300 topic features, and 2 % of the negatives ("near
@@ -116,7 +117,7 @@ def run_search(X: sp.csr_matrix, y: np.ndarray, label: str, save: str = "", **pa
 
         Path(save).write_text(json.dumps({"label": label, "seconds": seconds, "trace": trace}))
     rounds = len(trace["size"])
-    print(f"{label}: {seconds:.1f} s ({seconds / 60:.2f} min), {rounds} rounds of M = {trace['step']} "
+    print(f"{label}: {seconds:.1f} s (load {os.getloadavg()[0]:.2f}) ({seconds / 60:.2f} min), {rounds} rounds of M = {trace['step']} "
           f"({1000 * seconds / max(rounds, 1):.0f} ms per round)")
     print(f"  OTS: {len(rows):,} documents ({selector.ots_negatives_:,} negatives), best leave-one-out AP "
           f"{trace['best_average_precision']:.4f} at round {trace['size'].index(trace['best_size']) + 1}")
@@ -199,8 +200,7 @@ def run_cluster(n_docs: int, n_parts: int, rounds: int, worker_share: float, eva
             same = np.array_equal(result.added, again.added) and np.array_equal(result.average_precision,
                                                                                   again.average_precision)
             n_rounds = len(again.average_precision)
-            print(f"  first search (partitions loaded by the workers, column indices, {n_rounds} rounds): "
-                  f"{seconds:.1f} s; loading {seconds - rounds_seconds:.1f} s")
+            print(f"  first search (the workers load their partitions, then {n_rounds} rounds): {seconds:.1f} s")
             print(f"  rounds on the loaded partitions: {rounds_seconds:.1f} s, {n_rounds} rounds of M = {M} "
                   f"({1000 * rounds_seconds / max(n_rounds, 1):.0f} ms per round); the same trace twice: {same}")
             by_worker: dict[str, int] = {}
@@ -235,7 +235,7 @@ def main() -> None:
           f"{time.perf_counter() - start:.1f} s; resident {_status('VmRSS') / 2**20:,.0f} MiB "
           f"(os.cpu_count() = {os.cpu_count()})")
     v = np.random.default_rng(0).random(X.shape[1])
-    pairs = record(interleaved("1M corpus fit", "one product X @ w", lambda: X @ v, "nb-bim fit",
+    pairs = record(interleaved(f"{X.shape[0]:,}-document corpus", "one product X @ w", lambda: X @ v, "nb-bim fit",
                                lambda: BIMNaiveBayes().fit(X, y), pairs=args.pairs), goal="<= 3.0")
     matvec, fit = statistics.median(pairs.anchor), statistics.median(pairs.ours)
     print(f"  a round's irreducible work, one sparse product X @ w: {1000 * matvec:.0f} ms (median); "
