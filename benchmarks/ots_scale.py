@@ -117,7 +117,8 @@ def run_search(X: sp.csr_matrix, y: np.ndarray, label: str, save: str = "", **pa
 
         Path(save).write_text(json.dumps({"label": label, "seconds": seconds, "trace": trace}))
     rounds = len(trace["size"])
-    print(f"{label}: {seconds:.1f} s (load {os.getloadavg()[0]:.2f}) ({seconds / 60:.2f} min), {rounds} rounds of M = {trace['step']} "
+    print(f"{label}: {seconds:.1f} s ({seconds / 60:.2f} min; load {os.getloadavg()[0]:.2f}), {rounds} rounds of "
+          f"M = {trace['step']} "
           f"({1000 * seconds / max(rounds, 1):.0f} ms per round)")
     print(f"  OTS: {len(rows):,} documents ({selector.ots_negatives_:,} negatives), best leave-one-out AP "
           f"{trace['best_average_precision']:.4f} at round {trace['size'].index(trace['best_size']) + 1}")
@@ -241,7 +242,8 @@ def main() -> None:
     print(f"  a round's irreducible work, one sparse product X @ w: {1000 * matvec:.0f} ms (median); "
           f"one nb-bim fit {fit:.2f} s (median)")
     for patience in [int(p) for p in args.patience.split(",") if p.strip()]:
-        run_search(X, y, f"OTS evaluate={args.evaluate}, patience {patience}", save="" if args.full else args.save_trace,
+        run_search(X, y, f"OTS evaluate={args.evaluate}, patience {patience}",
+                   save="" if args.full else args.save_trace,
                    patience=patience, evaluate=args.evaluate)
     if args.full:
         seconds = run_search(X, y, f"OTS evaluate={args.evaluate}, patience None (to the end)", save=args.save_trace,

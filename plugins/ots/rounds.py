@@ -41,7 +41,8 @@ from toolkit.plugins.ots.kernel import (
 )
 from toolkit.plugins.ots.leave_one_out import loo_smoothed_logit
 
-__all__ = ["ColumnIndex", "TaskSpec", "TaskWeights", "RestrictedRows", "RoundEngine", "RoundResult", "LOOKAHEAD", "segments"]
+__all__ = ["ColumnIndex", "TaskSpec", "TaskWeights", "RestrictedRows", "RoundEngine", "RoundResult", "LOOKAHEAD",
+           "segments"]
 
 LOOKAHEAD = 25  # rounds: features predicted to gain weight this soon enter the restricted rows together
 _FILTER_EVERY = 64  # rounds between checks whether the restricted rows hold many features no longer needed
@@ -307,7 +308,8 @@ class RoundEngine:
             sub.add(np.flatnonzero((later | active) & ~sub.kept))
         elif self.rounds % _FILTER_EVERY == 0:
             needed = active | self.weights.about_to_gain_weight(self.pool_left)
-            if sub.nnz_of(np.flatnonzero(sub.kept)) > _FILTER_RATIO * sub.nnz_of(np.flatnonzero(needed)) + _FILTER_SLACK:
+            held, wanted = sub.nnz_of(np.flatnonzero(sub.kept)), sub.nnz_of(np.flatnonzero(needed))
+            if held > _FILTER_RATIO * wanted + _FILTER_SLACK:
                 sub.filter(sub.kept & needed)
 
     # ------------------------------------------------------------------ rounds
