@@ -162,6 +162,81 @@ def test_round_kernel_refuses_inconsistent_arrays():
         kernel.row_keys(rows, np.array([7]), np.zeros(8), 0, 2)
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+def test_pattern_passes_equal_scipy(compiled, monkeypatch):
+    # the restricted rows' building blocks against scipy's own slicing, conversion and addition
+    if compiled and not kernel.compiled():
+        pytest.skip("the compiled round kernel is not built")
+    if not compiled:
+        monkeypatch.setattr(kernel, "_rounds", None)
+    rng = np.random.default_rng(8)
+    n, F = 700, 90
+    A = sp.random(n, F, density=0.08, format="csr", random_state=rng)
+    A.data[:] = 1.0
+    A = sp.csr_matrix(sp.diags((rng.random(n) > 0.05).astype(float)) @ A)  # some empty rows
+    A.eliminate_zeros()
+    A.sort_indices()
+    indptr, indices = A.indptr.astype(np.int64), A.indices.astype(np.int32)
+    kept = np.flatnonzero(rng.random(F) < 0.4)
+    mapping = np.full(F, -1, dtype=np.int32)
+    mapping[kept] = np.arange(len(kept), dtype=np.int32)
+    sub = A[:, kept].tocsr()
+    sub.sort_indices()
+    got_ptr, got = kernel.restrict_rows(indptr, indices, mapping, sub.nnz, chunk=500)
+    assert np.array_equal(got_ptr, sub.indptr) and np.array_equal(got, sub.indices)
+    colptr, colrows = kernel.column_index(indptr, indices, F)
+    csc = A.tocsc()
+    csc.sort_indices()
+    assert np.array_equal(colptr, csc.indptr) and np.array_equal(colrows, csc.indices)
+    extra = np.sort(rng.choice(np.setdiff1d(np.arange(F), kept), 20, replace=False))
+    ids = (np.arange(len(extra)) * 3 + 1).astype(np.int32)
+    g_ptr, g = kernel.gather_columns(colptr, colrows, extra, ids, n)
+    ref = A[:, extra].tocsr()
+    ref.sort_indices()
+    assert np.array_equal(g_ptr, ref.indptr) and np.array_equal(g, ids[ref.indices])
+    # merge: the kept columns and the gathered ones, both in the original numbering
+    base = kernel.Rows(got_ptr, kept.astype(np.int32)[got], g_ptr, extra.astype(np.int32)[np.searchsorted(ids, g)])
+    m_ptr, m = kernel.merge_rows(base)
+    union = A[:, np.union1d(kept, extra)].tocsr()
+    union.sort_indices()
+    assert np.array_equal(m_ptr, union.indptr)
+    assert np.array_equal(m, np.union1d(kept, extra)[union.indices])
+    keep = rng.random(F) < 0.5
+    f_ptr, f = kernel.filter_rows(m_ptr.copy(), m.copy(), keep)
+    ref = A[:, np.flatnonzero(keep & np.isin(np.arange(F), np.union1d(kept, extra)))].tocsr()
+    ref.sort_indices()
+    assert np.array_equal(f_ptr, ref.indptr)
+    assert np.array_equal(f, np.flatnonzero(keep & np.isin(np.arange(F), np.union1d(kept, extra)))[ref.indices])
+
+
+def test_round_weights_compiled_equal_numpy_bit_for_bit():
+    if not kernel.compiled():
+        pytest.skip("the compiled round kernel is not built")
+    rng = np.random.default_rng(9)
+    F, tau = 5_000, 1.0
+    arrays = [rng.normal(0, 2, F) for _ in range(5)]
+    arrays[0][:50] = arrays[2][:50] - arrays[4][:50] + tau  # weights at the threshold
+    arrays[3][50:60] = np.nan
+    outs = []
+    for use in (True, False):
+        vec, w = np.full(3 * F, 7.0), [np.empty(F) for _ in range(3)]
+        active = np.zeros(F, dtype=bool)
+        if use:
+            kernel.round_weights(*arrays, tau, vec, *w, active)
+        else:
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(kernel, "_rounds", None)
+                kernel.round_weights(*arrays, tau, vec, *w, active)
+        outs.append((vec, w, active))
+    (v1, w1, a1), (v2, w2, a2) = outs
+    assert np.array_equal(v1.view(np.int64), v2.view(np.int64))  # the same bits, signed zeros included
+    assert all(np.array_equal(x.view(np.int64), y.view(np.int64)) for x, y in zip(w1, w2))
+    assert np.array_equal(a1, a2) and a1.any() and not a1.all()
+    lp, llp, lna, ln1a, lr = arrays
+    expected = np.where(np.abs(lp - (lna - lr)) > tau, lp - (lna - lr), 0.0)
+    assert np.array_equal(v1[:F], expected)
+
+
 def test_average_precision_from_counts_is_the_ranking_ap():
     from toolkit.plugins.ots.leave_one_out import ranked_average_precision
 

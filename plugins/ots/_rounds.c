@@ -146,29 +146,55 @@ static PyObject *round_pass(PyObject *self, PyObject *args)
     int pruned = 0;
     double thr = 0.0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = lo; i < hi; i++) {
-        uint8_t k = kd[i];
-        if (k != 1 && k != 2) continue;
-        int64_t r = row_base + i;
-        if (k == 2) {
-            if (count_sts)
-                cnt[gap_of(tie_key(row_sum(ip, ix, jp, jx, i, vec + F)), r, pkv, prv, P, st, nb, kmax, kmin, scale)]++;
-            continue;
+    /* in chunks of rows: first the keys (independent sums the processor overlaps), then their gaps, then
+       the best rows */
+    enum { CH = 512 };
+    double kb[CH];
+    int64_t rb[CH];
+    uint8_t cb[CH];
+    for (Py_ssize_t i0 = lo; i0 < hi; i0 += CH) {
+        Py_ssize_t i1 = i0 + CH < hi ? i0 + CH : hi, nq = 0;
+        /* selects instead of branches where the rows mix at random (pool or STS, above or inside or below
+           the positives): a mispredicted branch per row cost more than the row's sum */
+        for (Py_ssize_t i = i0; i < i1; i++) {
+            uint8_t k = kd[i];
+            if ((k != 1 && k != 2) || (k == 2 && !count_sts)) continue;
+            int sts = k == 2;
+            kb[nq] = tie_key(row_sum(ip, ix, jp, jx, i, vec + (sts ? F : 0)));
+            cb[nq] = sts ? 2 : (uint8_t)count_pool;
+            rb[nq++] = row_base + i;
         }
-        double key = tie_key(row_sum(ip, ix, jp, jx, i, vec));
-        if (count_pool) cnt[gap_of(key, r, pkv, prv, P, st, nb, kmax, kmin, scale)]++;
+        double top = (double)(nb - 1);
+        for (Py_ssize_t q = 0; q < nq; q++) {
+            double key = kb[q];
+            double x = (kmax - key) * scale;
+            x = x > 0.0 ? x : 0.0;
+            x = x < top ? x : top;
+            int64_t b = (int64_t)x;
+            int64_t g = st[b], g1 = st[b + 1];
+            int out_above = key > kmax, out_below = key < kmin;
+            g = out_above ? 0 : g;
+            g1 = out_above ? 0 : g1;
+            g = out_below ? P : g;
+            g1 = out_below ? P : g1;
+            if (g != g1) g = gap_of(key, rb[q], pkv, prv, P, st, nb, kmax, kmin, scale);
+            cnt[g] += cb[q] != 0;
+        }
         if (m == 0) continue;
-        if (sel_off >= 0) key = tie_key(row_sum(ip, ix, jp, jx, i, vec + sel_off));
-        /* rows come in ascending order: once m are held, an equal key ranks after all of them */
-        if (!pruned || key > thr) {
-            buf[nc].key = key;
-            buf[nc].row = r;
-            nc++;
-            if (nc == cap) {
-                qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
-                nc = m;
-                thr = buf[m - 1].key;
-                pruned = 1;
+        for (Py_ssize_t q = 0; q < nq; q++) {
+            if (cb[q] == 2) continue;
+            double key = sel_off >= 0 ? tie_key(row_sum(ip, ix, jp, jx, rb[q] - row_base, vec + sel_off)) : kb[q];
+            /* rows come in ascending order: once m are held, an equal key ranks after all of them */
+            if (!pruned || key > thr) {
+                buf[nc].key = key;
+                buf[nc].row = rb[q];
+                nc++;
+                if (nc == cap) {
+                    qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
+                    nc = m;
+                    thr = buf[m - 1].key;
+                    pruned = 1;
+                }
             }
         }
     }
@@ -228,9 +254,320 @@ fail:
     return NULL;
 }
 
+/* ---------------------------------------------------------------- patterns (restricted rows, column index)
+
+   Linear passes that build the restricted rows without temporaries the size of the corpus: each
+   writes its result into arrays the caller allocated at the exact size (int64 row pointers, int32
+   column indices), and checks every index it follows. */
+
+#define GET(i, kind, size, wr, name) \
+    if (get_buf(o[i], &v[i], kind, size, wr, name) < 0) goto fail; \
+    got = i + 1;
+
+/* restrict(indptr, indices, map, out_indptr, out_indices) -> nnz: the entries whose map[column] >= 0,
+   renumbered to map[column] (map increasing on its kept columns, so rows stay sorted) */
+static PyObject *restrict_rows(PyObject *self, PyObject *args)
+{
+    PyObject *o[5];
+    Py_buffer v[5];
+    int got = 0;
+    if (!PyArg_ParseTuple(args, "OOOOO", &o[0], &o[1], &o[2], &o[3], &o[4])) return NULL;
+    GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 4, 0, "indices") GET(2, 'i', 4, 0, "map")
+    GET(3, 'i', 8, 1, "out indptr") GET(4, 'i', 4, 1, "out indices")
+    Py_ssize_t n = v[0].shape[0] - 1, F = v[2].shape[0], cap = v[4].shape[0];
+    const int64_t *ip = (const int64_t *)v[0].buf;
+    const int32_t *ix = (const int32_t *)v[1].buf, *map = (const int32_t *)v[2].buf;
+    int64_t *op = (int64_t *)v[3].buf;
+    int32_t *ox = (int32_t *)v[4].buf;
+    if (n < 0 || v[3].shape[0] != n + 1 || ip[0] != 0 || ip[n] > v[1].shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "restrict_rows: inconsistent array sizes");
+        goto fail;
+    }
+    int bad = 0;
+    int64_t q = 0;
+    Py_BEGIN_ALLOW_THREADS
+    op[0] = 0;
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        if (ip[i + 1] < ip[i]) { bad = 1; break; }
+        for (int64_t a = ip[i]; a < ip[i + 1]; a++) {
+            int32_t c = ix[a];
+            if (c < 0 || c >= F) { bad = 1; break; }
+            int32_t m = map[c];
+            if (m < 0) continue;
+            if (q >= cap) { bad = 2; break; }
+            ox[q++] = m;
+        }
+        op[i + 1] = q;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, bad == 1 ? "restrict_rows: an index is out of range"
+                                                   : "restrict_rows: the output is too small");
+        goto fail;
+    }
+    for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+    return PyLong_FromLongLong(q);
+fail:
+    for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+    return NULL;
+}
+
+/* merge(ip, ix, jp, jx, out_indptr, out_indices) -> nnz: the union of two row-sorted patterns with
+   disjoint columns, rows sorted */
+static PyObject *merge_rows(PyObject *self, PyObject *args)
+{
+    PyObject *o[6];
+    Py_buffer v[6];
+    int got = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5])) return NULL;
+    GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 4, 0, "indices") GET(2, 'i', 8, 0, "extra indptr")
+    GET(3, 'i', 4, 0, "extra indices") GET(4, 'i', 8, 1, "out indptr") GET(5, 'i', 4, 1, "out indices")
+    Py_ssize_t n = v[0].shape[0] - 1;
+    const int64_t *ip = (const int64_t *)v[0].buf, *jp = (const int64_t *)v[2].buf;
+    const int32_t *ix = (const int32_t *)v[1].buf, *jx = (const int32_t *)v[3].buf;
+    int64_t *op = (int64_t *)v[4].buf;
+    int32_t *ox = (int32_t *)v[5].buf;
+    if (n < 0 || v[2].shape[0] != n + 1 || v[4].shape[0] != n + 1 || ip[0] != 0 || jp[0] != 0 ||
+        ip[n] > v[1].shape[0] || jp[n] > v[3].shape[0] || ip[n] + jp[n] > v[5].shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "merge_rows: inconsistent array sizes");
+        goto fail;
+    }
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t q = 0;
+    op[0] = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t a = ip[i], a1 = ip[i + 1], b = jp[i], b1 = jp[i + 1];
+        if (a1 < a || b1 < b || a1 > ip[n] || b1 > jp[n]) { bad = 1; break; }
+        while (a < a1 && b < b1) ox[q++] = ix[a] < jx[b] ? ix[a++] : jx[b++];
+        while (a < a1) ox[q++] = ix[a++];
+        while (b < b1) ox[q++] = jx[b++];
+        op[i + 1] = q;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "merge_rows: indptr is not non-decreasing");
+        goto fail;
+    }
+    for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+    Py_RETURN_NONE;
+fail:
+    for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+    return NULL;
+}
+
+/* filter(indptr, indices, keep) -> nnz: keep only the entries whose keep[column] is 1, in place */
+static PyObject *filter_rows(PyObject *self, PyObject *args)
+{
+    PyObject *o[3];
+    Py_buffer v[3];
+    int got = 0;
+    if (!PyArg_ParseTuple(args, "OOO", &o[0], &o[1], &o[2])) return NULL;
+    GET(0, 'i', 8, 1, "indptr") GET(1, 'i', 4, 1, "indices") GET(2, 'u', 1, 0, "keep")
+    Py_ssize_t n = v[0].shape[0] - 1, F = v[2].shape[0];
+    int64_t *ip = (int64_t *)v[0].buf;
+    int32_t *ix = (int32_t *)v[1].buf;
+    const uint8_t *keep = (const uint8_t *)v[2].buf;
+    if (n < 0 || ip[0] != 0 || ip[n] > v[1].shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "filter_rows: inconsistent array sizes");
+        goto fail;
+    }
+    int bad = 0;
+    int64_t q = 0;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t a = 0;
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        int64_t a1 = ip[i + 1];
+        if (a1 < a || a1 > ip[n]) { bad = 1; break; }
+        for (; a < a1; a++) {
+            int32_t c = ix[a];
+            if (c < 0 || c >= F) { bad = 1; break; }
+            if (keep[c]) ix[q++] = c;
+        }
+        ip[i + 1] = q;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "filter_rows: an index is out of range");
+        goto fail;
+    }
+    for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+    return PyLong_FromLongLong(q);
+fail:
+    for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+    return NULL;
+}
+
+/* column_index(indptr, indices, colptr, rows): the column-major copy (rows ascending per column) of a
+   row-major pattern, by counting; colptr has F + 1 entries */
+static PyObject *column_index(PyObject *self, PyObject *args)
+{
+    PyObject *o[4];
+    Py_buffer v[4];
+    int got = 0;
+    if (!PyArg_ParseTuple(args, "OOOO", &o[0], &o[1], &o[2], &o[3])) return NULL;
+    GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 4, 0, "indices") GET(2, 'i', 8, 1, "colptr") GET(3, 'i', 4, 1, "rows")
+    Py_ssize_t n = v[0].shape[0] - 1, F = v[2].shape[0] - 1;
+    const int64_t *ip = (const int64_t *)v[0].buf;
+    const int32_t *ix = (const int32_t *)v[1].buf;
+    int64_t *cp = (int64_t *)v[2].buf;
+    int32_t *rows = (int32_t *)v[3].buf;
+    if (n < 0 || F < 0 || n > INT32_MAX || ip[0] != 0 || ip[n] > v[1].shape[0] || v[3].shape[0] != ip[n]) {
+        PyErr_SetString(PyExc_ValueError, "column_index: inconsistent array sizes");
+        goto fail;
+    }
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t nnz = ip[n];
+    memset(cp, 0, (size_t)(F + 1) * sizeof(int64_t));
+    for (int64_t a = 0; a < nnz; a++) {
+        int32_t c = ix[a];
+        if (c < 0 || c >= F) { bad = 1; break; }
+        cp[c + 1]++;
+    }
+    for (Py_ssize_t i = 0; i < n && !bad; i++)
+        if (ip[i + 1] < ip[i] || ip[i + 1] > nnz) bad = 2;
+    if (!bad) {
+        for (Py_ssize_t c = 0; c < F; c++) cp[c + 1] += cp[c];
+        /* cp[c] is the next free slot of column c while filling; shifted back afterwards */
+        for (Py_ssize_t i = 0; i < n; i++)
+            for (int64_t a = ip[i]; a < ip[i + 1]; a++) rows[cp[ix[a]]++] = (int32_t)i;
+        for (Py_ssize_t c = F; c > 0; c--) cp[c] = cp[c - 1];
+        cp[0] = 0;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, bad == 1 ? "column_index: an index is out of range"
+                                                   : "column_index: indptr is not non-decreasing");
+        goto fail;
+    }
+    for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+    Py_RETURN_NONE;
+fail:
+    for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+    return NULL;
+}
+
+/* gather(colptr, rows, features, ids, out_indptr, out_indices) -> nnz: the row-major pattern of the
+   columns ``features`` (ascending) of a column index, column features[k] renumbered ids[k] (ascending) */
+static PyObject *gather_columns(PyObject *self, PyObject *args)
+{
+    PyObject *o[6];
+    Py_buffer v[6];
+    int got = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5])) return NULL;
+    GET(0, 'i', 8, 0, "colptr") GET(1, 'i', 4, 0, "rows") GET(2, 'i', 8, 0, "features") GET(3, 'i', 4, 0, "ids")
+    GET(4, 'i', 8, 1, "out indptr") GET(5, 'i', 4, 1, "out indices")
+    Py_ssize_t F = v[0].shape[0] - 1, K = v[2].shape[0], n = v[4].shape[0] - 1, cap = v[5].shape[0];
+    const int64_t *cp = (const int64_t *)v[0].buf, *feat = (const int64_t *)v[2].buf;
+    const int32_t *rows = (const int32_t *)v[1].buf, *ids = (const int32_t *)v[3].buf;
+    int64_t *op = (int64_t *)v[4].buf;
+    int32_t *ox = (int32_t *)v[5].buf;
+    if (F < 0 || n < 0 || v[3].shape[0] != K || cp[F] > v[1].shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "gather_columns: inconsistent array sizes");
+        goto fail;
+    }
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t total = 0;
+    for (Py_ssize_t k = 0; k < K && !bad; k++) {
+        int64_t f = feat[k];
+        if (f < 0 || f >= F || cp[f + 1] < cp[f] || (k && (f <= feat[k - 1] || ids[k] <= ids[k - 1]))) bad = 1;
+        else total += cp[f + 1] - cp[f];
+    }
+    if (!bad && total > cap) bad = 2;
+    if (!bad) {
+        memset(op, 0, (size_t)(n + 1) * sizeof(int64_t));
+        for (Py_ssize_t k = 0; k < K && !bad; k++)
+            for (int64_t a = cp[feat[k]]; a < cp[feat[k] + 1]; a++) {
+                int32_t r = rows[a];
+                if (r < 0 || r >= n) { bad = 1; break; }
+                op[r + 1]++;
+            }
+    }
+    if (!bad) {
+        for (Py_ssize_t i = 0; i < n; i++) op[i + 1] += op[i];
+        for (Py_ssize_t k = 0; k < K; k++)
+            for (int64_t a = cp[feat[k]]; a < cp[feat[k] + 1]; a++) ox[op[rows[a]]++] = ids[k];
+        for (Py_ssize_t i = n; i > 0; i--) op[i] = op[i - 1];
+        op[0] = 0;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, bad == 1 ? "gather_columns: a feature or row is out of range or unsorted"
+                                                   : "gather_columns: the output is too small");
+        goto fail;
+    }
+    for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+    return PyLong_FromLongLong(op[n]);
+fail:
+    for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+    return NULL;
+}
+
+/* weights(lp, llp, log_na, log_n1a, log_rest, tau, vec, w_sts, w_loo_neg, w_loo_pos, active) -> active count:
+   a round's weights from the cached logarithms (rounds.TaskWeights.update): the same subtractions as
+   numpy's, in the same order, thresholded (|w| > tau strictly, else 0) into vec's blocks 0-2 */
+static PyObject *weights(PyObject *self, PyObject *args)
+{
+    PyObject *o[10];
+    Py_buffer v[10];
+    int got = 0;
+    double tau;
+    if (!PyArg_ParseTuple(args, "OOOOOdOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &tau, &o[5], &o[6], &o[7], &o[8],
+                          &o[9]))
+        return NULL;
+    GET(0, 'f', 8, 0, "lp") GET(1, 'f', 8, 0, "llp") GET(2, 'f', 8, 0, "log_na") GET(3, 'f', 8, 0, "log_n1a")
+    GET(4, 'f', 8, 0, "log_rest") GET(5, 'f', 8, 1, "vec") GET(6, 'f', 8, 1, "w_sts") GET(7, 'f', 8, 1, "w_loo_neg")
+    GET(8, 'f', 8, 1, "w_loo_pos") GET(9, 'u', 1, 1, "active")
+    Py_ssize_t F = v[0].shape[0];
+    for (int k = 1; k < 10; k++)
+        if (k != 5 && v[k].shape[0] != F) {
+            PyErr_SetString(PyExc_ValueError, "weights: inconsistent array sizes");
+            goto fail;
+        }
+    if (v[5].shape[0] < 3 * F) {
+        PyErr_SetString(PyExc_ValueError, "weights: inconsistent array sizes");
+        goto fail;
+    }
+    const double *lp = (const double *)v[0].buf, *llp = (const double *)v[1].buf, *lna = (const double *)v[2].buf,
+                 *ln1a = (const double *)v[3].buf, *lr = (const double *)v[4].buf;
+    double *vec = (double *)v[5].buf, *ws = (double *)v[6].buf, *wn = (double *)v[7].buf, *wp = (double *)v[8].buf;
+    uint8_t *act = (uint8_t *)v[9].buf;
+    Py_ssize_t n_active = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t t = 0; t < F; t++) {
+        double logit_q = lna[t] - lr[t];
+        double a = lp[t] - logit_q, b = lp[t] - (ln1a[t] - lr[t]), c = llp[t] - logit_q;
+        ws[t] = a;
+        wn[t] = b;
+        wp[t] = c;
+        a = fabs(a) > tau ? a : 0.0;
+        b = fabs(b) > tau ? b : 0.0;
+        c = fabs(c) > tau ? c : 0.0;
+        vec[t] = a;
+        vec[F + t] = b;
+        vec[2 * F + t] = c;
+        act[t] = a != 0 || b != 0 || c != 0;
+        n_active += act[t];
+    }
+    Py_END_ALLOW_THREADS
+    for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+    return PyLong_FromSsize_t(n_active);
+fail:
+    for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"weights", weights, METH_VARARGS, "A round's thresholded weights from the cached logarithms."},
     {"round_pass", round_pass, METH_VARARGS, "Scores, AP gap counts and the m best pool rows of a block of rows."},
     {"row_keys", row_keys, METH_VARARGS, "Tie keys of the given rows under vec[offset:offset + F]."},
+    {"restrict_rows", restrict_rows, METH_VARARGS, "The entries of mapped columns, renumbered."},
+    {"merge_rows", merge_rows, METH_VARARGS, "The union of two row-sorted patterns with disjoint columns."},
+    {"filter_rows", filter_rows, METH_VARARGS, "Keep the entries of kept columns, in place."},
+    {"column_index", column_index, METH_VARARGS, "The column-major copy of a row-major pattern."},
+    {"gather_columns", gather_columns, METH_VARARGS, "The row-major pattern of some columns of a column index."},
     {NULL, NULL, 0, NULL},
 };
 

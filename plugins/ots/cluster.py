@@ -102,6 +102,16 @@ def search_terms_on_cluster(client: Any, path: str, terms: Sequence[str], *, cla
 
 # ----------------------------------------------------------------------------- data-parallel rounds
 
+def _pattern(X: Any) -> Any:
+    """A CSR matrix whose stored values are all present (> 0) as it is (only its pattern is read: a
+    loader may give int8 ones instead of float64), anything else through ``presence``."""
+    import scipy.sparse as sp
+
+    if isinstance(X, sp.csr_matrix) and X.has_canonical_format and bool(np.all(X.data > 0)):
+        return X
+    return presence(X)
+
+
 class Partition:
     """A row partition of the corpus on a worker (a Dask actor): its rows' presence pattern and class
     codes from ``loader(part)`` (a picklable callable returning (matrix, class codes) of the rows;
@@ -109,7 +119,7 @@ class Partition:
 
     def __init__(self, loader: Callable[[int], tuple[Any, np.ndarray]], part: int):
         X, y = loader(part)
-        B = presence(X)
+        B = _pattern(X)
         self.indptr = B.indptr.astype(np.int64)
         self.indices = B.indices.astype(np.int32, copy=False)
         self.n_rows, self.n_features = B.shape
@@ -150,8 +160,9 @@ class Partition:
               positive_indptr: np.ndarray, positive_indices: np.ndarray, pool_size: int) -> int:
         """Start the rounds of class ``term``: the whole corpus's counts, the positives' global rows and
         patterns (appended after this partition's own rows, so that every partition ranks them)."""
-        if self.engine is not None:
+        if self.engine is not None:  # the last term's state goes before this term's is built
             self.engine.close()
+            self.engine = None
         pos = self.codes == term
         neg = (self.codes >= 0) & ~pos
         pc = BIMCounts(pos_counts[0], np.zeros(self.n_features), pos_counts[1], 0.0)

@@ -34,7 +34,8 @@ except ImportError:  # not built: the numpy path computes the same, slower
     _rounds = None
 
 __all__ = ["NOT_TRAINING", "POOL", "STS_NEGATIVE", "POSITIVE", "Rows", "PositiveOrder", "positive_order",
-           "round_pass", "row_keys", "average_precision_from_counts", "merge_top", "compiled"]
+           "round_pass", "row_keys", "average_precision_from_counts", "merge_top", "compiled", "restrict_rows",
+           "merge_rows", "filter_rows", "column_index", "gather_columns", "round_weights"]
 
 # what a row is in the current round; a row's weights are block (kind - 1) of the weight vector
 NOT_TRAINING, POOL, STS_NEGATIVE, POSITIVE = 0, 1, 2, 3
@@ -109,7 +110,8 @@ def positive_order(keys: np.ndarray, rows: np.ndarray) -> PositiveOrder:
     n_buckets = 8 * P + 1  # most buckets then hold no positive: one look-up, no search
     scale = n_buckets / (kmax - kmin) if kmax > kmin else 0.0
     buckets = np.minimum(((kmax - k) * scale).astype(np.int64), n_buckets - 1)
-    start = np.searchsorted(buckets, np.arange(n_buckets + 1), side="left").astype(np.int32)
+    start = np.zeros(n_buckets + 1, dtype=np.int32)  # positives in lower buckets: a running count
+    np.cumsum(np.bincount(buckets, minlength=n_buckets), out=start[1:])
     return PositiveOrder(k, r, start, kmax, kmin, scale)
 
 
@@ -122,6 +124,29 @@ def row_keys(rows: Rows, which: np.ndarray, vec: np.ndarray, offset: int, F: int
         return out
     M = rows.as_csr(F)[which]
     return np.round(M @ vec[offset:offset + F], TIE_DECIMALS)
+
+
+def round_weights(lp: np.ndarray, llp: np.ndarray, log_na: np.ndarray, log_n1a: np.ndarray, log_rest: np.ndarray,
+                  tau: float, vec: np.ndarray, w_sts: np.ndarray, w_loo_neg: np.ndarray, w_loo_pos: np.ndarray,
+                  active: np.ndarray) -> None:
+    """A round's weights from the cached logarithms (``rounds.TaskWeights``), written in place: the STS
+    weight lp - (log_na - log_rest), the leave-one-out weights of negatives lp - (log_n1a - log_rest)
+    and of positives llp - (log_na - log_rest), each thresholded into blocks 0-2 of ``vec``; ``active``
+    (bool) says which feature has a weight in any block."""
+    F = len(lp)
+    if _rounds is not None:
+        _rounds.weights(lp, llp, log_na, log_n1a, log_rest, float(tau), vec, w_sts, w_loo_neg, w_loo_pos,
+                        active.view(np.uint8))
+        return
+    logit_q = log_na - log_rest
+    np.subtract(lp, logit_q, out=w_sts)
+    np.subtract(lp, log_n1a - log_rest, out=w_loo_neg)
+    np.subtract(llp, logit_q, out=w_loo_pos)
+    active[:] = False
+    for block, w in enumerate((w_sts, w_loo_neg, w_loo_pos)):
+        part = vec[block * F:(block + 1) * F]
+        np.copyto(part, np.where(np.abs(w) > tau, w, 0.0))
+        active |= part != 0
 
 
 def round_pass(rows: Rows, kind: np.ndarray, vec: np.ndarray, F: int, lo: int, hi: int, row_base: int,
@@ -186,3 +211,101 @@ def average_precision_from_counts(counts: np.ndarray) -> float:
     hits = np.arange(1, P + 1)
     ranks = hits + np.cumsum(counts[:P])
     return float(np.mean(hits / ranks))
+
+
+# ----------------------------------------------------------------------------- patterns
+# The restricted rows and the column index are built by linear passes into arrays of the exact size (int64
+# row pointers, int32 columns): the compiled ones need no temporary the size of the corpus; the numpy
+# twins compute the same arrays (tests check both).
+
+def restrict_rows(indptr: np.ndarray, indices: np.ndarray, mapping: np.ndarray, nnz: int,
+                  chunk: int = 4_000_000) -> tuple[np.ndarray, np.ndarray]:
+    """The entries whose ``mapping[column] >= 0`` (``nnz`` of them), renumbered to ``mapping[column]``
+    (increasing on the kept columns, so rows stay sorted)."""
+    n = len(indptr) - 1
+    out_ptr = np.zeros(n + 1, dtype=np.int64)
+    out = np.empty(nnz, dtype=np.int32)
+    if _rounds is not None:
+        got = _rounds.restrict_rows(np.ascontiguousarray(indptr, dtype=np.int64),
+                                    np.ascontiguousarray(indices, dtype=np.int32),
+                                    np.ascontiguousarray(mapping, dtype=np.int32), out_ptr, out)
+        if got != nnz:
+            raise ValueError(f"restrict_rows: {got} entries, expected {nnz}")
+        return out_ptr, out
+    bounds = np.searchsorted(indptr, np.arange(0, int(indptr[-1]) + chunk, chunk))
+    bounds = np.unique(np.clip(np.r_[0, bounds, n], 0, n))
+    q = 0
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):  # chunks of rows bound the temporaries
+        s, e = int(indptr[a]), int(indptr[b])
+        mapped = mapping[indices[s:e]]
+        sel = mapped >= 0
+        before = np.zeros(e - s + 1, dtype=np.int64)
+        np.cumsum(sel, out=before[1:])
+        out_ptr[a + 1:b + 1] = q + before[indptr[a + 1:b + 1] - s]
+        kept = mapped[sel]
+        out[q:q + len(kept)] = kept
+        q += len(kept)
+    if q != nnz:
+        raise ValueError(f"restrict_rows: {q} entries, expected {nnz}")
+    return out_ptr, out
+
+
+def merge_rows(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
+    """Both parts of ``rows`` as one pattern, rows sorted."""
+    n = rows.n_rows
+    if _rounds is not None:
+        out_ptr = np.empty(n + 1, dtype=np.int64)
+        out = np.empty(rows.nnz, dtype=np.int32)
+        _rounds.merge_rows(rows.indptr, rows.indices, rows.extra_indptr, rows.extra_indices, out_ptr, out)
+        return out_ptr, out
+    F = int(max(rows.indices.max(initial=-1), rows.extra_indices.max(initial=-1))) + 1
+    csr = rows.as_csr(F)
+    return csr.indptr.astype(np.int64), csr.indices.astype(np.int32)
+
+
+def filter_rows(indptr: np.ndarray, indices: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The entries whose ``keep[column]`` is true; the compiled pass works in place (``indptr`` and
+    ``indices`` are overwritten) and returns a trimmed copy of the indices."""
+    if _rounds is not None:
+        q = _rounds.filter_rows(indptr, indices, np.ascontiguousarray(keep, dtype=np.uint8))
+        return indptr, indices[:q].copy()
+    sel = keep[indices]
+    before = np.zeros(len(indices) + 1, dtype=np.int64)
+    np.cumsum(sel, out=before[1:])
+    return before[indptr], indices[sel]
+
+
+def column_index(indptr: np.ndarray, indices: np.ndarray, n_columns: int) -> tuple[np.ndarray, np.ndarray]:
+    """(colptr int64, rows int32): the column-major copy of a row-major pattern, rows ascending."""
+    n = len(indptr) - 1
+    if _rounds is not None:
+        colptr = np.empty(n_columns + 1, dtype=np.int64)
+        rows = np.empty(int(indptr[-1]), dtype=np.int32)
+        _rounds.column_index(np.ascontiguousarray(indptr, dtype=np.int64),
+                             np.ascontiguousarray(indices, dtype=np.int32), colptr, rows)
+        return colptr, rows
+    pattern = sp.csr_matrix((np.ones(len(indices), dtype=np.int8), indices, indptr), shape=(n, n_columns))
+    csc = pattern.tocsc()
+    return csc.indptr.astype(np.int64), csc.indices.astype(np.int32, copy=False)
+
+
+def gather_columns(colptr: np.ndarray, colrows: np.ndarray, features: np.ndarray, ids: np.ndarray,
+                   n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The row-major pattern (``n_rows`` rows) of columns ``features`` (ascending) of a column index,
+    column ``features[k]`` renumbered ``ids[k]`` (ascending)."""
+    features = np.ascontiguousarray(features, dtype=np.int64)
+    ids = np.ascontiguousarray(ids, dtype=np.int32)
+    total = int((colptr[features + 1] - colptr[features]).sum())
+    if _rounds is not None:
+        out_ptr = np.empty(n_rows + 1, dtype=np.int64)
+        out = np.empty(total, dtype=np.int32)
+        _rounds.gather_columns(colptr, colrows, features, ids, out_ptr, out)
+        return out_ptr, out
+    starts, lengths = colptr[features], colptr[features + 1] - colptr[features]
+    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    rows = colrows[shift + np.arange(total)]
+    ptr = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+    csc = sp.csc_matrix((np.ones(total, dtype=np.int8), rows, ptr), shape=(n_rows, len(features)))
+    csr = csc.tocsr()
+    csr.sort_indices()
+    return csr.indptr.astype(np.int64), ids[csr.indices].astype(np.int32)

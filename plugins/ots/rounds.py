@@ -36,17 +36,24 @@ from toolkit.plugins.ots.bim import (
     BIMCounts, bim_counts, bim_weights, feature_mask, restricted, smoothed_logit, thresholded,
 )
 from toolkit.plugins.ots.kernel import (
-    NOT_TRAINING, POOL, POSITIVE, STS_NEGATIVE, PositiveOrder, Rows, positive_order, round_pass, row_keys,
+    NOT_TRAINING, POOL, POSITIVE, STS_NEGATIVE, PositiveOrder, Rows, column_index, filter_rows, gather_columns,
+    merge_rows, positive_order, restrict_rows, round_pass, round_weights, row_keys,
 )
 from toolkit.plugins.ots.leave_one_out import loo_smoothed_logit
 
-__all__ = ["ColumnIndex", "TaskSpec", "TaskWeights", "RestrictedRows", "RoundEngine", "RoundResult", "LOOKAHEAD"]
+__all__ = ["ColumnIndex", "TaskSpec", "TaskWeights", "RestrictedRows", "RoundEngine", "RoundResult", "LOOKAHEAD",
+           "segments"]
 
 LOOKAHEAD = 25  # rounds: features predicted to gain weight this soon enter the restricted rows together
 _FILTER_EVERY = 64  # rounds between checks whether the restricted rows hold many features no longer needed
-_CHUNK = 4_000_000  # entries per chunk when filtering the corpus (bounds the temporary memory)
-_FILTER_SLACK = 100_000  # entries: the restricted rows are filtered when they hold twice what is needed + this
-_COMBINE_MIN = 1_000_000  # the extra part joins the base when it exceeds this and a quarter of the base
+# the restricted rows are filtered when they hold more than _FILTER_RATIO x the entries needed + _FILTER_SLACK:
+# every pass reads them all, and a feature filtered out too early comes back by a cheap gather
+_FILTER_SLACK = 100_000
+_FILTER_RATIO = 1.2
+# the extra part joins the base when it exceeds this and a 16th of the base: every pass merges the parts
+# row by row, which costs more than the sum itself when many rows have entries in both
+_COMBINE_MIN = 100_000
+_COMBINE_SHARE = 16
 
 
 class ColumnIndex:
@@ -64,26 +71,17 @@ class ColumnIndex:
     def _build(self) -> tuple[np.ndarray, np.ndarray]:
         if self._built is None:
             indptr, indices, F = self._source
-            n = len(indptr) - 1
-            pattern = sp.csr_matrix((np.ones(len(indices), dtype=np.int8), indices, indptr), shape=(n, F))
-            csc = pattern.tocsc()
-            self._built = (csc.indptr.astype(np.int64), csc.indices.astype(np.int32, copy=False))
+            self._built = column_index(indptr, indices, F)
         return self._built
 
     @property
     def column_nnz(self) -> np.ndarray:
         return np.diff(self._build()[0])
 
-    def rows_of(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, position in ``features``) of every entry of ``features``, feature by feature, rows ascending."""
+    def rows_of(self, features: np.ndarray, ids: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """The row-major pattern (``n_rows`` rows) of ``features`` (ascending), renumbered ``ids``."""
         colptr, rows = self._build()
-        starts, ends = colptr[features], colptr[features + 1]
-        lengths = ends - starts
-        total = int(lengths.sum())
-        if total == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-        return rows[shift + np.arange(total)].astype(np.int64), np.repeat(np.arange(len(features)), lengths)
+        return gather_columns(colptr, rows, features, ids, n_rows)
 
 
 @dataclass(frozen=True)
@@ -134,7 +132,8 @@ class TaskWeights:
         self.vec = np.zeros(4 * Fm)
         self.vec[:Fm] = self.v0
         self.vec[3 * Fm:] = self.v0
-        self.w_sts = self.w_loo_neg = self.w_loo_pos = np.zeros(Fm)
+        self.w_sts, self.w_loo_neg, self.w_loo_pos = np.zeros(Fm), np.zeros(Fm), np.zeros(Fm)
+        self._active = np.zeros(Fm, dtype=bool)  # written each round (update's result)
 
     @classmethod
     def of(cls, B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray, spec: TaskSpec) -> TaskWeights:
@@ -158,19 +157,13 @@ class TaskWeights:
 
     def update(self) -> np.ndarray:
         """This round's vector; returns the features with a weight in any block."""
-        alpha, tau, Fm = self.spec.alpha, self.spec.tau, self.Fm
+        alpha = self.spec.alpha
         log_rest = np.log(np.maximum(self.N - self.n, 0.0) + alpha)  # log(max(N - n, 0) + a)
-        logit_q = self.log_na - log_rest
-        self.w_sts = self.lp - logit_q
-        self.w_loo_neg = self.lp - (self.log_n1a - log_rest)
-        self.w_loo_pos = self.llp - logit_q
-        vec = self.vec
-        vec[:Fm] = thresholded(self.w_sts, tau)
-        vec[Fm:2 * Fm] = thresholded(self.w_loo_neg, tau)
-        vec[2 * Fm:3 * Fm] = thresholded(self.w_loo_pos, tau)
-        active = (vec[:Fm] != 0) | (vec[Fm:2 * Fm] != 0) | (vec[2 * Fm:3 * Fm] != 0)
+        active = self._active
+        round_weights(self.lp, self.llp, self.log_na, self.log_n1a, log_rest, self.spec.tau, self.vec, self.w_sts,
+                      self.w_loo_neg, self.w_loo_pos, active)
         if self.spec.scorer == "wts_fixed":
-            active |= self.v0 != 0
+            active = active | (self.v0 != 0)
         return active
 
     def initial_active(self) -> np.ndarray:
@@ -212,23 +205,11 @@ class RestrictedRows:
         return int(self.feature_nnz[features].sum())
 
     def build(self, kept: np.ndarray) -> None:
-        """The entries of ``kept`` features, read from the corpus in chunks of rows."""
-        keep_feature = np.zeros(len(self.compact), dtype=bool)
-        keep_feature[self.feature[kept]] = True
-        counts, parts = np.zeros(self.n_rows, dtype=np.int64), []
-        bounds = np.searchsorted(self.indptr, np.arange(0, int(self.indptr[-1]) + _CHUNK, _CHUNK))
-        bounds = np.unique(np.clip(np.r_[0, bounds, self.n_rows], 0, self.n_rows))
-        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-            s, e = int(self.indptr[a]), int(self.indptr[b])
-            sel = keep_feature[self.indices[s:e]]
-            before = np.zeros(e - s + 1, dtype=np.int64)
-            np.cumsum(sel, out=before[1:])
-            counts[a:b] = np.diff(before[self.indptr[a:b + 1] - s])
-            parts.append(self.compact[self.indices[s:e][sel]])
-        indptr = np.zeros(self.n_rows + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        indices = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
-        self.rows = Rows.of(indptr, indices)
+        """The entries of ``kept`` features, read from the corpus in one pass."""
+        mapping = np.full(len(self.compact), -1, dtype=np.int32)
+        mapping[self.feature[kept]] = np.flatnonzero(kept).astype(np.int32)
+        self.rows = Rows(*restrict_rows(self.indptr, self.indices, mapping, self.nnz_of(kept)),
+                         np.zeros(self.n_rows + 1, dtype=np.int64), np.zeros(0, dtype=np.int32))
         self.kept = kept.copy()
         self._in_extra[:] = False
         self.changes["build"] += 1
@@ -238,39 +219,32 @@ class RestrictedRows:
         if len(features) == 0:
             return
         in_extra = np.union1d(np.flatnonzero(self._in_extra), features)
-        rows, which = self.columns.rows_of(self.feature[in_extra])
-        # column-major entries (feature by feature) -> row-major with sorted columns, in linear time
-        colptr = np.zeros(len(in_extra) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(which, minlength=len(in_extra)), out=colptr[1:])
-        csc = sp.csc_matrix((np.ones(len(rows), dtype=np.int8), rows, colptr), shape=(self.n_rows, len(in_extra)))
-        csr = csc.tocsr()
-        extra_indices = in_extra.astype(np.int32)[csr.indices]  # position -> compact id (order kept)
         r = self.rows
-        self.rows = Rows(r.indptr, r.indices, csr.indptr.astype(np.int64), extra_indices.astype(np.int32))
+        self.rows = Rows(r.indptr, r.indices, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32))
+        del r  # the old extra part goes before the new one is built
+        extra_indptr, extra_indices = self.columns.rows_of(self.feature[in_extra], in_extra, self.n_rows)
+        self.rows = Rows(self.rows.indptr, self.rows.indices, extra_indptr, extra_indices)
         self.kept[features] = True
         self._in_extra[in_extra] = True
         self.changes["add"] += 1
-        if len(extra_indices) > max(len(r.indices) // 4, _COMBINE_MIN):
+        if len(extra_indices) > max(len(self.rows.indices) // _COMBINE_SHARE, _COMBINE_MIN):
             self._combine()
 
     def _combine(self) -> None:
         """Move the extra part into the base (a linear merge of two sorted patterns)."""
-        Fm = len(self.feature)
-        csr = self.rows.as_csr(Fm)
-        self.rows = Rows.of(csr.indptr, csr.indices)
+        indptr, indices = merge_rows(self.rows)
+        self.rows = Rows.of(indptr, indices)
         self._in_extra[:] = False
         self.changes["combine"] += 1
 
     def filter(self, keep: np.ndarray) -> None:
         """Keep only the entries of ``keep`` (a subset of ``kept``)."""
         r = self.rows
-        parts = []
-        for indptr, indices in ((r.indptr, r.indices), (r.extra_indptr, r.extra_indices)):
-            sel = keep[indices]
-            before = np.zeros(len(indices) + 1, dtype=np.int64)
-            np.cumsum(sel, out=before[1:])
-            parts.append((before[indptr], indices[sel]))
-        self.rows = Rows(parts[0][0], parts[0][1], parts[1][0], parts[1][1])
+        self.rows = None  # the parts are filtered in place
+        base = filter_rows(r.indptr, r.indices, keep)
+        extra = filter_rows(r.extra_indptr, r.extra_indices, keep)
+        del r
+        self.rows = Rows(base[0], base[1], extra[0], extra[1])
         self.kept = keep.copy()
         self._in_extra &= keep
         self.changes["filter"] += 1
@@ -314,7 +288,7 @@ class RoundEngine:
         cuts = np.searchsorted(indptr[:self.n_own + 1], np.linspace(0, indptr[self.n_own], n_threads + 1)[1:-1])
         bounds = np.unique(np.r_[0, np.clip(cuts, 0, self.n_own), self.n_own])
         self.blocks = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
-        self.executor = ThreadPoolExecutor(len(self.blocks)) if len(self.blocks) > 1 else None
+        self.executor = ThreadPoolExecutor(len(self.blocks) - 1) if len(self.blocks) > 1 else None
 
     def close(self) -> None:
         if self.executor is not None:
@@ -334,7 +308,8 @@ class RoundEngine:
             sub.add(np.flatnonzero((later | active) & ~sub.kept))
         elif self.rounds % _FILTER_EVERY == 0:
             needed = active | self.weights.about_to_gain_weight(self.pool_left)
-            if sub.nnz_of(np.flatnonzero(sub.kept)) > 2 * sub.nnz_of(np.flatnonzero(needed)) + _FILTER_SLACK:
+            held, wanted = sub.nnz_of(np.flatnonzero(sub.kept)), sub.nnz_of(np.flatnonzero(needed))
+            if held > _FILTER_RATIO * wanted + _FILTER_SLACK:
                 sub.filter(sub.kept & needed)
 
     # ------------------------------------------------------------------ rounds
@@ -350,8 +325,9 @@ class RoundEngine:
 
         if self.executor is None:
             parts = [run(b) for b in self.blocks]
-        else:
-            parts = list(self.executor.map(run, self.blocks))
+        else:  # the first block in this thread, the others in the pool
+            futures = [self.executor.submit(run, b) for b in self.blocks[1:]]
+            parts = [run(self.blocks[0])] + [f.result() for f in futures]
         counts = np.sum([p[0] for p in parts], axis=0) if count else None
         keys = np.concatenate([p[1] for p in parts])
         rows = np.concatenate([p[2] for p in parts])
@@ -360,13 +336,12 @@ class RoundEngine:
 
     def _result(self, counts: np.ndarray | None, keys: np.ndarray, rows: np.ndarray) -> RoundResult:
         local = rows - self.row_base
-        starts, ends = self.indptr[local], self.indptr[local + 1]
-        feats = [self.weights.compact[self.indices[s:e]] for s, e in zip(starts.tolist(), ends.tolist())]
-        feats = [f[f >= 0] for f in feats]
-        ptr = np.zeros(len(feats) + 1, dtype=np.int64)
-        np.cumsum([len(f) for f in feats], out=ptr[1:])
-        flat = np.concatenate(feats) if feats else np.zeros(0, dtype=np.int32)
-        return RoundResult(counts, keys, rows, flat.astype(np.int32), ptr)
+        where, ptr = segments(self.indptr[local], self.indptr[local + 1])
+        feats = self.weights.compact[self.indices[where]]
+        kept = feats >= 0
+        before = np.zeros(len(feats) + 1, dtype=np.int64)
+        np.cumsum(kept, out=before[1:])
+        return RoundResult(counts, keys, rows, feats[kept].astype(np.int32), before[ptr])
 
     def first(self) -> RoundResult:
         """The first scorer's best pool rows (no AP before round 1)."""
@@ -389,6 +364,14 @@ class RoundEngine:
         keys = row_keys(self.sub.rows, self.positive_local, w.vec, 2 * w.Fm, w.Fm)
         order = positive_order(keys, self.positive_rows)
         return self._pass(order, count=True, m=self.spec.step if self.pool_left > 0 else 0)
+
+
+def segments(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions ``starts[k]:ends[k]`` concatenated, and where each segment begins in them."""
+    lengths = np.asarray(ends, dtype=np.int64) - np.asarray(starts, dtype=np.int64)
+    ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    return np.repeat(np.asarray(starts, dtype=np.int64) - ptr[:-1], lengths) + np.arange(int(ptr[-1])), ptr
 
 
 def initial_kind(positive: np.ndarray, negative: np.ndarray) -> np.ndarray:

@@ -31,7 +31,9 @@ from toolkit.errors import ParameterError
 
 from toolkit.plugins.ots.bim import check_alpha, check_features, presence
 from toolkit.plugins.ots.kernel import average_precision_from_counts
-from toolkit.plugins.ots.rounds import ColumnIndex, RoundEngine, RoundResult, TaskSpec, TaskWeights, initial_kind
+from toolkit.plugins.ots.rounds import (
+    ColumnIndex, RoundEngine, RoundResult, TaskSpec, TaskWeights, initial_kind, segments,
+)
 
 __all__ = ["OTSResult", "optimal_training_set", "step_size", "task_spec", "run_rounds", "ColumnIndex"]
 
@@ -121,13 +123,13 @@ def _chosen(results: Sequence[RoundResult], m: int) -> tuple[np.ndarray, np.ndar
     keys = np.concatenate([r.top_keys for r in results])
     rows = np.concatenate([r.top_rows for r in results])
     best = np.lexsort((rows, -keys))[:m]
-    feats = []
-    where = np.concatenate([np.c_[np.full(len(r.top_rows), b), np.arange(len(r.top_rows))]
-                            for b, r in enumerate(results)]) if len(rows) else np.zeros((0, 2), dtype=np.int64)
-    for b, q in where[best].tolist():
-        r = results[b]
-        feats.append(r.features[r.feature_ptr[q]:r.feature_ptr[q + 1]])
-    return rows[best], (np.concatenate(feats) if feats else np.zeros(0, dtype=np.int32))
+    # every block's features one after the other, and where each candidate's begin and end in them
+    offsets = np.cumsum([0] + [len(r.features) for r in results])
+    starts = np.concatenate([o + r.feature_ptr[:-1] for o, r in zip(offsets, results)])
+    ends = np.concatenate([o + r.feature_ptr[1:] for o, r in zip(offsets, results)])
+    features = np.concatenate([r.features for r in results])
+    where, _ = segments(starts[best], ends[best])
+    return rows[best], features[where].astype(np.int32)
 
 
 def run_rounds(call: Callable[..., list[RoundResult]], spec: TaskSpec, positives: np.ndarray, pool_size: int,

@@ -28,7 +28,7 @@ def _fingerprint(B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray) -
     h = hashlib.blake2b(digest_size=20)
     h.update(np.asarray(B.shape, dtype=np.int64).tobytes())
     for arr in (B.indptr, B.indices, np.packbits(positive), np.packbits(negative)):
-        h.update(np.ascontiguousarray(arr).tobytes())
+        h.update(np.ascontiguousarray(arr))  # the buffer itself: no copy of the corpus
     return h.hexdigest()
 
 
