@@ -122,19 +122,13 @@ def predict_command(
     elif fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf)
-        writer.writerow(["instance", "actual", "predicted"] + ([f"{label}({c})" for c in saved.classes] if proba else []))
+        writer.writerow(_csv_header(saved.classes, label, proba))
         for r in rows:
-            writer.writerow([r["instance"], r["actual"] or "?", r["predicted"]]
-                            + (["-inf" if p is None else repr(p) for p in r[key].values()] if proba else []))
+            writer.writerow(_csv_row(r, key, proba))
         text = buf.getvalue().rstrip("\n")
     else:
         shown = "probabilities" if key == "probabilities" else "decision scores (no probabilities)"
-        lines = [f"{'inst':>6}  {'actual':<16} {'predicted':<16}" + (f"  {shown}" if proba else "")]
-        for r in rows:
-            line = f"{r['instance']:>6}  {str(r['actual'] or '?'):<16} {r['predicted']:<16}"
-            if proba:
-                line += "  " + " ".join("-inf" if p is None else f"{p:.4f}" for p in r[key].values())
-            lines.append(line)
+        lines = [_table_header(shown, proba)] + [_table_line(r, key, proba) for r in rows]
         text = "\n".join(lines)
     if weka is not None and fmt == "table":
         text += "\n\n" + weka.format()
@@ -183,22 +177,20 @@ def _predict_partitioned(model, dataset, proba, fmt, output, allow_format_1, sum
                 shown = "probabilities" if key == "probabilities" else "decision scores (no probabilities)"
                 if fmt == "csv":   # csv's own line ends, as the local predict writes them
                     buf = io.StringIO()
-                    csv.writer(buf).writerow(["instance", "actual", "predicted"]
-                                             + ([f"{label}({c})" for c in saved.classes] if proba else []))
+                    csv.writer(buf).writerow(_csv_header(saved.classes, label, proba))
                     write(buf.getvalue().rstrip("\n"))
                 elif fmt == "json":   # the layout of json.dumps(doc, indent=2), as the local predict writes it
                     head = json.dumps({"schema": "toolkit.predict/1", "model": model, "dataset": header.name,
                                        "classes": saved.classes}, indent=2)
                     write(head[:-2] + ',\n  "predictions": [')
                 else:
-                    write(f"{'inst':>6}  {'actual':<16} {'predicted':<16}" + (f"  {shown}" if proba else ""))
+                    write(_table_header(shown, proba))
             rows = prediction_rows(saved, part, proba, first)
             if fmt == "csv":
                 buf = io.StringIO()
                 writer = csv.writer(buf)
                 for r in rows:
-                    writer.writerow([r["instance"], r["actual"] or "?", r["predicted"]]
-                                    + (["-inf" if p is None else repr(p) for p in r[key].values()] if proba else []))
+                    writer.writerow(_csv_row(r, key, proba))
                 text = buf.getvalue().rstrip("\n")
             elif fmt == "json":
                 text = ",\n".join(_indented(json.dumps(r, indent=2, allow_nan=False, default=str), 4) for r in rows)
@@ -206,13 +198,7 @@ def _predict_partitioned(model, dataset, proba, fmt, output, allow_format_1, sum
                     text, pending = pending, text
                     text = text + "," if text else text
             else:
-                lines = []
-                for r in rows:
-                    line = f"{r['instance']:>6}  {str(r['actual'] or '?'):<16} {r['predicted']:<16}"
-                    if proba:
-                        line += "  " + " ".join("-inf" if p is None else f"{p:.4f}" for p in r[key].values())
-                    lines.append(line)
-                text = "\n".join(lines)
+                text = "\n".join(_table_line(r, key, proba) for r in rows)
             if text:
                 write(text)
             first += len(rows)
@@ -248,6 +234,27 @@ def _predict_partitioned(model, dataset, proba, fmt, output, allow_format_1, sum
             fh.close()
     if output:
         err(f"predictions written to {output}")
+
+
+# one row layout for the local and the partitioned predict, so that their outputs stay byte-identical
+def _csv_header(classes, label: str, proba: bool) -> list[str]:  # type: ignore[no-untyped-def]
+    return ["instance", "actual", "predicted"] + ([f"{label}({c})" for c in classes] if proba else [])
+
+
+def _csv_row(r: dict, key: str, proba: bool) -> list:  # type: ignore[type-arg]
+    return ([r["instance"], r["actual"] or "?", r["predicted"]]
+            + (["-inf" if p is None else repr(p) for p in r[key].values()] if proba else []))
+
+
+def _table_header(shown: str, proba: bool) -> str:
+    return f"{'inst':>6}  {'actual':<16} {'predicted':<16}" + (f"  {shown}" if proba else "")
+
+
+def _table_line(r: dict, key: str, proba: bool) -> str:  # type: ignore[type-arg]
+    line = f"{r['instance']:>6}  {str(r['actual'] or '?'):<16} {r['predicted']:<16}"
+    if proba:
+        line += "  " + " ".join("-inf" if p is None else f"{p:.4f}" for p in r[key].values())
+    return line
 
 
 def _indented(text: str, spaces: int) -> str:
