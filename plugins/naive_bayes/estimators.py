@@ -361,6 +361,18 @@ def _grouped(y: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.
     return order, starts, nonempty
 
 
+def moments_from_sums(sw: np.ndarray, sv: np.ndarray, sq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(all-class variance, mean, variance) per (column, class) from the weight, value and square sums
+    (one pass; empty cells take the all-class values). Shared by the fit and the shard statistics."""
+    all_w, all_v, all_q = sw.sum(1), sv.sum(1), sq.sum(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        all_mean = np.where(all_w > 0, all_v / all_w, 0.0)
+        all_var = np.where(all_w > 0, np.maximum(all_q / all_w - all_mean ** 2, 0.0), 0.0)
+        mean = np.where(sw > 0, sv / sw, all_mean[:, None])
+        var = np.where(sw > 0, np.maximum(sq / sw - mean ** 2, 0.0), all_var[:, None])
+    return all_var, mean, var
+
+
 def gaussian_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, columns: np.ndarray,
                    n_classes: int, var_smoothing: float) -> GaussianStats:
     """Mean and population variance per class (+ epsilon); empty cells take the all-class values.
@@ -376,12 +388,7 @@ def gaussian_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, 
     if sp.issparse(sub):
         sub, missing = _without_missing(sub)
         sw, sv, sq = _class_sums(sub, y, w, n_classes, missing)
-        all_w, all_v, all_q = sw.sum(1), sv.sum(1), sq.sum(1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            all_mean = np.where(all_w > 0, all_v / all_w, 0.0)
-            all_var = np.where(all_w > 0, np.maximum(all_q / all_w - all_mean ** 2, 0.0), 0.0)
-            mean = np.where(sw > 0, sv / sw, all_mean[:, None])
-            var = np.where(sw > 0, np.maximum(sq / sw - mean ** 2, 0.0), all_var[:, None])
+        all_var, mean, var = moments_from_sums(sw, sv, sq)
     elif not np.isnan(sub).any() and np.all(w == 1.0):
         # the common case: no missing value, unit weights; two passes over rows grouped by class
         order, starts, nonempty = _grouped(y, n_classes)

@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from toolkit.api import SufficientStatistics
 from toolkit.plugins.naive_bayes.estimators import (
     DEFAULT_PRECISION, GaussianStats, NominalCounts, NormalStats, _columns, _normal_from_sums, _smooth,
-    _without_missing, class_weights, nominal_counts, one_hot, row_chunks, weka_round,
+    _without_missing, class_weights, moments_from_sums, nominal_counts, one_hot, row_chunks, weka_round,
 )
 
 __all__ = ["ValueHistogram", "value_histogram", "GaussianMoments", "gaussian_moments", "NBStatistics",
@@ -215,13 +215,7 @@ class GaussianMoments:
         epsilon = var_smoothing x the largest all-class variance."""
         if self.is_sums:   # as gaussian_stats does on sparse data: from the sums
             sw = self.total[None, :] - self.missing.toarray()
-            sv, sq = self.sv.toarray(), self.sq.toarray()
-            all_w, all_v, all_q = sw.sum(1), sv.sum(1), sq.sum(1)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                all_mean = np.where(all_w > 0, all_v / all_w, 0.0)
-                all_var = np.where(all_w > 0, np.maximum(all_q / all_w - all_mean ** 2, 0.0), 0.0)
-                mean = np.where(sw > 0, sv / sw, all_mean[:, None])
-                var = np.where(sw > 0, np.maximum(sq / sw - mean ** 2, 0.0), all_var[:, None])
+            all_var, mean, var = moments_from_sums(sw, self.sv.toarray(), self.sq.toarray())
         else:
             sw, cmean, m2 = self.sw, self.mean, self.m2
             all_w = sw.sum(1)

@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -308,18 +309,25 @@ def _numeric_csv(comp: Comparison) -> str:
     return buf.getvalue().rstrip("\n")
 
 
-def _long_csv(comp: Comparison) -> str:
+LONG_CSV_HEADER = ["dataset", "pipeline", "repetition", "metric", "value"]
+
+
+def long_csv_rows(comp: Comparison) -> Iterator[list[Any]]:
     """One row per (dataset, pipeline, repetition): the metric's value (the long format)."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["dataset", "pipeline", "repetition", "metric", "value"])
     for d in comp.datasets:
         for p in comp.pipelines:
             c = comp.cells.get((d, p))
             if c is None:
                 continue
             for rep, v in zip(c.repetitions, c.values):
-                writer.writerow([d, p, rep, comp.metric, "" if v != v else repr(float(v))])
+                yield [d, p, rep, comp.metric, "" if v != v else repr(float(v))]
+
+
+def _long_csv(comp: Comparison) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(LONG_CSV_HEADER)
+    writer.writerows(long_csv_rows(comp))
     return buf.getvalue().rstrip("\n")
 
 

@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.evaluation.report import TEST_NAMES, _PERCENT_METRICS, format_comparison, latex_escape, latex_table
+from toolkit.evaluation.report import (
+    LONG_CSV_HEADER, TEST_NAMES, _PERCENT_METRICS, format_comparison, latex_escape, latex_table, long_csv_rows,
+)
 from toolkit.evaluation.results import _clean
 from toolkit.reporting.document import Report
 from toolkit.reporting.figures import cd_diagram
@@ -181,15 +183,9 @@ def render_long_csv(report: Report) -> str:
     """dataset, pipeline, repetition, metric, value: every scalar metric of every repetition."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["dataset", "pipeline", "repetition", "metric", "value"])
+    writer.writerow(LONG_CSV_HEADER)
     for comp in report.tables:
-        for d in comp.datasets:
-            for p in comp.pipelines:
-                c = comp.cells.get((d, p))
-                if c is None:
-                    continue
-                for rep, v in zip(c.repetitions, c.values):
-                    writer.writerow([d, p, rep, comp.metric, "" if v != v else repr(float(v))])
+        writer.writerows(long_csv_rows(comp))
     return buf.getvalue()
 
 
