@@ -14,7 +14,6 @@ is the feature-inclusion penalty: H < 1 favours features, H > 1 penalises them.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
@@ -27,6 +26,7 @@ from toolkit.plugins.naive_bayes.classifiers import log_prior
 from toolkit.plugins.naive_bayes.estimators import (
     MIN_PROB, class_weights, distinct_pairs, nominal_counts, normal_stats, weka_precision,
 )
+from toolkit.plugins.naive_bayes.shards import FitFromShards
 
 __all__ = ["BMANaiveBayes", "zh_bases"]
 
@@ -42,7 +42,7 @@ def zh_bases() -> list[float]:
     return sorted(values)
 
 
-class BMANaiveBayes(ProbabilisticClassifier):
+class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
     """Naive Bayes averaged over every feature subset, in linear time (Wu's thesis, eq. 25).
 
     :param H: base of the inclusion penalty C = H^(N+1); 1 is the uniform prior over subsets.
@@ -68,7 +68,6 @@ class BMANaiveBayes(ProbabilisticClassifier):
         values are rounded to the attribute's precision first, so few distinct pairs remain.
         ``block``: the entries are every cell of this dense matrix in row-major order (no NaN).
         """
-        K = len(self.classes_)
         n_nom = len(self.nominal_log_all_)
         if block is not None and not len(self.nominal_columns_):   # dense and all numeric: (n, F) at once
             steps = np.rint(block / self.precision_)
@@ -224,18 +223,6 @@ class BMANaiveBayes(ProbabilisticClassifier):
         self.mean_all_, self.sigma_all_ = pooled.mean[:, 0], pooled.sigma[:, 0]
 
     # ------------------------------------------------------------------ fitting from shards
-    def statistics_passes(self) -> int:
-        self._check_params()
-        return 1
-
-    def _shard_statistics(self, X: Any, y: np.ndarray, w: np.ndarray, schema: Schema, previous: Any) -> Any:
-        from toolkit.plugins.naive_bayes.shards import nb_statistics
-
-        probe = copy.copy(self)
-        probe.schema_ = schema
-        probe._set_columns()     # refuses string attributes
-        return nb_statistics(X, y, w, schema, "histogram")
-
     def _state_from_statistics(self, statistics: Any) -> None:
         """The estimators from the merged counts and value histogram, and SC, SAC and N as sums over the
         distinct (attribute, value) pairs weighted by how often each class holds them."""

@@ -16,7 +16,6 @@ stored entries add corrections, so the cost is O(nnz * K).
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
@@ -30,6 +29,7 @@ from toolkit.plugins.naive_bayes.estimators import (
     MIN_PROB, class_weights, distinct_pairs, gaussian_stats, nominal_counts, normal_prob, normal_stats,
     row_chunks,
 )
+from toolkit.plugins.naive_bayes.shards import FitFromShards
 
 __all__ = ["NaiveBayes", "WekaNaiveBayes", "GaussianNaiveBayes", "log_prior"]
 
@@ -50,7 +50,7 @@ def log_prior(counts: np.ndarray, prior: str) -> np.ndarray:
     raise ParameterError(f"prior must be one of {', '.join(_PRIORS)}, not '{prior}'")
 
 
-class NaiveBayes(ProbabilisticClassifier):
+class NaiveBayes(FitFromShards, ProbabilisticClassifier):
     """Naive Bayes; ``variant`` chooses the numeric model ("weka" or "gaussian")."""
 
     _state_schema = {**CLASSIFIER_STATE, "nominal_columns_": "array:i1", "numeric_columns_": "array:i1",
@@ -128,17 +128,8 @@ class NaiveBayes(ProbabilisticClassifier):
         return state
 
     # ------------------------------------------------------------------ fitting from shards
-    def statistics_passes(self) -> int:
-        self._check_params()
-        return 1
-
-    def _shard_statistics(self, X: Any, y: np.ndarray, w: np.ndarray, schema: Schema, previous: Any) -> Any:
-        from toolkit.plugins.naive_bayes.shards import nb_statistics
-
-        probe = copy.copy(self)
-        probe.schema_ = schema
-        probe._set_columns()     # refuses string attributes
-        return nb_statistics(X, y, w, schema, "histogram" if self.variant == "weka" else "moments")
+    def _numeric_statistics(self) -> str:
+        return "histogram" if self.variant == "weka" else "moments"
 
     def _state_from_statistics(self, statistics: Any) -> dict[str, Any]:
         from toolkit.plugins.naive_bayes.shards import NBStatistics

@@ -34,7 +34,7 @@ from toolkit.plugins.naive_bayes.estimators import (
 )
 
 __all__ = ["ValueHistogram", "value_histogram", "GaussianMoments", "gaussian_moments", "NBStatistics",
-           "merge_nominal"]
+           "merge_nominal", "FitFromShards", "nb_statistics"]
 
 
 def merge_nominal(a: NominalCounts, b: NominalCounts) -> NominalCounts:
@@ -278,6 +278,25 @@ class NBStatistics(SufficientStatistics):
         out.nominal = merge_nominal(self.nominal, other.nominal)
         out.numeric = self.numeric.merge(other.numeric)
         return out
+
+
+class FitFromShards:
+    """The shard half of the protocol for the naive Bayes models of this family (nb-weka, nb-gaussian,
+    bma-nb): one pass, statistics from :func:`nb_statistics` with the model's numeric kind."""
+
+    #: "histogram" (WEKA's precision from the distinct values) or "moments" (Gaussian sums)
+    def _numeric_statistics(self) -> str:
+        return "histogram"
+
+    def statistics_passes(self) -> int:
+        self._check_params()  # type: ignore[attr-defined]
+        return 1
+
+    def _shard_statistics(self, X: Any, y: np.ndarray, w: np.ndarray, schema: Any, previous: Any) -> Any:
+        probe = copy.copy(self)
+        probe.schema_ = schema  # type: ignore[attr-defined]
+        probe._set_columns()  # type: ignore[attr-defined]  # refuses string attributes
+        return nb_statistics(X, y, w, schema, self._numeric_statistics())
 
 
 def nb_statistics(X: Any, y: np.ndarray, w: np.ndarray, schema: Any, numeric: str) -> NBStatistics:
