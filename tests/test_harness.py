@@ -166,6 +166,38 @@ def test_parallel_jobs_give_the_same_records(tmp_path):
     assert len(serial.ok()) == len(parallel.ok()) == 4
 
 
+def test_parallel_groups_of_small_repetitions_give_the_same_records(tmp_path):
+    """Many small repetitions travel to the workers in groups; the records are those of --jobs 1."""
+    from toolkit.evaluation import harness
+
+    names = ["iris", "vote", "labor", "glass", "weather.nominal", "contact-lenses"]
+    data = [ROOT / "datasets" / f"{n}.arff" for n in names]
+    sent = []
+    real = harness._chunks
+
+    def spy(order, datasets, jobs):
+        groups = real(order, datasets, jobs)
+        sent.append(groups)
+        return groups
+
+    harness._chunks = spy
+    try:
+        toolkit.evaluate(data, ["nb-weka", "nb-gaussian"], runs=10, out=tmp_path / "a.jsonl")
+        toolkit.evaluate(data, ["nb-weka", "nb-gaussian"], runs=10, jobs=2, out=tmp_path / "b.jsonl")
+    finally:
+        harness._chunks = real
+    assert len(sent) == 1 and max(len(g) for g in sent[0]) > 1  # groups of several were sent
+
+    def canon(path):
+        recs = [json.loads(line) for line in Path(path).read_text().splitlines()]
+        for rec in recs:
+            rec.pop("timing")
+        return sorted(json.dumps(rec, sort_keys=True) for rec in recs if "key" in rec)
+
+    a, b = canon(tmp_path / "a.jsonl"), canon(tmp_path / "b.jsonl")
+    assert len(a) == 120 and a == b
+
+
 SLOW_PLUGIN = '''
 import time
 from toolkit import hookimpl, Capabilities

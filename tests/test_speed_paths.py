@@ -128,3 +128,28 @@ def test_workers_cap_blas_and_openmp_threads():
             pools, omp, openblas = pool.submit(_worker_threads).result()
         assert pools and all(n <= threads for n in pools), pools
         assert omp == openblas == str(threads)
+
+
+def test_chunks_send_each_repetition_once_in_order_and_shrink():
+    """--jobs N sends repetitions in groups (guided self-scheduling): every position of the largest-first
+    order exactly once, in order; a group of several costs at most a 4N-th of the run; the groups get
+    smaller towards the end."""
+    from types import SimpleNamespace
+
+    from toolkit.evaluation import harness
+
+    rng = np.random.default_rng(7)
+    for jobs in (2, 3):
+        sizes = np.sort(rng.integers(5, 5000, size=400))[::-1]
+        datasets = [SimpleNamespace(attributes=[0] * 10)]
+        order = [SimpleNamespace(dataset_index=0, split=SimpleNamespace(train=np.zeros(n))) for n in sizes]
+        groups = harness._chunks(order, datasets, jobs)
+        assert [i for g in groups for i in g] == list(range(len(order)))
+        costs = [sum(int(sizes[i]) * 10 for i in g) for g in groups]
+        total = int(sizes.sum()) * 10
+        assert all(c <= total / (4 * jobs) for g, c in zip(groups, costs) if len(g) > 1)
+        assert 4 * jobs <= len(groups) < len(order) / 3
+        assert costs[-1] <= total / (24 * jobs)  # the tail is small
+        # one big repetition goes alone, at the front
+        order[0].split.train = np.zeros(10 * total)
+        assert harness._chunks(order, datasets, jobs)[0] == [0]

@@ -148,7 +148,9 @@ def _worker_versions() -> str:
 
 def _run_remote(payload: dict[str, Any], scattered: Any = None) -> dict[str, Any]:
     from toolkit import __version__
+    from toolkit.evaluation.allocator import tune_allocator
 
+    tune_allocator()  # once per worker process, as for local runs
     if payload["toolkit_version"] != __version__:
         return {"status": "failed", "error_kind": "ToolkitError", "timing": {},
                 "error": f"this worker runs toolkit {__version__}, the client {payload['toolkit_version']}"}

@@ -30,6 +30,7 @@ import numpy as np
 from toolkit.data.dataset import Dataset
 from toolkit.errors import ParameterError, ToolkitError
 from toolkit.evaluation import experiment
+from toolkit.evaluation.allocator import tune_allocator
 from toolkit.evaluation.resampling import Split, random_splits, thesis_split
 from toolkit.evaluation.results import RECORD_SCHEMA, Results, ResultsWriter, record_key
 from toolkit.evaluation.workers import die_with_parent
@@ -113,12 +114,40 @@ class Task:
     key: str
 
 
-def _largest_first(tasks: Sequence[Task], datasets: Sequence[Dataset]) -> list[Task]:
-    """Tasks by decreasing cost estimate (training instances x attributes), stable among equals."""
-    def cost(task: Task) -> int:
-        return -len(task.split.train) * max(1, len(datasets[task.dataset_index].attributes))
+def _cost(task: Task, datasets: Sequence[Dataset]) -> int:
+    """A repetition's cost estimate: training instances x attributes."""
+    return len(task.split.train) * max(1, len(datasets[task.dataset_index].attributes))
 
-    return sorted(tasks, key=cost)
+
+def _largest_first(tasks: Sequence[Task], datasets: Sequence[Dataset]) -> list[Task]:
+    """Tasks by decreasing cost estimate, stable among equals."""
+    return sorted(tasks, key=lambda task: -_cost(task, datasets))
+
+
+def _chunks(order: Sequence[Task], datasets: Sequence[Dataset], jobs: int) -> list[list[int]]:
+    """Consecutive positions of ``order`` (largest first) in groups sent to a worker as one message,
+    so that the parent's dispatch (a few hundred microseconds a message) is paid per group, not per
+    repetition. Guided self-scheduling: a group costs about a ``4 * jobs``-th of the cost still to be
+    sent (at least a ``48 * jobs``-th of the run), so groups shrink towards the end and the workers
+    finish together; a large repetition goes alone."""
+    costs = [_cost(task, datasets) for task in order]
+    remaining = float(sum(costs))
+    floor = remaining / (48 * max(1, jobs))
+    groups: list[list[int]] = []
+    current: list[int] = []
+    spent = 0
+    target = max(remaining / (4 * jobs), floor)
+    for i, c in enumerate(costs):
+        if current and spent + c > target:
+            groups.append(current)
+            remaining -= spent
+            current, spent = [], 0
+            target = max(remaining / (4 * jobs), floor)
+        current.append(i)
+        spent += c
+    if current:
+        groups.append(current)
+    return groups
 
 
 class RunFailed(ToolkitError):
@@ -289,10 +318,10 @@ def _init_worker(threads: int) -> None:
     gc.freeze()
 
 
-def _run_task_at(index: int) -> dict[str, Any]:
-    """Run the index-th task of the run; the tasks (and their splits) came with the fork, so only the index
-    travels to the worker."""
-    return _run_task(_STATE["tasks"][index])
+def _run_tasks_at(indices: Sequence[int]) -> list[dict[str, Any]]:
+    """Run these tasks of the run (positions in its order); the tasks (and their splits) came with the
+    fork, so only the positions travel to the worker."""
+    return [_run_task(_STATE["tasks"][i]) for i in indices]
 
 
 def _run_task(task: Task) -> dict[str, Any]:
@@ -454,6 +483,8 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
 
     if progress is not None and tasks:
         progress(0, total, label(tasks[0]))
+    if tasks and cluster is None:
+        tune_allocator()  # here and in the forked workers: freed arrays stay mapped for the next repetition
     try:
         if cluster is not None and tasks:
             from toolkit.evaluation.distributed import dask_client, submit_tasks
@@ -474,11 +505,12 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
             with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
                                         initargs=(_threads_per_worker(jobs),)) as pool:
                 # the largest tasks first (longest-processing-time order): the run does not end waiting for
-                # one big task that started last; records are written in completion order either way
-                futures = {pool.submit(_run_task_at, i): task for i, task in enumerate(order)}
+                # one big task that started last; small ones in groups; records are written as groups finish
+                futures = {pool.submit(_run_tasks_at, group): group for group in _chunks(order, prepared, jobs)}
                 try:
                     for future in cf.as_completed(futures):
-                        finish(futures[future], future.result())
+                        for i, body in zip(futures[future], future.result()):
+                            finish(order[i], body)
                 except BaseException:
                     for f in futures:
                         f.cancel()
