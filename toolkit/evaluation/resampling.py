@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -46,8 +47,14 @@ def ceil_share(n: int, fraction: float) -> int:
     """ceil(n * fraction) in exact arithmetic (0.1 -> (n + 9) // 10, never ceil(0.1 * n))."""
     if not 0 < fraction < 1:
         raise ParameterError(f"a fraction must lie strictly between 0 and 1, not {fraction}")
-    f = Fraction(str(fraction)) if isinstance(fraction, float) else Fraction(fraction)
+    f = _exact(fraction)
     return int(-((-n * f.numerator) // f.denominator))
+
+
+@lru_cache(maxsize=64)
+def _exact(fraction: float | Fraction) -> Fraction:
+    """The fraction as written (0.1 is 1/10, not the binary double); a run asks for a few, many times."""
+    return Fraction(str(fraction)) if isinstance(fraction, float) else Fraction(fraction)
 
 
 def _stratified_head(order: np.ndarray, y: np.ndarray, count: int) -> np.ndarray:
