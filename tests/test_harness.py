@@ -168,25 +168,25 @@ def test_parallel_jobs_give_the_same_records(tmp_path):
 
 def test_parallel_groups_of_small_repetitions_give_the_same_records(tmp_path):
     """Many small repetitions travel to the workers in groups; the records are those of --jobs 1."""
-    from toolkit.evaluation import harness
+    from toolkit.evaluation.dispatch import RepetitionGroups
 
     names = ["iris", "vote", "labor", "glass", "weather.nominal", "contact-lenses"]
     data = [ROOT / "datasets" / f"{n}.arff" for n in names]
     sent = []
-    real = harness._chunks
+    real = RepetitionGroups.next
 
-    def spy(order, datasets, jobs):
-        groups = real(order, datasets, jobs)
-        sent.append(groups)
-        return groups
+    def spy(self):
+        group = real(self)
+        sent.append(group)
+        return group
 
-    harness._chunks = spy
+    toolkit.evaluate(data, ["nb-weka", "nb-gaussian"], runs=10, out=tmp_path / "a.jsonl")
+    RepetitionGroups.next = spy
     try:
-        toolkit.evaluate(data, ["nb-weka", "nb-gaussian"], runs=10, out=tmp_path / "a.jsonl")
         toolkit.evaluate(data, ["nb-weka", "nb-gaussian"], runs=10, jobs=2, out=tmp_path / "b.jsonl")
     finally:
-        harness._chunks = real
-    assert len(sent) == 1 and max(len(g) for g in sent[0]) > 1  # groups of several were sent
+        RepetitionGroups.next = real
+    assert max(len(g) for g in sent) > 1 and sum(map(len, sent)) == 120  # groups of several were sent
 
     def canon(path):
         recs = [json.loads(line) for line in Path(path).read_text().splitlines()]

@@ -130,26 +130,50 @@ def test_workers_cap_blas_and_openmp_threads():
         assert omp == openblas == str(threads)
 
 
-def test_chunks_send_each_repetition_once_in_order_and_shrink():
-    """--jobs N sends repetitions in groups (guided self-scheduling): every position of the largest-first
-    order exactly once, in order; a group of several costs at most a 4N-th of the run; the groups get
-    smaller towards the end."""
-    from types import SimpleNamespace
+def test_repetition_groups_are_short_in_time_and_cover_the_order_once():
+    """--jobs sends repetitions in groups: every position once, in order; an unmeasured kind alone; a group
+    of several stays within the seconds budget by the measured times of its kinds."""
+    from toolkit.evaluation.dispatch import RepetitionGroups
 
-    from toolkit.evaluation import harness
+    rng = np.random.default_rng(3)
+    kinds = np.repeat(np.arange(40), 10).tolist()
+    true_seconds = dict(enumerate(np.exp(rng.uniform(np.log(0.0005), np.log(0.08), size=40))))
+    groups = RepetitionGroups(kinds, group_seconds=0.05)
+    sent = []
+    in_flight = []
+    while groups or in_flight:
+        while groups and len(in_flight) < 4:  # as the harness: two groups per worker in flight
+            in_flight.append(groups.next())
+        group = in_flight.pop(0)
+        sent.append(group)
+        for i in group:
+            groups.learn(i, true_seconds[kinds[i]])
+    assert [i for g in sent for i in g] == list(range(len(kinds)))
+    for g in sent:
+        if len(g) > 1:
+            assert sum(true_seconds[kinds[i]] for i in g) <= 0.05
+    assert len(sent) <= 0.7 * len(kinds) and max(map(len, sent)) >= 5  # the cheap kinds did travel together
+    # a kind costlier than the budget always goes alone; the first of each kind too
+    assert all(len(g) == 1 for g in sent if true_seconds[kinds[g[0]]] > 0.05)
+    starts = {g[0]: len(g) for g in sent}
+    assert all(starts.get(kinds.index(k)) == 1 for k in set(kinds))  # the first of each kind is measured alone
+    assert groups.next() == []
 
-    rng = np.random.default_rng(7)
-    for jobs in (2, 3):
-        sizes = np.sort(rng.integers(5, 5000, size=400))[::-1]
-        datasets = [SimpleNamespace(attributes=[0] * 10)]
-        order = [SimpleNamespace(dataset_index=0, split=SimpleNamespace(train=np.zeros(n))) for n in sizes]
-        groups = harness._chunks(order, datasets, jobs)
-        assert [i for g in groups for i in g] == list(range(len(order)))
-        costs = [sum(int(sizes[i]) * 10 for i in g) for g in groups]
-        total = int(sizes.sum()) * 10
-        assert all(c <= total / (4 * jobs) for g, c in zip(groups, costs) if len(g) > 1)
-        assert 4 * jobs <= len(groups) < len(order) / 3
-        assert costs[-1] <= total / (24 * jobs)  # the tail is small
-        # one big repetition goes alone, at the front
-        order[0].split.train = np.zeros(10 * total)
-        assert harness._chunks(order, datasets, jobs)[0] == [0]
+
+def test_an_unmeasured_kind_is_estimated_by_the_next_costlier_kind_of_its_family():
+    from toolkit.evaluation.dispatch import RepetitionGroups
+
+    # positions 0-3: kind A (pipeline 0); 4-7: kind B (pipeline 0, cheaper); 8-9: kind C (pipeline 1)
+    kinds = ["A"] * 4 + ["B"] * 4 + ["C"] * 2
+    families = [0] * 8 + [1] * 2
+    groups = RepetitionGroups(kinds, families, group_seconds=0.05)
+    assert groups.next() == [0]  # nothing measured: alone
+    groups.learn(0, 0.02)
+    assert groups.next() == [1, 2]  # A's own time: two fit in 0.05
+    assert groups.next() == [3, 4]  # B not measured: estimated by A (0.02 s)
+    groups.learn(4, 0.001)
+    assert groups.next() == [5, 6, 7]  # B's own time now; C has no estimate (another pipeline)
+    assert groups.next() == [8]
+    groups.learn(3, 0.2)  # a later measurement of A does not replace B as the nearest of family 0
+    assert groups.estimate(9) is None and groups.estimate(7) == 0.001
+    assert groups.next() == [9] and groups.next() == [] and not groups

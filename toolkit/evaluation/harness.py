@@ -31,6 +31,7 @@ from toolkit.data.dataset import Dataset
 from toolkit.errors import ParameterError, ToolkitError
 from toolkit.evaluation import experiment
 from toolkit.evaluation.allocator import tune_allocator
+from toolkit.evaluation.dispatch import RepetitionGroups
 from toolkit.evaluation.resampling import Split, random_splits, thesis_split
 from toolkit.evaluation.results import RECORD_SCHEMA, Results, ResultsWriter, record_key
 from toolkit.evaluation.workers import die_with_parent
@@ -122,32 +123,6 @@ def _cost(task: Task, datasets: Sequence[Dataset]) -> int:
 def _largest_first(tasks: Sequence[Task], datasets: Sequence[Dataset]) -> list[Task]:
     """Tasks by decreasing cost estimate, stable among equals."""
     return sorted(tasks, key=lambda task: -_cost(task, datasets))
-
-
-def _chunks(order: Sequence[Task], datasets: Sequence[Dataset], jobs: int) -> list[list[int]]:
-    """Consecutive positions of ``order`` (largest first) in groups sent to a worker as one message,
-    so that the parent's dispatch (a few hundred microseconds a message) is paid per group, not per
-    repetition. Guided self-scheduling: a group costs about a ``4 * jobs``-th of the cost still to be
-    sent (at least a ``48 * jobs``-th of the run), so groups shrink towards the end and the workers
-    finish together; a large repetition goes alone."""
-    costs = [_cost(task, datasets) for task in order]
-    remaining = float(sum(costs))
-    floor = remaining / (48 * max(1, jobs))
-    groups: list[list[int]] = []
-    current: list[int] = []
-    spent = 0
-    target = max(remaining / (4 * jobs), floor)
-    for i, c in enumerate(costs):
-        if current and spent + c > target:
-            groups.append(current)
-            remaining -= spent
-            current, spent = [], 0
-            target = max(remaining / (4 * jobs), floor)
-        current.append(i)
-        spent += c
-    if current:
-        groups.append(current)
-    return groups
 
 
 class RunFailed(ToolkitError):
@@ -324,6 +299,40 @@ def _run_tasks_at(indices: Sequence[int]) -> list[dict[str, Any]]:
     return [_run_task(_STATE["tasks"][i]) for i in indices]
 
 
+def _run_on_workers(order: Sequence[Task], jobs: int, finish: Callable[[Task, dict[str, Any]], None]) -> None:
+    """Run ``order`` (largest first) on ``jobs`` forked workers, two groups in flight per worker so that
+    none waits for the parent; ``finish`` gets each record as its group comes back."""
+    groups = RepetitionGroups([(t.dataset_index, t.pipeline_index) for t in order], [t.pipeline_index for t in order])
+    context = multiprocessing.get_context("fork")
+    pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
+                                  initargs=(_threads_per_worker(jobs),))
+    in_flight: dict[cf.Future[list[dict[str, Any]]], list[int]] = {}
+
+    def refill() -> None:
+        while groups and len(in_flight) < 2 * jobs:
+            group = groups.next()
+            in_flight[pool.submit(_run_tasks_at, group)] = group
+
+    try:
+        refill()
+        while in_flight:
+            done, _ = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                group = in_flight.pop(future)
+                for i, body in zip(group, future.result()):
+                    timing = body.get("timing", {})
+                    groups.learn(i, sum(timing.get(k, 0.0) for k in ("tune_seconds", "fit_seconds",
+                                                                    "predict_seconds")))
+                    finish(order[i], body)
+            refill()
+    except BaseException:
+        for future in in_flight:
+            future.cancel()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _run_task(task: Task) -> dict[str, Any]:
     ds = _STATE["datasets"][task.dataset_index]
     pipeline = _STATE["pipelines"][task.pipeline_index]
@@ -498,23 +507,12 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
                 finish(task, _execute(prepared[task.dataset_index], pipelines[task.pipeline_index], task,
                                       evaluators, store_proba))
         else:
+            # the largest first (longest-processing-time order): the run does not end waiting for one big
+            # repetition that started last
             order = _largest_first(tasks, prepared)
             _STATE.update(datasets=prepared, pipelines=list(pipelines), evaluators=list(evaluators),
                           store_proba=store_proba, tasks=order)
-            context = multiprocessing.get_context("fork")
-            with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
-                                        initargs=(_threads_per_worker(jobs),)) as pool:
-                # the largest tasks first (longest-processing-time order): the run does not end waiting for
-                # one big task that started last; small ones in groups; records are written as groups finish
-                futures = {pool.submit(_run_tasks_at, group): group for group in _chunks(order, prepared, jobs)}
-                try:
-                    for future in cf.as_completed(futures):
-                        for i, body in zip(futures[future], future.result()):
-                            finish(order[i], body)
-                except BaseException:
-                    for f in futures:
-                        f.cancel()
-                    raise
+            _run_on_workers(order, jobs, finish)
     finally:
         writer.close()
         _STATE.clear()
