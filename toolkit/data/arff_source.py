@@ -17,6 +17,7 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 from toolkit.errors import ArffFormatError, DatasetError
@@ -30,30 +31,52 @@ BLOCK = 1 << 20
 
 class _ThreadedHash:
     """SHA-256 computed on a second thread (hashlib releases the GIL), so that hashing a large file
-    overlaps with parsing it; blocks are hashed in the order given."""
+    overlaps with parsing it; blocks are hashed in the order given.
+
+    No copy: the thread hashes the very buffer that was read into, and the next read (or close)
+    waits until it is done, so the buffer is not overwritten meanwhile; one block at a time is
+    enough, hashing (about 1.7 GB/s here) keeps far ahead of the parse. (A copy per block, as
+    before, was a fresh 1 MiB mapping each time, faulted in page by page: about 4,000 page faults
+    for a 16 MB file, and a queue of 16 such copies allowed 16 MB of them.)"""
 
     def __init__(self, sha: hashlib._Hash):  # type: ignore[name-defined]
         import queue
         import threading
 
         self.sha = sha
-        self.queue: queue.Queue[bytes | None] = queue.Queue(maxsize=16)
+        self.todo: queue.Queue[Any] = queue.Queue()
+        self.idle = threading.Event()
+        self.idle.set()
         self.thread = threading.Thread(target=self._run, name="toolkit-sha256", daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
         while True:
-            item = self.queue.get()
+            item = self.todo.get()
             if item is None:
                 return
-            self.sha.update(item)
+            try:
+                self.sha.update(item)
+            finally:
+                if isinstance(item, memoryview):
+                    item.release()
+                del item
+                self.idle.set()
 
-    def update(self, data: bytes) -> None:
-        self.queue.put(data)
+    def wait(self) -> None:
+        """Until the block given last is hashed (its buffer may then be reused)."""
+        self.idle.wait()
+
+    def update(self, data: bytes | memoryview) -> None:
+        """Hash ``data`` on the thread; a memoryview's buffer must stay unchanged until :meth:`wait`."""
+        self.idle.wait()
+        self.idle.clear()
+        self.todo.put(data)
 
     def finish(self) -> None:
         if self.thread.is_alive():
-            self.queue.put(None)
+            self.idle.wait()
+            self.todo.put(None)
             self.thread.join()
 
 
@@ -68,11 +91,23 @@ class _Hashing(io.RawIOBase):
         return True
 
     def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+        threaded = isinstance(self.sha, _ThreadedHash)
+        if threaded:
+            self.sha.wait()  # b may be the buffer the thread is hashing
         n = self.raw.readinto(b)
         if n:
-            view = memoryview(b)[:n]
-            self.sha.update(bytes(view) if isinstance(self.sha, _ThreadedHash) else view)
+            if threaded:
+                with memoryview(b) as whole:
+                    self.sha.update(whole[:n])  # released by the thread once hashed
+            else:
+                with memoryview(b) as whole, whole[:n] as view:
+                    self.sha.update(view)
         return n
+
+    def drain(self) -> None:
+        """Wait for the thread's block (before the buffers read into are freed)."""
+        if isinstance(self.sha, _ThreadedHash):
+            self.sha.wait()
 
     def read_rest(self) -> None:
         for block in iter(lambda: self.raw.read(BLOCK), b""):
@@ -138,6 +173,7 @@ class ByteSource:
         self._eof = False
         self._hashing: _Hashing | None = None
         self._first = True
+        self._scratch: bytearray | None = None
         if text is not None:
             data = text.encode("utf-8", "surrogatepass")
             self.sha.update(data)
@@ -159,12 +195,17 @@ class ByteSource:
             self._stream = gzip.GzipFile(fileobj=buffered, mode="rb") if self.gzip else buffered  # type: ignore
 
     # ------------------------------------------------------------------ reading
-    def _read(self) -> bytes:
-        """The next block of the decompressed text (b"" at the end)."""
+    def _read(self) -> memoryview | bytes:
+        """The next block of the decompressed text (b"" at the end), read into one buffer reused from
+        block to block: the view is valid until the next call. (A fresh 1 MiB bytes object per block
+        is a fresh mapping, faulted in page by page: 7,700 page faults and 17-35 ms of a 16 MB file's
+        blocks, measured, against 400 faults and 3.5 ms reusing one buffer.)"""
         if self._eof:
             return b""
+        if self._scratch is None or len(self._scratch) != self.block:
+            self._scratch = bytearray(self.block)
         try:
-            data = self._stream.read(self.block)
+            n = self._stream.readinto(self._scratch)  # type: ignore[attr-defined]
         except EOFError:
             raise ArffFormatError(self.display, self.line_no + line_ends(self._buf) + 1,
                                   "the gzip stream ends early",
@@ -173,16 +214,18 @@ class ByteSource:
             raise ArffFormatError(self.display, self.line_no + line_ends(self._buf) + 1,
                                   f"damaged gzip data ({exc})",
                                   hint="the file is corrupt; download or copy it again") from None
-        if not data:
+        if not n:
             self._eof = True
+            self._scratch = None
             self.close()
             return b""
+        data = memoryview(self._scratch)[:n]
         if self._first:
             self._first = False
-            if self.path is not None and data.startswith(b"\xef\xbb\xbf"):
+            if self.path is not None and data[:3] == b"\xef\xbb\xbf":
                 data = data[3:]
                 self.offset = 3
-            head = data[:8192]
+            head = bytes(data[:8192])
             if b"\x00" in head:
                 raise ArffFormatError(self.display, 1 + line_ends(head, 0, head.index(b"\x00")),
                                       "binary data (a NUL byte)", hint="this is not an ARFF text file")
@@ -193,6 +236,7 @@ class ByteSource:
         if self._hashing is not None and not self._hashing.closed:
             if self._eof:
                 self._hashing.read_rest()
+            self._hashing.drain()  # the thread may be hashing a buffer of the stream's
             self._stream.close()
             self._hashing.close()
 
@@ -268,21 +312,25 @@ class ByteSource:
                 raise self.decode_error(raw, exc, self.line_no) from None
             yield self.line_no, text
 
-    def take_run(self, pattern: re.Pattern[bytes], run: re.Pattern[bytes]) -> list[re.Match[bytes]]:
-        """Consume the lines that follow, as long as each matches ``pattern`` whole (with its line end),
-        within what is already read: a bulk path for the attribute lines of a wide header. ``run``
-        matches one or more such lines (it finds where the run ends in one call)."""
-        buf, pos = self._buf, self._pos
-        whole = run.match(buf, pos)
-        if whole is None:
-            return []
-        found = list(pattern.finditer(buf, pos, whole.end()))
-        pos = whole.end()
-        if found:
-            self.line_no += len(found)
-            self.offset += pos - self._pos
-            self._pos = pos
-        return found
+    def take_run(self, pattern: re.Pattern[bytes], run: re.Pattern[bytes]) -> Iterator[list[re.Match[bytes]]]:
+        """The lines that follow, as long as each matches ``pattern`` whole (with its line end), within
+        what is already read: a bulk path for the attribute lines of a wide header. ``run`` matches one
+        or more such lines, up to a bounded number (it finds where a run ends in one call; the regex
+        engine keeps state for every repetition, 20 MB for a 1 MB run of 38,000 lines unbounded).
+        Yields the matches of one ``run`` at a time; they are consumed when the next list is asked
+        for (or the iteration ends), so a consumer that stops early leaves them to :meth:`lines`."""
+        while True:
+            whole = run.match(self._buf, self._pos)
+            if whole is None:
+                return
+            matches = list(pattern.finditer(self._buf, self._pos, whole.end()))
+            if not matches:
+                return
+            yield matches
+            end = matches[-1].end()
+            self.line_no += len(matches)
+            self.offset += end - self._pos
+            self._pos = end
 
     # ------------------------------------------------------------------ the data section
     def data_blocks(self) -> Iterator[tuple[bytearray, int, bool]]:
