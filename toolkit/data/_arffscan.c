@@ -591,6 +591,23 @@ static int parse_number(const char *s, Py_ssize_t n, double *out, gbuf *scratch)
     return 0;
 }
 
+/* The longest number taken, in characters after trimming (arff_syntax.MAX_NUMBER_CHARS, where the
+ * reason is given): a longer one goes to the strict path, which refuses it. */
+#define MAX_NUMBER_CHARS 4096
+
+static int number_too_long(const char *s, Py_ssize_t n)
+{
+    if (n <= MAX_NUMBER_CHARS)
+        return 0;
+    while (n > 0 && IS_WS(s[0])) {
+        s++;
+        n--;
+    }
+    while (n > 0 && IS_WS(s[n - 1]))
+        n--;
+    return n > MAX_NUMBER_CHARS;
+}
+
 /* A bare number of at most 15 significant digits and a small exponent, read while scanning (no
  * separate token pass): 1 with *pp moved past it when it is exactly that and ends at a delimiter,
  * 0 (nothing consumed) otherwise; the general path then reads the token. Same value as parse_number. */
@@ -936,6 +953,8 @@ static int convert_value(Parser *self, Py_ssize_t a, const token *tok, double *o
     }
     switch (self->kind[a]) {
     case K_NUMERIC: {
+        if (number_too_long(tok->s, tok->n))
+            return V_BAD;
         int r = parse_number(tok->s, tok->n, out, &self->nscratch);
         return r == 0 ? V_OK : (r == -1 ? V_BAD : V_FAIL);
     }
@@ -1024,6 +1043,8 @@ static int read_weight(Parser *self, const char *p, const char *le, double *w)
     while (p < le && IS_WS(*p))
         p++;
     if (p < le && *p != '%')
+        return V_BAD;
+    if (number_too_long(tok.s, tok.n))
         return V_BAD;
     int nr = parse_number(tok.s, tok.n, w, &self->nscratch);
     if (nr == -2)
@@ -1675,6 +1696,10 @@ PyMODINIT_FUNC PyInit__arffscan(void)
     Py_INCREF(&ParserType);
     if (PyModule_AddObject(m, "Parser", (PyObject *)&ParserType) < 0) {
         Py_DECREF(&ParserType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(m, "MAX_NUMBER_CHARS", MAX_NUMBER_CHARS) < 0) {
         Py_DECREF(m);
         return NULL;
     }
