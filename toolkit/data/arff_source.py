@@ -15,6 +15,7 @@ import hashlib
 import io
 import os
 import re
+import stat
 import zlib
 from collections.abc import Iterator
 from typing import Any
@@ -174,6 +175,7 @@ class ByteSource:
         self._hashing: _Hashing | None = None
         self._first = True
         self._scratch: bytearray | None = None
+        self._read_size = block  # bytes read at a time (a plain file smaller than a block: its size)
         if text is not None:
             data = text.encode("utf-8", "surrogatepass")
             self.sha.update(data)
@@ -181,15 +183,20 @@ class ByteSource:
                 data = data[3:]
                 self.offset = 3
             self._stream: io.BufferedIOBase = io.BytesIO(data)
+            self._read_size = max(1 << 12, min(block, len(data) + 1))
             self.utf8 = True
             self.gzip = False
         else:
             raw = _open_raw(self.path)  # type: ignore[arg-type]
             self.gzip = raw.peek(2)[:2] == _GZIP_MAGIC
             try:
-                large = os.fstat(raw.fileno()).st_size > (8 << 20)
+                st = os.fstat(raw.fileno())
+                size = st.st_size if stat.S_ISREG(st.st_mode) else None
             except OSError:
-                large = False
+                size = None
+            large = size is not None and size > (8 << 20)
+            if not self.gzip and size is not None:
+                self._read_size = max(1 << 12, min(block, size + 1))  # a smaller file, a smaller buffer
             self._hashing = _Hashing(raw, self.sha, threaded=large)
             buffered = io.BufferedReader(self._hashing, buffer_size=1 << 16)
             self._stream = gzip.GzipFile(fileobj=buffered, mode="rb") if self.gzip else buffered  # type: ignore
@@ -202,8 +209,8 @@ class ByteSource:
         blocks, measured, against 400 faults and 3.5 ms reusing one buffer.)"""
         if self._eof:
             return b""
-        if self._scratch is None or len(self._scratch) != self.block:
-            self._scratch = bytearray(self.block)
+        if self._scratch is None:
+            self._scratch = bytearray(self._read_size)
         try:
             n = self._stream.readinto(self._scratch)  # type: ignore[attr-defined]
         except EOFError:
