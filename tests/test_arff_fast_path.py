@@ -459,3 +459,34 @@ def test_java_milliseconds_are_a_number():
     ds = both("@relation r\n@attribute d date 'yyyy-MM-dd HH:mm:ss.SSS'\n@data\n'2001-01-01 00:00:00.5'\n"
               "'2001-01-01 00:00:00.500'\n")
     assert (ds.X[:, 0] - 978307200000.0).tolist() == [5.0, 500.0]
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_the_hash_computed_on_a_thread_is_the_files_sha256(tmp_path, monkeypatch, compress):
+    """The hashing thread hashes the buffers read into without a copy (plain files: two in turn) or
+    copies (gzip): small blocks, many reads, every file hashed on the thread; the digest is
+    hashlib's of the file's bytes."""
+    import hashlib
+
+    from toolkit.data import arff_source
+
+    monkeypatch.setattr(arff_source, "_THREAD_HASH_FROM", 0)
+    rng = random.Random(7)
+    rows = "".join(f"{rng.random()},{'xy'[i % 2]},'{rng.getrandbits(64):x}',{'pn'[i % 2]}\n" for i in range(20_000))
+    text = (H + rows).encode()
+    path = tmp_path / ("t.arff.gz" if compress else "t.arff")
+    path.write_bytes(gzip.compress(text) if compress else text)
+    src = arff_source.ByteSource(path, block=4096)
+    threaded = src._hashing.sha if compress else src._threaded
+    assert isinstance(threaded, arff_source._ThreadedHash)
+    src.close()
+    real = arff_source.ByteSource
+
+    def small_blocks(*args, **kw):
+        kw.setdefault("block", 4096)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(arff, "ByteSource", small_blocks)
+    ds = arff.read(path)
+    assert ds.n_instances == 20_000
+    assert ds.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()

@@ -28,26 +28,20 @@ __all__ = ["ByteSource", "open_binary", "BLOCK"]
 _GZIP_MAGIC = b"\x1f\x8b"
 #: bytes read at a time; a chunk of lines is at most this plus one line
 BLOCK = 1 << 20
+#: files from this size on are hashed on a second thread
+_THREAD_HASH_FROM = 8 << 20
 
 
 class _ThreadedHash:
     """SHA-256 computed on a second thread (hashlib releases the GIL), so that hashing a large file
-    overlaps with parsing it; blocks are hashed in the order given.
-
-    No copy: the thread hashes the very buffer that was read into, and the next read (or close)
-    waits until it is done, so the buffer is not overwritten meanwhile; one block at a time is
-    enough, hashing (about 1.7 GB/s here) keeps far ahead of the parse. (A copy per block, as
-    before, was a fresh 1 MiB mapping each time, faulted in page by page: about 4,000 page faults
-    for a 16 MB file, and a queue of 16 such copies allowed 16 MB of them.)"""
+    overlaps with parsing it; blocks are hashed in the order given, at most four waiting."""
 
     def __init__(self, sha: hashlib._Hash):  # type: ignore[name-defined]
         import queue
         import threading
 
         self.sha = sha
-        self.todo: queue.Queue[Any] = queue.Queue()
-        self.idle = threading.Event()
-        self.idle.set()
+        self.todo: queue.Queue[Any] = queue.Queue(maxsize=4)
         self.thread = threading.Thread(target=self._run, name="toolkit-sha256", daemon=True)
         self.thread.start()
 
@@ -56,33 +50,31 @@ class _ThreadedHash:
             item = self.todo.get()
             if item is None:
                 return
+            data, done = item
             try:
-                self.sha.update(item)
+                self.sha.update(data)
             finally:
-                if isinstance(item, memoryview):
-                    item.release()
-                del item
-                self.idle.set()
+                if isinstance(data, memoryview):
+                    data.release()
+                del data, item
+                if done is not None:
+                    done.set()
 
-    def wait(self) -> None:
-        """Until the block given last is hashed (its buffer may then be reused)."""
-        self.idle.wait()
-
-    def update(self, data: bytes | memoryview) -> None:
-        """Hash ``data`` on the thread; a memoryview's buffer must stay unchanged until :meth:`wait`."""
-        self.idle.wait()
-        self.idle.clear()
-        self.todo.put(data)
+    def update(self, data: bytes | memoryview, done: Any = None) -> None:
+        """Hash ``data`` on the thread. A memoryview's buffer must stay unchanged until ``done`` (a
+        threading.Event, cleared here) is set; bytes are immutable."""
+        if done is not None:
+            done.clear()
+        self.todo.put((data, done))
 
     def finish(self) -> None:
         if self.thread.is_alive():
-            self.idle.wait()
             self.todo.put(None)
             self.thread.join()
 
 
 class _Hashing(io.RawIOBase):
-    """A raw file that hashes what is read from it."""
+    """A raw file that hashes what is read from it (the compressed bytes of a gzip file)."""
 
     def __init__(self, raw: io.BufferedReader, sha: hashlib._Hash, threaded: bool = False):  # type: ignore
         self.raw = raw
@@ -92,23 +84,12 @@ class _Hashing(io.RawIOBase):
         return True
 
     def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
-        threaded = isinstance(self.sha, _ThreadedHash)
-        if threaded:
-            self.sha.wait()  # b may be the buffer the thread is hashing
         n = self.raw.readinto(b)
         if n:
-            if threaded:
-                with memoryview(b) as whole:
-                    self.sha.update(whole[:n])  # released by the thread once hashed
-            else:
-                with memoryview(b) as whole, whole[:n] as view:
-                    self.sha.update(view)
+            with memoryview(b) as whole, whole[:n] as view:
+                # the thread gets a copy: b may be a buffer that gzip frees or refills at once
+                self.sha.update(bytes(view) if isinstance(self.sha, _ThreadedHash) else view)
         return n
-
-    def drain(self) -> None:
-        """Wait for the thread's block (before the buffers read into are freed)."""
-        if isinstance(self.sha, _ThreadedHash):
-            self.sha.wait()
 
     def read_rest(self) -> None:
         for block in iter(lambda: self.raw.read(BLOCK), b""):
@@ -174,8 +155,13 @@ class ByteSource:
         self._eof = False
         self._hashing: _Hashing | None = None
         self._first = True
-        self._scratch: bytearray | None = None
         self._read_size = block  # bytes read at a time (a plain file smaller than a block: its size)
+        self._raw: io.BufferedReader | None = None  # a plain file, hashed by _read
+        self._threaded: _ThreadedHash | None = None
+        self._scratches: list[bytearray | None] = [None]
+        self._ready: list[Any] = []
+        self._turn = 0
+        self._closed = False
         if text is not None:
             data = text.encode("utf-8", "surrogatepass")
             self.sha.update(data)
@@ -194,25 +180,46 @@ class ByteSource:
                 size = st.st_size if stat.S_ISREG(st.st_mode) else None
             except OSError:
                 size = None
-            large = size is not None and size > (8 << 20)
-            if not self.gzip and size is not None:
-                self._read_size = max(1 << 12, min(block, size + 1))  # a smaller file, a smaller buffer
-            self._hashing = _Hashing(raw, self.sha, threaded=large)
-            buffered = io.BufferedReader(self._hashing, buffer_size=1 << 16)
-            self._stream = gzip.GzipFile(fileobj=buffered, mode="rb") if self.gzip else buffered  # type: ignore
+            large = size is not None and size > _THREAD_HASH_FROM
+            if self.gzip:
+                self._hashing = _Hashing(raw, self.sha, threaded=large)
+                buffered = io.BufferedReader(self._hashing, buffer_size=1 << 16)
+                self._stream = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
+            else:
+                # a plain file is hashed here, block by block as read: on a second thread for a large
+                # file, which hashes the very buffer read into (no copy); reads then alternate between
+                # two buffers, and a buffer is read into again once the thread is done with it
+                self._raw = raw
+                self._stream = raw
+                if size is not None:
+                    self._read_size = max(1 << 12, min(block, size + 1))  # a smaller file, a smaller buffer
+                if large:
+                    import threading
+
+                    self._threaded = _ThreadedHash(self.sha)
+                    self._scratches = [None, None]
+                    self._ready = [threading.Event(), threading.Event()]
+                    for event in self._ready:
+                        event.set()
 
     # ------------------------------------------------------------------ reading
     def _read(self) -> memoryview | bytes:
-        """The next block of the decompressed text (b"" at the end), read into one buffer reused from
-        block to block: the view is valid until the next call. (A fresh 1 MiB bytes object per block
-        is a fresh mapping, faulted in page by page: 7,700 page faults and 17-35 ms of a 16 MB file's
-        blocks, measured, against 400 faults and 3.5 ms reusing one buffer.)"""
+        """The next block of the decompressed text (b"" at the end), read into a buffer reused from
+        block to block (two, in turn, while a thread hashes the other): the view is valid until the
+        next call. (A fresh 1 MiB bytes object per block, and a copy of it for the hashing thread,
+        were fresh mappings, faulted in page by page: 7,700 page faults and 17-35 ms for a 16 MB
+        file's blocks in a loop of loads, against 400 faults and 3.5 ms reusing one buffer.)"""
         if self._eof:
             return b""
-        if self._scratch is None:
-            self._scratch = bytearray(self._read_size)
+        turn = self._turn
+        if self._threaded is not None:
+            self._turn ^= 1
+            self._ready[turn].wait()  # the thread is done with this buffer's last block
+        scratch = self._scratches[turn]
+        if scratch is None:
+            scratch = self._scratches[turn] = bytearray(self._read_size)
         try:
-            n = self._stream.readinto(self._scratch)  # type: ignore[attr-defined]
+            n = self._stream.readinto(scratch)  # type: ignore[attr-defined]
         except EOFError:
             raise ArffFormatError(self.display, self.line_no + line_ends(self._buf) + 1,
                                   "the gzip stream ends early",
@@ -223,10 +230,17 @@ class ByteSource:
                                   hint="the file is corrupt; download or copy it again") from None
         if not n:
             self._eof = True
-            self._scratch = None
             self.close()
+            self._scratches = [None] * len(self._scratches)
             return b""
-        data = memoryview(self._scratch)[:n]
+        if self._raw is not None:
+            if self._threaded is not None:
+                with memoryview(scratch) as whole:
+                    self._threaded.update(whole[:n], self._ready[turn])
+            else:
+                with memoryview(scratch) as whole, whole[:n] as view:
+                    self.sha.update(view)
+        data = memoryview(scratch)[:n]
         if self._first:
             self._first = False
             if self.path is not None and data[:3] == b"\xef\xbb\xbf":
@@ -240,12 +254,18 @@ class ByteSource:
 
     def close(self) -> None:
         """Stop reading; the hash covers the whole file once the file was read to its end."""
-        if self._hashing is not None and not self._hashing.closed:
+        if self._closed:
+            return
+        self._closed = True
+        if self._hashing is not None:
             if self._eof:
                 self._hashing.read_rest()
-            self._hashing.drain()  # the thread may be hashing a buffer of the stream's
             self._stream.close()
             self._hashing.close()
+        elif self._raw is not None:
+            if self._threaded is not None:
+                self._threaded.finish()  # every block hashed: the buffers may go
+            self._raw.close()
 
     def hexdigest(self) -> str:
         self.close()
