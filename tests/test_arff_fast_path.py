@@ -490,3 +490,25 @@ def test_the_hash_computed_on_a_thread_is_the_files_sha256(tmp_path, monkeypatch
     ds = arff.read(path)
     assert ds.n_instances == 20_000
     assert ds.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_output_buffers_reused_from_an_earlier_load_hold_only_this_loads_values():
+    """Output buffers from 256 KiB on are mappings, and the last ones given up are reused (stale
+    bytes in them): loads in turn, dense and sparse, each equal to the strict engine's."""
+    rng = np.random.default_rng(11)
+    texts = []
+    for k, (rows, cols) in enumerate([(6000, 12), (4000, 12), (7000, 12)]):
+        X = rng.integers(-50, 50, size=(rows, cols)) / 4
+        head = "@relation r\n" + "".join(f"@attribute a{j} numeric\n" for j in range(cols)) + "@data\n"
+        if k == 1:  # sparse rows, about a third of the values zero
+            X[X > 5] = 0
+            body = "".join("{" + ",".join(f"{j} {v:g}" for j, v in enumerate(r) if v) + "}\n" for r in X)
+        else:
+            body = "".join(",".join(f"{v:g}" for v in r) + "\n" for r in X)
+        texts.append(head + body)
+    for _ in range(2):
+        for text in texts:
+            fast = arff.read_text(text, class_attribute=None)
+            strict = arff.read_text(text, class_attribute=None, engine="strict")
+            assert fast.difference(strict) is None
+            del fast, strict
