@@ -12,7 +12,8 @@
   indices in any order, each once, written as ASCII digits (an optional ``+``) and checked against
   the number of attributes before any conversion; a row may end with an instance weight ``{w}``;
 * an unquoted ``?`` is a missing value; numbers are ASCII decimal or scientific (``NaN``, which WEKA
-  reads as missing, and ``Infinity`` spelled as Java spells them); no ``_``, no other digits.
+  reads as missing, and ``Infinity`` spelled as Java spells them); no ``_``, no other digits; at most
+  ``MAX_NUMBER_CHARS`` (4,096) characters, unlike WEKA (see :mod:`toolkit.data.arff_syntax`).
 
 **Engines.** ``StrictBuilder`` reads row by row with the tokenizer and collects the rows with numpy
 alone: the reference the tests compare against. ``FastBuilder`` runs the C scanner
