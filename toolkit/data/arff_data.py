@@ -12,7 +12,8 @@
   indices in any order, each once, written as ASCII digits (an optional ``+``) and checked against
   the number of attributes before any conversion; a row may end with an instance weight ``{w}``;
 * an unquoted ``?`` is a missing value; numbers are ASCII decimal or scientific (``NaN``, which WEKA
-  reads as missing, and ``Infinity`` spelled as Java spells them); no ``_``, no other digits.
+  reads as missing, and ``Infinity`` spelled as Java spells them); no ``_``, no other digits; at most
+  ``MAX_NUMBER_CHARS`` (4,096) characters, unlike WEKA (see :mod:`toolkit.data.arff_syntax`).
 
 **Engines.** ``StrictBuilder`` reads row by row with the tokenizer and collects the rows with numpy
 alone: the reference the tests compare against. ``FastBuilder`` runs the C scanner
@@ -32,7 +33,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from toolkit.data.arff_dates import DateCodec, ZoneNameError
-from toolkit.data.arff_syntax import (Token, UnterminatedQuote, clip, is_index, iter_tokens, parse_number)
+from toolkit.data.arff_syntax import (MAX_NUMBER_CHARS, WHITESPACE, Token, UnterminatedQuote, clip, is_index,
+                                      iter_tokens, parse_number)
 from toolkit.data.attributes import KIND_CODES, AttributeList
 from toolkit.errors import ArffFormatError
 
@@ -110,6 +112,21 @@ class StrictRows:
         return self.error(line_no, f"value '{shown_text}' of numeric attribute '{clip(attr.name)}' is not a number",
                           line, "expected a number (ASCII digits, e.g. 1.5e-3) or ? for a missing value")
 
+    def _too_long(self, line_no: int, line: str, text: str, attr_index: int | None = None) -> ArffFormatError | None:
+        """The error for a number (``text`` was read as one) longer than MAX_NUMBER_CHARS (see
+        arff_syntax), or None: a value of numeric attribute ``attr_index``, or the instance weight
+        when None. A long token that is not a number gets the "not a number" error instead."""
+        if len(text) <= MAX_NUMBER_CHARS:
+            return None
+        number = text.strip(WHITESPACE)
+        if len(number) <= MAX_NUMBER_CHARS:
+            return None
+        what = "instance weight" if attr_index is None else "value"
+        where = "" if attr_index is None else f" of numeric attribute '{clip(self.attributes[attr_index].name)}'"
+        return self.error(line_no, f"{what} '{clip(number)}'{where} has {len(number):,} characters, more than the "
+                                   f"limit of {MAX_NUMBER_CHARS:,} for a number", line,
+                          "any double is written exactly in at most 1,077 characters (WEKA writes at most 24)")
+
     # ------------------------------------------------------------------ single values
     def string_code(self, attr_index: int, text: str) -> float:
         index = self.table_index[attr_index]
@@ -126,9 +143,13 @@ class StrictRows:
         kind = self.kind[attr_index]
         if kind == _NUMERIC:
             try:
-                return parse_number(text)
+                value = parse_number(text)
             except ValueError:
                 raise self._value_error(line_no, line, attr_index, text) from None
+            long = self._too_long(line_no, line, text, attr_index)
+            if long is not None:
+                raise long
+            return value
         if kind == _NOMINAL:
             code = self.lookup[attr_index].get(text)
             if code is None:
@@ -294,6 +315,9 @@ class StrictRows:
             weight = parse_number(value.text)
         except ValueError:
             raise self.error(line_no, f"instance weight '{clip(value.text)}' is not a number", line) from None
+        long = self._too_long(line_no, line, value.text)
+        if long is not None:
+            raise long
         if not np.isfinite(weight) or weight < 0:
             raise self.error(line_no, f"instance weight '{clip(value.text)}' is not a finite number >= 0", line)
         return weight

@@ -30,7 +30,9 @@ _FAST_ATTRIBUTE = re.compile(
 # the same lines in bytes, each with its line end (a lone \r is left to the line reader)
 _FAST_LINE = rb"[ \t]*@attribute[ \t]+([^\x00-\x20{},'\"%]+)[ \t]+(numeric|real|integer|string)[ \t]*(?:\r\n|\n)"
 _FAST_RUN = re.compile(_FAST_LINE, re.IGNORECASE)
-_FAST_RUNS = re.compile(rb"(?:" + _FAST_LINE.replace(b"(", b"(?:").replace(b"(?:?:", b"(?:") + rb")+", re.IGNORECASE)
+# up to 1,024 such lines (the regex engine keeps state for each repetition: unbounded, 20 MB a 1 MB block)
+_FAST_RUNS = re.compile(rb"(?:" + _FAST_LINE.replace(b"(", b"(?:").replace(b"(?:?:", b"(?:") + rb"){1,1024}",
+                        re.IGNORECASE)
 _RANGE = re.compile(r"^[\[(][^,\[\]()]*,[^,\[\]()]*[\])]$")
 _NUMERIC_TYPES = ("numeric", "real", "integer")
 _EXPECTED_TYPES = "numeric, integer, real, string, date or {value, ...}"
@@ -220,22 +222,17 @@ def _check_duplicates(src: ByteSource, attributes: AttributeList, attribute_line
 
 def _take_attribute_run(src: ByteSource, header: Header) -> None:
     """The plain attribute lines that follow, in bulk (a word-count header has 100,000 of them)."""
-    first = src.line_no + 1
-    run = src.take_run(_FAST_RUN, _FAST_RUNS)
-    if not run:
-        return
-    try:
-        names = b"\x00".join(m.group(1) for m in run).decode(src.encoding).split("\x00")
-    except UnicodeDecodeError:
-        names = None
-    if names is None or len(names) != len(run):
-        # undecodable (or, in another encoding, a NUL): give the lines back to the line reader
-        src.line_no -= len(run)
-        src.offset -= run[-1].end() - run[0].start()
-        src._pos = run[0].start()
-        return
-    header.building.add_many(names, [m.group(2).lower() == b"string" for m in run])
-    header.attribute_lines.extend(range(first, first + len(run)))
+    for run in src.take_run(_FAST_RUN, _FAST_RUNS):
+        first = src.line_no + 1
+        try:
+            names = b"\x00".join(m.group(1) for m in run).decode(src.encoding).split("\x00")
+        except UnicodeDecodeError:
+            names = None
+        if names is None or len(names) != len(run):
+            # undecodable (or, in another encoding, a NUL): leave these lines to the line reader
+            return
+        header.building.add_many(names, [m.group(2).lower() == b"string" for m in run])
+        header.attribute_lines.extend(range(first, first + len(run)))
 
 
 def read_header(src: ByteSource) -> Header:

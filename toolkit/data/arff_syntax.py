@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["Token", "tokenize", "iter_tokens", "unescape", "quote", "WHITESPACE", "UnterminatedQuote",
-           "parse_number", "parse_numbers", "is_index", "strip_ws", "clip"]
+           "parse_number", "parse_numbers", "is_index", "strip_ws", "clip", "MAX_NUMBER_CHARS"]
 
 #: Characters WEKA's tokenizer treats as whitespace: every code point up to the space, and no other
 #: (a no-break space is part of a value, as in WEKA). Every path strips exactly these.
@@ -27,6 +27,16 @@ WHITESPACE = "".join(chr(i) for i in range(33))
 # (Double.valueOf trims), which matters only inside quotes.
 _NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|NaN|Infinity)", re.ASCII)
 _INDEX = re.compile(r"\+?[0-9]+", re.ASCII)
+
+#: The longest number the data section takes (a value of a numeric attribute, or a weight), in
+#: characters after trimming. Any double is written exactly in at most 1,077 characters (the smallest
+#: subnormal in positional notation has 1,074 decimals; scientific notation needs at most 767
+#: significant digits), and WEKA writes at most 24 (Utils.doubleToString, or Double.toString for large
+#: values); a longer token is not data that any writer produced. Refusing it keeps a hostile line from
+#: costing its length (a 1 MB number held and parsed in a 30,000-row file was 6-7x the arrays read).
+#: WEKA itself reads such a token (Double.valueOf: a million digits become Infinity); this reader
+#: refuses it, on both engines alike, naming the file, the line, the attribute and this limit.
+MAX_NUMBER_CHARS = 4096
 
 
 def strip_ws(text: str) -> str:
