@@ -66,7 +66,7 @@ def test_restricted_rows_grow_combine_and_shrink_without_changing_a_bit():
     original = rounds.RoundEngine.close
 
     def counting(self):
-        for key, value in self.sub.changes.items():
+        for key, value in self.changes.items():
             changes[key] += value
         original(self)
 
