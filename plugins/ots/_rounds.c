@@ -653,11 +653,11 @@ static PyObject *class_pass(PyObject *self, PyObject *args)
 {
     PyObject *o[N_CBUFS];
     Py_ssize_t F, lo, hi, sel_off, m, row_base;
-    int count_pool, block_kind;
+    int count_pool, block_kind, want;
     double kmax, kmin, scale;
-    if (!PyArg_ParseTuple(args, "OOOOOOnnnnniiOOOdddnOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &F, &lo, &hi,
+    if (!PyArg_ParseTuple(args, "OOOOOOnnnnniiOOOdddnOOOOOi", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &F, &lo, &hi,
                           &row_base, &sel_off, &count_pool, &block_kind, &o[6], &o[7], &o[8], &kmax, &kmin, &scale,
-                          &m, &o[9], &o[10], &o[11], &o[12], &o[13]))
+                          &m, &o[9], &o[10], &o[11], &o[12], &o[13], &want))
         return NULL;
     static const char kinds[N_CBUFS] = {'i', 'i', 'i', 'i', 'u', 'f', 'f', 'i', 'i', 'i', 'f', 'i', 'i', 'i'};
     static const Py_ssize_t sizes[N_CBUFS] = {8, 4, 8, 4, 1, 8, 8, 8, 4, 8, 8, 8, 8, 8};
@@ -710,6 +710,7 @@ static PyObject *class_pass(PyObject *self, PyObject *args)
     double thr = 0.0;
     int64_t thr_row = 0;
     Py_ssize_t visited = 0;
+    int64_t sink[8] = {0}, below = 0;
     Py_BEGIN_ALLOW_THREADS
     enum { CH = 512 };
     double kb[CH];
@@ -733,7 +734,7 @@ static PyObject *class_pass(PyObject *self, PyObject *args)
                     a = ok_a ? a : 0;                                              \
                     kb[nq] = tie_key(fixed_sum(ix, a, L, w));                      \
                     rb[nq] = i;                                                    \
-                    nq += kd[i] == block_kind;                                     \
+                    nq += kd[i] == want;                                           \
                 }                                                                  \
                 break;
             FIXED(1) FIXED(2) FIXED(3) FIXED(4)
@@ -742,7 +743,7 @@ static PyObject *class_pass(PyObject *self, PyObject *args)
                 for (Py_ssize_t j = j0; j < j1; j++) {
                     int64_t i = vis[j];
                     if ((uint64_t)i >= (uint64_t)n_rows) { bad = 1; continue; }
-                    if (kd[i] != block_kind) continue;
+                    if (kd[i] != want) continue;
                     kb[nq] = tie_key(row_sum(ip, ix, jp, jx, i, w));
                     rb[nq++] = i;
                 }
@@ -761,7 +762,11 @@ static PyObject *class_pass(PyObject *self, PyObject *args)
                 g = out_below ? P : g;
                 g1 = out_below ? P : g1;
                 if (g != g1) g = gap_of(key, row_base + rb[q], pkv, prv, P, st, nb, kmax, kmin, scale);
-                cnt[g] += counted;
+                /* most rows rank below every positive: counted in a register, not by a chain of
+                   increments of cnt[P] (each waits for the last store) */
+                int64_t *dst = out_below ? &sink[q & 7] : cnt + g;
+                *dst += counted;
+                below += out_below & counted;
             }
             if (!choose) continue;
             for (Py_ssize_t q = 0; q < nq; q++) {
@@ -784,7 +789,9 @@ static PyObject *class_pass(PyObject *self, PyObject *args)
         }
     }
     qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
+    cnt[P] += below;
     Py_END_ALLOW_THREADS
+    (void)sink;
     if (bad) {
         free(buf);
         PyErr_SetString(PyExc_ValueError, "class_pass: a row to visit is out of range or its entries run out");
@@ -864,11 +871,11 @@ static PyObject *single_pass(PyObject *self, PyObject *args)
 {
     PyObject *o[11];
     Py_ssize_t F, flo, fhi, sel_off, m, row_base;
-    int count_pool, block_kind;
+    int count_pool, block_kind, want;
     double kmax, kmin, scale;
-    if (!PyArg_ParseTuple(args, "OOOOOnnnnniiOOOdddnOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &F, &flo, &fhi,
+    if (!PyArg_ParseTuple(args, "OOOOOnnnnniiOOOdddnOOOi", &o[0], &o[1], &o[2], &o[3], &o[4], &F, &flo, &fhi,
                           &row_base, &sel_off, &count_pool, &block_kind, &o[5], &o[6], &o[7], &kmax, &kmin, &scale,
-                          &m, &o[8], &o[9], &o[10]))
+                          &m, &o[8], &o[9], &o[10], &want))
         return NULL;
     static const char kinds[11] = {'i', 'i', 'i', 'u', 'f', 'f', 'i', 'i', 'i', 'f', 'i'};
     static const Py_ssize_t sizes[11] = {8, 8, 8, 1, 8, 8, 8, 4, 8, 8, 8};
@@ -928,7 +935,7 @@ static PyObject *single_pass(PyObject *self, PyObject *args)
             else /* a positive has this key: its rows rank by row */
                 for (int64_t q = fp[f]; q < fp[f + 1]; q++) {
                     int64_t i = fr[q];
-                    if (kd[i] == block_kind) cnt[gap_of(key, row_base + i, pkv, prv, P, st, nb, kmax, kmin, scale)]++;
+                    if (kd[i] == want) cnt[gap_of(key, row_base + i, pkv, prv, P, st, nb, kmax, kmin, scale)]++;
                 }
         }
         if (!choose) continue;
@@ -936,7 +943,7 @@ static PyObject *single_pass(PyObject *self, PyObject *args)
         Py_ssize_t taken = 0;
         for (int64_t q = fp[f]; q < fp[f + 1] && taken < m; q++) {
             int64_t i = fr[q];
-            if (kd[i] != 1) continue;
+            if (kd[i] != want) continue;
             int64_t row = row_base + i;
             if (pruned && !(sk > thr || (sk == thr && row < thr_row))) break; /* later rows rank lower */
             buf[nc].key = sk;
@@ -1037,13 +1044,13 @@ static PyObject *pack_rows(PyObject *self, PyObject *args)
     PyObject *o[14];
     Py_buffer v[14];
     int got = 0, k;
-    if (!PyArg_ParseTuple(args, "OOOOOiOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &k, &o[5], &o[6], &o[7], &o[8],
-                          &o[9], &o[10], &o[11], &o[12]))
+    if (!PyArg_ParseTuple(args, "OOOOOiOOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &k, &o[5], &o[6], &o[7], &o[8],
+                          &o[9], &o[10], &o[11], &o[12], &o[13]))
         return NULL;
     GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 4, 0, "indices") GET(2, 'i', 8, 0, "extra indptr")
     GET(3, 'i', 4, 0, "extra indices") GET(4, 'u', 1, 0, "kind") GET(5, 'i', 8, 1, "rows") GET(6, 'i', 8, 1, "seg")
     GET(7, 'i', 4, 1, "idx") GET(8, 'i', 8, 1, "ioff") GET(9, 'i', 8, 1, "gptr") GET(10, 'i', 8, 1, "sptr")
-    GET(11, 'i', 8, 1, "srows") GET(12, 'i', 8, 1, "live")
+    GET(11, 'i', 8, 1, "srows") GET(12, 'i', 8, 1, "live") GET(13, 'u', 1, 1, "state")
     Py_ssize_t n = v[4].shape[0], F = v[12].shape[0], cap = v[7].shape[0];
     const int64_t *ip = (const int64_t *)v[0].buf, *jp = (const int64_t *)v[2].buf;
     const int32_t *ix = (const int32_t *)v[1].buf, *jx = (const int32_t *)v[3].buf;
@@ -1052,7 +1059,8 @@ static PyObject *pack_rows(PyObject *self, PyObject *args)
     int64_t *gptr = (int64_t *)v[9].buf, *sptr = (int64_t *)v[10].buf, *srows = (int64_t *)v[11].buf;
     int64_t *live = (int64_t *)v[12].buf;
     int32_t *idx = (int32_t *)v[7].buf;
-    if (v[0].shape[0] < n + 1 || v[2].shape[0] < n + 1 || v[5].shape[0] < n || v[6].shape[0] != N_PACK + 1 ||
+    uint8_t *state = (uint8_t *)v[13].buf;
+    if (v[13].shape[0] != n || v[0].shape[0] < n + 1 || v[2].shape[0] < n + 1 || v[5].shape[0] < n || v[6].shape[0] != N_PACK + 1 ||
         v[8].shape[0] != N_PACK + 1 || v[9].shape[0] < n + 1 || v[10].shape[0] != F + 1 || v[11].shape[0] < n ||
         ip[n] > v[1].shape[0] || jp[n] > v[3].shape[0]) {
         PyErr_SetString(PyExc_ValueError, "pack_rows: inconsistent array sizes");
@@ -1098,6 +1106,7 @@ static PyObject *pack_rows(PyObject *self, PyObject *args)
         int64_t ng = 0;
         gptr[0] = 0;
         for (Py_ssize_t i = 0; i < n; i++) {
+            state[i] = 0;
             if (kd[i] != k) continue;
             int64_t a = ip[i], a1 = ip[i + 1], b = jp[i], b1 = jp[i + 1];
             int64_t L = (a1 - a) + (b1 - b);
@@ -1105,8 +1114,10 @@ static PyObject *pack_rows(PyObject *self, PyObject *args)
             if (L == 1) {
                 int32_t f = a1 > a ? ix[a] : jx[b];
                 srows[sptr[f]++] = i;
+                state[i] = 2;
                 continue;
             }
+            state[i] = 1;
             int c = L <= N_PACK ? (int)L - 2 : N_PACK - 1;
             rows[next[c]++] = i;
             int32_t *out = idx + inext[c];
@@ -1145,11 +1156,12 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
 {
     PyObject *o[N_PBUFS];
     Py_ssize_t F, lo, hi, sel_off, m, row_base;
-    int count_pool, block_kind;
+    int count_pool, block_kind, want;
     double kmax, kmin, scale;
-    if (!PyArg_ParseTuple(args, "OOOOOOOnnnnniiOOOdddnOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &F, &lo,
-                          &hi, &row_base, &sel_off, &count_pool, &block_kind, &o[7], &o[8], &o[9], &kmax, &kmin,
-                          &scale, &m, &o[10], &o[11], &o[12]))
+    Py_ssize_t part = 0, n_parts = 1;
+    if (!PyArg_ParseTuple(args, "OOOOOOOnnnnniiOOOdddnOOOi|nn", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &F,
+                          &lo, &hi, &row_base, &sel_off, &count_pool, &block_kind, &o[7], &o[8], &o[9], &kmax, &kmin,
+                          &scale, &m, &o[10], &o[11], &o[12], &want, &part, &n_parts))
         return NULL;
     static const char kinds[N_PBUFS] = {'i', 'i', 'i', 'i', 'i', 'u', 'f', 'f', 'i', 'i', 'i', 'f', 'i'};
     static const Py_ssize_t sizes[N_PBUFS] = {8, 8, 4, 8, 8, 1, 8, 8, 8, 4, 8, 8, 8};
@@ -1168,7 +1180,7 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
         v[8].shape[0] != P || nb < 1 || v[10].shape[0] != P + 1 || v[11].shape[0] < m || v[12].shape[0] < m || m < 0 ||
         F < 0 || (sel_off >= 0 ? sel_off : 0) + F > v[6].shape[0] || 2 * F > v[6].shape[0] ||
         (block_kind != 1 && block_kind != 2) || seg[0] != 0 || seg[N_PACK] > nv || ioff[N_PACK] > n_idx ||
-        n_g < seg[N_PACK] - seg[N_PACK - 1] + 1) {
+        n_g < seg[N_PACK] - seg[N_PACK - 1] + 1 || n_parts < 1 || part < 0 || part >= n_parts) {
         PyErr_SetString(PyExc_ValueError, "packed_pass: inconsistent array sizes");
         goto pfail;
     }
@@ -1196,6 +1208,7 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
     double thr = 0.0;
     int64_t thr_row = 0;
     Py_ssize_t visited = 0;
+    int64_t sink[8] = {0}, below = 0;
     const uint32_t uF = (uint32_t)F;
     Py_BEGIN_ALLOW_THREADS
     enum { CH = 512 };
@@ -1203,7 +1216,10 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
     int64_t rb[CH], eb[CH], lb[CH];
     double top = (double)(nb - 1);
     for (int c = 0; c < N_PACK; c++) {
-        Py_ssize_t a0 = seg[c] > lo ? seg[c] : lo, b0 = seg[c + 1] < hi ? seg[c + 1] : hi;
+        /* part `part` of `n_parts` of every class (the classes differ in cost), within lo:hi */
+        Py_ssize_t cs = seg[c] + (seg[c + 1] - seg[c]) * part / n_parts;
+        Py_ssize_t ce = seg[c] + (seg[c + 1] - seg[c]) * (part + 1) / n_parts;
+        Py_ssize_t a0 = cs > lo ? cs : lo, b0 = ce < hi ? ce : hi;
         for (Py_ssize_t j0 = a0; j0 < b0; j0 += CH) {
             Py_ssize_t j1 = j0 + CH < b0 ? j0 + CH : b0, nq = 0;
             switch (c) {
@@ -1225,7 +1241,7 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
                     rb[nq] = i;                                                          \
                     eb[nq] = ioff[c] + (j - seg[c]) * L;                                 \
                     lb[nq] = L;                                                          \
-                    nq += kd[i] == block_kind;                                           \
+                    nq += kd[i] == want;                                                 \
                 }                                                                        \
                 break;
             PFIXED(2) PFIXED(3) PFIXED(4)
@@ -1234,7 +1250,7 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
                 for (Py_ssize_t j = j0; j < j1; j++) {
                     int64_t i = vr[j];
                     if ((uint64_t)i >= (uint64_t)n_rows) { bad = 1; continue; }
-                    if (kd[i] != block_kind) continue;
+                    if (kd[i] != want) continue;
                     int64_t g = j - seg[c];
                     int64_t e0 = ioff[c] + gptr[g], e1 = ioff[c] + gptr[g + 1];
                     if (e0 < ioff[c] || e1 < e0 || e1 > ioff[c + 1]) { bad = 1; continue; }
@@ -1264,7 +1280,11 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
                 g = out_below ? P : g;
                 g1 = out_below ? P : g1;
                 if (g != g1) g = gap_of(key, row_base + rb[q], pkv, prv, P, st, nb, kmax, kmin, scale);
-                cnt[g] += counted;
+                /* most rows rank below every positive: counted in a register, not by a chain of
+                   increments of cnt[P] (each waits for the last store) */
+                int64_t *dst = out_below ? &sink[q & 7] : cnt + g;
+                *dst += counted;
+                below += out_below & counted;
             }
             if (!choose) continue;
             for (Py_ssize_t q = 0; q < nq; q++) {
@@ -1294,7 +1314,9 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
         }
     }
     qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
+    cnt[P] += below;
     Py_END_ALLOW_THREADS
+    (void)sink;
     if (bad) {
         free(buf);
         PyErr_SetString(PyExc_ValueError, "packed_pass: a row, entry or pointer is out of range");
@@ -1315,7 +1337,160 @@ pfail:
     return NULL;
 }
 
+/* touch(colptr, colrows, features, kind, k, state, tail_state, out, singles) -> (n_out, n_singles): the rows
+   below len(state) of kind k that hold one of ``features`` (a column index's columns) and are not in the
+   tail yet: each is written once to out, and also to singles if its state was 2 (one-feature rows), and
+   its state becomes tail_state */
+static PyObject *touch_rows(PyObject *self, PyObject *args)
+{
+    PyObject *o[8];
+    Py_buffer v[8];
+    int got = 0, k, tail_state;
+    if (!PyArg_ParseTuple(args, "OOOOiOiOO", &o[0], &o[1], &o[2], &o[3], &k, &o[4], &tail_state, &o[5], &o[6]))
+        return NULL;
+    GET(0, 'i', 8, 0, "colptr") GET(1, 'i', 4, 0, "rows") GET(2, 'i', 8, 0, "features") GET(3, 'u', 1, 0, "kind")
+    GET(4, 'u', 1, 1, "state") GET(5, 'i', 8, 1, "out") GET(6, 'i', 8, 1, "singles")
+    Py_ssize_t F = v[0].shape[0] - 1, K = v[2].shape[0], n = v[4].shape[0], cap = v[5].shape[0];
+    const int64_t *cp = (const int64_t *)v[0].buf, *feat = (const int64_t *)v[2].buf;
+    const int32_t *rows = (const int32_t *)v[1].buf;
+    const uint8_t *kd = (const uint8_t *)v[3].buf;
+    uint8_t *state = (uint8_t *)v[4].buf;
+    int64_t *out = (int64_t *)v[5].buf, *sg = (int64_t *)v[6].buf;
+    if (F < 0 || v[3].shape[0] < n || v[6].shape[0] != cap || cp[F] > v[1].shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "touch_rows: inconsistent array sizes");
+        goto fail;
+    }
+    int bad = 0;
+    Py_ssize_t q = 0, qs = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t j = 0; j < K && !bad; j++) {
+        int64_t f = feat[j];
+        if (f < 0 || f >= F || cp[f + 1] < cp[f]) { bad = 1; break; }
+        for (int64_t a = cp[f]; a < cp[f + 1]; a++) {
+            int32_t r = rows[a];
+            if (r < 0 || r >= n || kd[r] != k || state[r] == tail_state) continue;
+            if (q >= cap) { bad = 2; break; }
+            if (state[r] == 2) sg[qs++] = r;
+            state[r] = (uint8_t)tail_state;
+            out[q++] = r;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, bad == 1 ? "touch_rows: a feature is out of range"
+                                                   : "touch_rows: the output is too small");
+        goto fail;
+    }
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return Py_BuildValue("nn", q, qs);
+fail:
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- the positives' order */
+
+static inline int pos_before(const double *k, const int64_t *r, int64_t a, int64_t b)
+{
+    return k[a] > k[b] || (k[a] == k[b] && r[a] < r[b]);
+}
+
+/* order(keys, rows, perm, out_keys, out_rows, start) -> (kmax, kmin, scale): the positives sorted by (key
+   descending, row ascending) (perm: the last order on entry, as a first guess: an insertion sort from it
+   costs little when few keys changed places; a merge sort when many did), and the running count of
+   positives per bucket, buckets as kernel.positive_order makes them (len(start) - 1 of them) */
+static PyObject *order_positives(PyObject *self, PyObject *args)
+{
+    PyObject *o[6];
+    Py_buffer v[6];
+    int got = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5])) return NULL;
+    GET(0, 'f', 8, 0, "keys") GET(1, 'i', 8, 0, "rows") GET(2, 'i', 8, 1, "perm") GET(3, 'f', 8, 1, "out keys")
+    GET(4, 'i', 8, 1, "out rows") GET(5, 'i', 4, 1, "start")
+    Py_ssize_t P = v[0].shape[0], nb = v[5].shape[0] - 1;
+    const double *k = (const double *)v[0].buf;
+    const int64_t *r = (const int64_t *)v[1].buf;
+    int64_t *perm = (int64_t *)v[2].buf, *ro = (int64_t *)v[4].buf;
+    double *ko = (double *)v[3].buf;
+    int32_t *st = (int32_t *)v[5].buf;
+    if (P < 1 || nb < 1 || v[1].shape[0] != P || v[2].shape[0] != P || v[3].shape[0] != P || v[4].shape[0] != P) {
+        PyErr_SetString(PyExc_ValueError, "order_positives: inconsistent array sizes");
+        goto fail;
+    }
+    int64_t *seen = (int64_t *)calloc((size_t)P, sizeof(int64_t)), *tmp = (int64_t *)malloc((size_t)P * sizeof(int64_t));
+    if (!seen || !tmp) {
+        free(seen);
+        free(tmp);
+        PyErr_NoMemory();
+        goto fail;
+    }
+    int bad = 0;
+    for (Py_ssize_t q = 0; q < P && !bad; q++) {
+        if (perm[q] < 0 || perm[q] >= P || seen[perm[q]]) bad = 1;
+        else seen[perm[q]] = 1;
+    }
+    if (bad) {
+        free(seen);
+        free(tmp);
+        PyErr_SetString(PyExc_ValueError, "order_positives: perm is not a permutation");
+        goto fail;
+    }
+    double kmax, kmin, scale;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t moves = 0, limit = 16 * (int64_t)P + 1024;
+    for (Py_ssize_t q = 1; q < P && moves <= limit; q++) {
+        int64_t x = perm[q];
+        Py_ssize_t j = q;
+        while (j > 0 && pos_before(k, r, x, perm[j - 1])) {
+            perm[j] = perm[j - 1];
+            j--;
+            moves++;
+        }
+        perm[j] = x;
+    }
+    if (moves > limit) { /* many changed places: a bottom-up merge sort (stable, the same total order) */
+        for (int64_t width = 1; width < P; width *= 2) {
+            for (int64_t lo = 0; lo < P; lo += 2 * width) {
+                int64_t mid = lo + width < P ? lo + width : P, hi = lo + 2 * width < P ? lo + 2 * width : P;
+                int64_t a = lo, b = mid, t = lo;
+                while (a < mid && b < hi) tmp[t++] = pos_before(k, r, perm[b], perm[a]) ? perm[b++] : perm[a++];
+                while (a < mid) tmp[t++] = perm[a++];
+                while (b < hi) tmp[t++] = perm[b++];
+            }
+            memcpy(perm, tmp, (size_t)P * sizeof(int64_t));
+        }
+    }
+    for (Py_ssize_t q = 0; q < P; q++) {
+        ko[q] = k[perm[q]];
+        ro[q] = r[perm[q]];
+    }
+    kmax = ko[0];
+    kmin = ko[P - 1];
+    scale = kmax > kmin ? (double)nb / (kmax - kmin) : 0.0;
+    /* start[b]: positives in buckets below b (buckets do not decrease along the order) */
+    Py_ssize_t q = 0;
+    for (Py_ssize_t b = 0; b <= nb; b++) {
+        while (q < P) {
+            int64_t bq = (int64_t)((kmax - ko[q]) * scale);
+            if (bq > nb - 1) bq = nb - 1;
+            if (bq >= b) break;
+            q++;
+        }
+        st[b] = (int32_t)q;
+    }
+    Py_END_ALLOW_THREADS
+    free(seen);
+    free(tmp);
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return Py_BuildValue("ddd", kmax, kmin, scale);
+fail:
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"order_positives", order_positives, METH_VARARGS, "The positives in rank order and their buckets."},
+    {"touch_rows", touch_rows, METH_VARARGS, "Move the rows holding some features to the tail."},
     {"pack_rows", pack_rows, METH_VARARGS, "The rows of a kind, packed by the length of their pattern."},
     {"packed_pass", packed_pass, METH_VARARGS, "class_pass over packed rows."},
     {"single_pass", single_pass, METH_VARARGS, "The rows of one feature, one key per feature."},

@@ -34,7 +34,7 @@ except ImportError:  # not built: the numpy path computes the same, slower
     _rounds = None
 
 __all__ = ["NOT_TRAINING", "POOL", "STS_NEGATIVE", "POSITIVE", "Rows", "PositiveOrder", "positive_order",
-           "round_pass", "visit_pass", "class_pass", "classify_rows", "single_pass", "single_rows", "SingleRows", "PackedRows", "pack_rows", "packed_pass", "VisitRows", "N_CLASSES", "nonempty_rows", "first_empty", "row_keys", "average_precision_from_counts", "merge_top", "compiled", "restrict_rows",
+           "round_pass", "visit_pass", "class_pass", "classify_rows", "single_pass", "single_rows", "SingleRows", "PackedRows", "pack_rows", "packed_pass", "HELD_PACKED", "HELD_SINGLE", "HELD_TAIL", "touch_rows", "VisitRows", "N_CLASSES", "nonempty_rows", "first_empty", "row_keys", "average_precision_from_counts", "merge_top", "compiled", "restrict_rows",
            "merge_rows", "filter_rows", "column_index", "gather_columns", "round_weights"]
 
 # what a row is in the current round; a row's weights are block (kind - 1) of the weight vector
@@ -95,12 +95,23 @@ class PositiveOrder:
     scale: float
 
 
-def positive_order(keys: np.ndarray, rows: np.ndarray) -> PositiveOrder:
+def positive_order(keys: np.ndarray, rows: np.ndarray, perm: np.ndarray | None = None) -> PositiveOrder:
     """Sort the positives' keys (``rows`` ascending, so a stable sort breaks ties by row) and bucket them.
 
     A key's bucket is ``int((kmax - key) * scale)``: the float operations are monotone, so a positive in a
     lower bucket than a row's has a strictly higher key, one in a higher bucket a strictly lower key; only
-    the positives that share the row's bucket are compared one by one (binary search)."""
+    the positives that share the row's bucket are compared one by one (binary search). ``perm`` (the last
+    round's order, updated in place) is a first guess for the compiled sort; the result does not depend
+    on it."""
+    P = len(keys)
+    if _rounds is not None and P > 0:
+        if perm is None:
+            perm = np.arange(P, dtype=np.int64)
+        k, r = np.empty(P), np.empty(P, dtype=np.int64)
+        start = np.empty(8 * P + 2, dtype=np.int32)
+        kmax, kmin, scale = _rounds.order_positives(np.ascontiguousarray(keys, dtype=np.float64),
+                                                    np.ascontiguousarray(rows, dtype=np.int64), perm, k, r, start)
+        return PositiveOrder(k, r, start, kmax, kmin, scale)
     order = np.argsort(-keys, kind="stable")
     k, r = np.ascontiguousarray(keys[order]), np.ascontiguousarray(rows[order], dtype=np.int64)
     P = len(k)
@@ -183,6 +194,7 @@ def visit_pass(rows: Rows, kind: np.ndarray, vec: np.ndarray, F: int, lo: int, h
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)
 N_CLASSES = 5  # rows with 1, 2, 3, 4 entries in the base part only, then any other
+HELD_PACKED, HELD_SINGLE, HELD_TAIL = 1, 2, 3  # where a pass finds a row (its state; 0: nowhere, score 0)
 
 
 @dataclass
@@ -246,35 +258,38 @@ def single_rows(rows: Rows, kind: np.ndarray, k: int, F: int) -> SingleRows:
     return SingleRows(ptr, chosen[order].astype(np.int64), live)
 
 
-def single_pass(singles: SingleRows, kind: np.ndarray, vec: np.ndarray, F: int, flo: int, fhi: int, row_base: int,
+def single_pass(singles: SingleRows, state: np.ndarray, vec: np.ndarray, F: int, flo: int, fhi: int, row_base: int,
                 sel_offset: int, count_pool: bool, block_kind: int, order: PositiveOrder,
-                m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """``class_pass`` for the rows of ``singles`` of the features ``flo:fhi``: a row's score is its feature's
-    weight (0 + w, the same sum), one key per feature."""
+                m: int, want: int = HELD_SINGLE,
+        counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``class_pass`` for the rows of ``singles`` of the features ``flo:fhi`` whose ``state`` is ``want``
+    (``live`` counts them): a row's score is its feature's weight (0 + w, the same sum), one key per
+    feature."""
     P = len(order.keys)
-    counts = np.zeros(P + 1, dtype=np.int64)
     if _rounds is not None:
+        counts = np.zeros(P + 1, dtype=np.int64) if counts is None else counts  # added to
         top_keys = np.empty(m)
         top_rows = np.empty(m, dtype=np.int64)
-        n, visited = _rounds.single_pass(singles.ptr, singles.rows, singles.live, kind, vec, F, flo, fhi, row_base,
+        n, visited = _rounds.single_pass(singles.ptr, singles.rows, singles.live, state, vec, F, flo, fhi, row_base,
                                          sel_offset, int(count_pool), int(block_kind), order.keys, order.rows,
                                          order.start, order.kmax, order.kmin, order.scale, m, counts, top_keys,
-                                         top_rows)
+                                         top_rows, int(want))
         return counts, top_keys[:n], top_rows[:n], visited
     a, b = int(singles.ptr[flo]), int(singles.ptr[fhi])
     local = singles.rows[a:b]
     feats = np.repeat(np.arange(flo, fhi), np.diff(singles.ptr[flo:fhi + 1]))
-    live = kind[local] == block_kind
+    live = state[local] == want
     local, feats = local[live], feats[live]
     w = vec[F:2 * F] if block_kind == STS_NEGATIVE else vec[:F]
     keys = np.round(0.0 + w[feats], TIE_DECIMALS)
     glob = row_base + local
+    counts = np.zeros(P + 1, dtype=np.int64) if counts is None else counts
     if block_kind == STS_NEGATIVE or count_pool:
         all_keys = np.concatenate([order.keys, keys])
         all_rows = np.concatenate([order.rows, glob])
         is_pos = np.r_[np.ones(P, dtype=bool), np.zeros(len(keys), dtype=bool)]
         ranked = np.lexsort((all_rows, -all_keys))
-        counts = np.bincount(np.cumsum(is_pos[ranked])[~is_pos[ranked]], minlength=P + 1).astype(np.int64)
+        counts += np.bincount(np.cumsum(is_pos[ranked])[~is_pos[ranked]], minlength=P + 1).astype(np.int64)
     if block_kind != POOL or m == 0:
         return counts, np.zeros(0), np.zeros(0, dtype=np.int64), len(local)
     sel = np.round(0.0 + vec[sel_offset:sel_offset + F][feats], TIE_DECIMALS) if sel_offset >= 0 else keys
@@ -309,9 +324,10 @@ class PackedRows:
                              shape=(len(self), F))
 
 
-def pack_rows(rows: Rows, kind: np.ndarray, k: int, F: int) -> tuple[PackedRows, SingleRows]:
+def pack_rows(rows: Rows, kind: np.ndarray, k: int, F: int, state: np.ndarray) -> tuple[PackedRows, SingleRows]:
     """The rows of kind ``k`` whose pattern holds an entry: those of one entry as ``SingleRows``, the others
-    packed (``PackedRows``), both parts of a pattern merged by column; ascending within each group."""
+    packed (``PackedRows``), both parts of a pattern merged by column; ascending within each group.
+    ``state`` (uint8, one per row) is set to HELD_SINGLE / HELD_PACKED for them, 0 for every other row."""
     n = len(kind)
     seg = np.zeros(N_PACK + 1, dtype=np.int64)
     ioff = np.zeros(N_PACK + 1, dtype=np.int64)
@@ -323,7 +339,7 @@ def pack_rows(rows: Rows, kind: np.ndarray, k: int, F: int) -> tuple[PackedRows,
         srows = np.empty(n, dtype=np.int64)
         live = np.empty(F, dtype=np.int64)
         total = _rounds.pack_rows(rows.indptr, rows.indices, rows.extra_indptr, rows.extra_indices, kind, int(k), out,
-                                  seg, idx, ioff, gptr, sptr, srows, live)
+                                  seg, idx, ioff, gptr, sptr, srows, live, state)
         n_g = int(seg[-1] - seg[-2])
         return (PackedRows(out[:seg[-1]].copy(), seg, idx[:total].copy(), ioff, gptr[:n_g + 1].copy()),
                 SingleRows(sptr, srows[:sptr[-1]].copy(), live))
@@ -337,6 +353,9 @@ def pack_rows(rows: Rows, kind: np.ndarray, k: int, F: int) -> tuple[PackedRows,
     np.cumsum(live, out=sptr[1:])
     singles = SingleRows(sptr, one[np.argsort(feats, kind="stable")].astype(np.int64), live)
     many = np.flatnonzero(mine & (length > 1))
+    state[:] = 0
+    state[one] = HELD_SINGLE
+    state[many] = HELD_PACKED
     cls = np.minimum(length[many], N_PACK + 1) - 2
     many = many[np.argsort(cls, kind="stable")]
     cls = np.sort(cls, kind="stable")
@@ -347,6 +366,30 @@ def pack_rows(rows: Rows, kind: np.ndarray, k: int, F: int) -> tuple[PackedRows,
     ioff[1:] = ends[seg[1:]]
     gptr = (ends[seg[-2]:] - ends[seg[-2]]).astype(np.int64)
     return PackedRows(many.astype(np.int64), seg, idx, ioff, gptr), singles
+
+
+def touch_rows(colptr: np.ndarray, colrows: np.ndarray, features: np.ndarray, kind: np.ndarray, k: int,
+               state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows below ``len(state)`` of kind ``k`` holding one of ``features`` (columns of a column index)
+    whose state is not HELD_TAIL yet: they become HELD_TAIL; returns them and those of them that were
+    HELD_SINGLE."""
+    features = np.ascontiguousarray(features, dtype=np.int64)
+    n = len(state)
+    if _rounds is not None:
+        cap = min(n, int((colptr[features + 1] - colptr[features]).sum()))
+        out = np.empty(cap, dtype=np.int64)
+        singles = np.empty(cap, dtype=np.int64)
+        q, qs = _rounds.touch_rows(colptr, colrows, features, kind, int(k), state, HELD_TAIL, out, singles)
+        return out[:q], singles[:qs]
+    starts, ends = colptr[features], colptr[features + 1]
+    lengths = ends - starts
+    ptr = np.r_[0, np.cumsum(lengths)]
+    rows = colrows[np.repeat(starts - ptr[:-1], lengths) + np.arange(int(ptr[-1]))].astype(np.int64)
+    rows = rows[rows < n]
+    rows = np.unique(rows[(kind[rows] == k) & (state[rows] != HELD_TAIL)])
+    singles = rows[state[rows] == HELD_SINGLE]
+    state[rows] = HELD_TAIL
+    return rows, singles
 
 
 def _rank_numpy(keys: np.ndarray, glob: np.ndarray, sel: np.ndarray, counted: bool, choose: bool,
@@ -366,52 +409,74 @@ def _rank_numpy(keys: np.ndarray, glob: np.ndarray, sel: np.ndarray, counted: bo
     return counts, sel[best], glob[best], len(keys)
 
 
-def packed_pass(packed: PackedRows, kind: np.ndarray, vec: np.ndarray, F: int, lo: int, hi: int, row_base: int,
+def packed_pass(packed: PackedRows, state: np.ndarray, vec: np.ndarray, F: int, lo: int, hi: int, row_base: int,
                 sel_offset: int, count_pool: bool, block_kind: int, order: PositiveOrder,
-                m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """``class_pass`` over the packed rows ``packed.rows[lo:hi]``."""
+                m: int, want: int = HELD_PACKED,
+        counts: np.ndarray | None = None, part: tuple[int, int] = (0, 1)) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                                  int]:
+    """``class_pass`` over the packed rows ``packed.rows[lo:hi]`` whose ``state`` is ``want``; with ``part``
+    = (i, k) only the i-th of k equal parts of every class (parts of about equal cost for threads)."""
     if _rounds is not None:
         P = len(order.keys)
-        counts = np.zeros(P + 1, dtype=np.int64)
+        counts = np.zeros(P + 1, dtype=np.int64) if counts is None else counts  # added to
         top_keys = np.empty(m)
         top_rows = np.empty(m, dtype=np.int64)
-        n, visited = _rounds.packed_pass(packed.rows, packed.seg, packed.idx, packed.ioff, packed.gptr, kind, vec, F,
-                                         lo, hi, row_base, sel_offset, int(count_pool), int(block_kind), order.keys,
-                                         order.rows, order.start, order.kmax, order.kmin, order.scale, m, counts,
-                                         top_keys, top_rows)
+        n, visited = _rounds.packed_pass(packed.rows, packed.seg, packed.idx, packed.ioff, packed.gptr, state, vec,
+                                         F, lo, hi, row_base, sel_offset, int(count_pool), int(block_kind),
+                                         order.keys, order.rows, order.start, order.kmax, order.kmin, order.scale, m,
+                                         counts, top_keys, top_rows, int(want), int(part[0]), int(part[1]))
         return counts, top_keys[:n], top_rows[:n], visited
-    M = packed.as_csr(F)[lo:hi]
-    local = packed.rows[lo:hi]
-    live = kind[local] == block_kind
+    sel_rows = np.zeros(len(packed), dtype=bool)
+    for c in range(N_PACK):
+        a, b = int(packed.seg[c]), int(packed.seg[c + 1])
+        sel_rows[a + (b - a) * part[0] // part[1]:a + (b - a) * (part[0] + 1) // part[1]] = True
+    sel_rows[:lo] = False
+    sel_rows[hi:] = False
+    M = packed.as_csr(F)[sel_rows]
+    local = packed.rows[sel_rows]
+    live = state[local] == want
     M, local = M[live], local[live]
     w = vec[F:2 * F] if block_kind == STS_NEGATIVE else vec[:F]
     keys = np.round(M @ w, TIE_DECIMALS)
     sel = np.round(M @ vec[sel_offset:sel_offset + F], TIE_DECIMALS) if sel_offset >= 0 else keys
-    return _rank_numpy(keys, row_base + local, sel, block_kind == STS_NEGATIVE or count_pool,
-                       block_kind == POOL and m > 0, order, m)
+    got = _rank_numpy(keys, row_base + local, sel, block_kind == STS_NEGATIVE or count_pool,
+                      block_kind == POOL and m > 0, order, m)
+    if counts is not None:
+        counts += got[0]
+        return (counts,) + got[1:]
+    return got
 
 
 def class_pass(rows: Rows, kind: np.ndarray, vec: np.ndarray, F: int, visit: VisitRows, lo: int, hi: int,
                row_base: int, sel_offset: int, count_pool: bool, block_kind: int, order: PositiveOrder,
-               m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+               m: int, want: int | None = None,
+        counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """``visit_pass`` over the rows ``visit.rows[lo:hi]`` of kind ``block_kind`` only (POOL: counted if
     ``count_pool``, the ``m`` best as candidates; STS_NEGATIVE: counted), in the order of their groups;
     returns the counts, the candidates (keys, global rows) and how many rows it visited."""
+    want = block_kind if want is None else want
     if _rounds is None:
         local = visit.rows[lo:hi]
-        local = np.sort(local[kind[local] == block_kind])
+        local = np.sort(local[kind[local] == want])
+        kind = np.where(kind == want, block_kind, NOT_TRAINING).astype(np.uint8)
         if block_kind == POOL:
-            return _round_pass_numpy(rows, kind, vec, F, 0, len(local), row_base, sel_offset, count_pool, False, order,
-                                     m, local, True)
-        return _round_pass_numpy(rows, kind, vec, F, 0, len(local), row_base, -1, False, True, order, 0, local, False)
+            got = _round_pass_numpy(rows, kind, vec, F, 0, len(local), row_base, sel_offset, count_pool, False, order,
+                                    m, local, True)
+        else:
+            got = _round_pass_numpy(rows, kind, vec, F, 0, len(local), row_base, -1, False, True, order, 0, local,
+                                    False)
+        if counts is not None:
+            counts += got[0]
+            return (counts,) + got[1:]
+        return got
     P = len(order.keys)
-    counts = np.zeros(P + 1, dtype=np.int64)
+    counts = np.zeros(P + 1, dtype=np.int64) if counts is None else counts  # added to
     top_keys = np.empty(m)
     top_rows = np.empty(m, dtype=np.int64)
     n, visited = _rounds.class_pass(rows.indptr, rows.indices, rows.extra_indptr, rows.extra_indices, kind, vec, F,
                                     lo, hi, row_base, sel_offset, int(count_pool), int(block_kind), order.keys,
                                     order.rows, order.start, order.kmax, order.kmin, order.scale, m, counts,
-                                    top_keys, top_rows, visit.rows, visit.seg)
+                                    top_keys, top_rows, visit.rows, visit.seg, int(want))
     return counts, top_keys[:n], top_rows[:n], visited
 
 

@@ -37,8 +37,8 @@ from toolkit.plugins.ots.bim import (
 )
 from toolkit.plugins.ots.kernel import (
     NOT_TRAINING, POOL, POSITIVE, STS_NEGATIVE, PositiveOrder, Rows, column_index, filter_rows, first_empty,
-    gather_columns, merge_rows, positive_order, restrict_rows, round_weights, row_keys, N_CLASSES, N_PACK, PackedRows, SingleRows,
-    VisitRows, class_pass, pack_rows, packed_pass, single_pass,
+    gather_columns, merge_rows, positive_order, restrict_rows, round_weights, row_keys, HELD_PACKED, HELD_SINGLE, HELD_TAIL, N_CLASSES, N_PACK, PackedRows, SingleRows,
+    VisitRows, class_pass, pack_rows, packed_pass, single_pass, touch_rows,
 )
 from toolkit.plugins.ots.leave_one_out import loo_smoothed_logit
 
@@ -57,8 +57,8 @@ _COMBINE_MIN = 100_000
 _COMBINE_SHARE = 16
 # STS negatives added since sub1 was packed are visited in sub1 itself (scattered reads); it is packed again
 # when they exceed this and a share of the packed rows
-_TAIL_MIN = 20_000
-_TAIL_SHARE = 8
+_TAIL_MIN = 4_000
+_TAIL_SHARE = 64
 
 
 class ColumnIndex:
@@ -304,6 +304,7 @@ class RoundEngine:
         self.sub2 = RestrictedRows(ptr, pos_indices, ColumnIndex(ptr, pos_indices, len(weights.compact)),
                                    weights.compact, weights.feature)
         self._all_positives = np.arange(len(self.positive_local), dtype=np.int64)
+        self._perm = self._all_positives.copy()  # the positives' last order (a first guess for the next)
         # the whole pool's size (a partition's own pool is part of it)
         self.n_pool_own = int(np.sum(self.own_kind == POOL))
         self.n_sts_own = int(np.sum(self.own_kind == STS_NEGATIVE))
@@ -316,7 +317,11 @@ class RoundEngine:
                                                  np.zeros(N_PACK + 1, dtype=np.int64), np.zeros(1, dtype=np.int64))
         self.single0 = self.single1 = SingleRows(np.zeros(weights.Fm + 1, dtype=np.int64), nothing,
                                                  np.zeros(weights.Fm, dtype=np.int64))
-        self.tail1 = nothing  # STS negatives since sub1 was packed: visited in sub1 itself (class_pass)
+        # rows whose pattern changed since their block was packed (features added, new STS negatives): visited
+        # in the restricted rows themselves (class_pass); state says where each row is held (HELD_...)
+        self.tail0 = self.tail1 = nothing
+        self.state0 = np.zeros(len(kind), dtype=np.uint8)
+        self.state1 = np.zeros(len(kind), dtype=np.uint8)
         self._empty_from = 0  # no empty pool row (sub0) below this row
 
     @property
@@ -330,8 +335,9 @@ class RoundEngine:
 
     # ------------------------------------------------------------------ the rows the sums run over
 
-    def _ensure(self, sub: RestrictedRows, active: np.ndarray, block: int) -> bool:
-        """Make ``sub`` hold every feature of ``active``; True when its patterns changed."""
+    def _ensure(self, sub: RestrictedRows, active: np.ndarray, block: int) -> bool | str:
+        """Make ``sub`` hold every feature of ``active``; "added" when features were added (the rows they
+        touch are in the tail), True when the patterns changed otherwise (built or filtered)."""
         w = self.weights
         if sub.changes["build"] == 0:
             later = (active | w.about_to_gain_weight(self.pool_left, block)) if self.rounds else active
@@ -340,8 +346,11 @@ class RoundEngine:
         missing = active & ~sub.kept
         if missing.any():
             later = w.about_to_gain_weight(self.pool_left, block)
-            sub.add(np.flatnonzero((later | active) & ~sub.kept))
-            return True
+            features = np.flatnonzero((later | active) & ~sub.kept)
+            if sub is not self.sub2:
+                self._touch(sub, features)
+            sub.add(features)
+            return "added"
         if self.rounds % _FILTER_EVERY == 0:
             needed = active | w.about_to_gain_weight(self.pool_left, block)
             held, wanted = sub.nnz_of(np.flatnonzero(sub.kept)), sub.nnz_of(np.flatnonzero(needed))
@@ -353,20 +362,50 @@ class RoundEngine:
     def _leave_singles(self, mine: np.ndarray) -> None:
         """Rows ``mine`` leave the pool: lower their features' live counts among the pool's single rows
         (the rows of one entry of sub0 as classified last, all pool rows then)."""
-        r = self.sub0.rows
         if len(mine) == 0:
             return
-        base = r.indptr[mine + 1] - r.indptr[mine]
-        extra = r.extra_indptr[mine + 1] - r.extra_indptr[mine]
-        pool = self.kind[mine] == POOL
-        in_base, in_extra = mine[pool & (base == 1) & (extra == 0)], mine[pool & (base == 0) & (extra == 1)]
-        np.subtract.at(self.single0.live, r.indices[r.indptr[in_base]].astype(np.int64), 1)
-        np.subtract.at(self.single0.live, r.extra_indices[r.extra_indptr[in_extra]].astype(np.int64), 1)
+        self._leave_group(self.sub0, self.single0, mine[self.state0[mine] == HELD_SINGLE])
+        self.state0[mine] = 0
 
     def _ensure_pool(self, active: np.ndarray) -> None:
-        if self._ensure(self.sub0, active, 0):
-            self.packed0, self.single0 = pack_rows(self.sub0.rows, self.own_kind, POOL, self.weights.Fm)
+        changed = self._ensure(self.sub0, active, 0)
+        if changed == "added":
             self._empty_from = 0
+            if len(self.tail0) <= max(_TAIL_MIN, len(self.packed0) // _TAIL_SHARE):
+                return
+        if changed or len(self.tail0) > max(_TAIL_MIN, len(self.packed0) // _TAIL_SHARE):
+            self.packed0, self.single0 = pack_rows(self.sub0.rows, self.own_kind, POOL, self.weights.Fm,
+                                                   self.state0[:self.n_own])
+            self.tail0 = np.zeros(0, dtype=np.int64)
+            self._empty_from = 0
+
+    def _touch(self, sub: RestrictedRows, features: np.ndarray) -> None:
+        """Before ``features`` (compact ids) join ``sub`` (sub0 or sub1): the rows of its kind that contain
+        one of them leave their packed class or feature group for the tail."""
+        if sub is self.sub0:
+            state, single, k = self.state0, self.single0, POOL
+        else:
+            state, single, k = self.state1, self.single1, STS_NEGATIVE
+        colptr, colrows = sub.columns._build()
+        rows, singles = touch_rows(colptr, colrows, self.weights.feature[features], self.kind, k,
+                                   state[:self.n_own])
+        if len(rows) == 0:
+            return
+        self._leave_group(sub, single, singles)
+        if sub is self.sub0:
+            self.tail0 = np.concatenate([self.tail0, rows])
+        else:
+            self.tail1 = np.concatenate([self.tail1, rows])
+
+    @staticmethod
+    def _leave_group(sub: RestrictedRows, single: SingleRows, rows: np.ndarray) -> None:
+        """Rows held as one-feature rows leave their group: lower its live count (their feature is the one
+        entry of their pattern in ``sub``)."""
+        r = sub.rows
+        base = r.indptr[rows + 1] - r.indptr[rows]
+        in_base, in_extra = rows[base == 1], rows[base == 0]
+        np.subtract.at(single.live, r.indices[r.indptr[in_base]].astype(np.int64), 1)
+        np.subtract.at(single.live, r.extra_indices[r.extra_indptr[in_extra]].astype(np.int64), 1)
 
     # ------------------------------------------------------------------ rounds
 
@@ -379,37 +418,45 @@ class RoundEngine:
         count_pool = count and self.spec.evaluate == "wts"
         sel = w.sel_offset if count else -1  # before round 1 block 0 holds the first scorer
         v0, v1 = self.packed0, self.packed1
-        r1 = self.sub1.rows
-        tail = VisitRows(self.tail1, np.r_[np.zeros(N_CLASSES, dtype=np.int64), len(self.tail1)])  # any pattern
+        r0, r1 = self.sub0.rows, self.sub1.rows
+        st0, st1 = self.state0, self.state1
+        tail0 = VisitRows(self.tail0, np.r_[np.zeros(N_CLASSES, dtype=np.int64), len(self.tail0)])  # any pattern
+        tail1 = VisitRows(self.tail1, np.r_[np.zeros(N_CLASSES, dtype=np.int64), len(self.tail1)])
 
         s0, s1 = self.single0, self.single1
 
-        def run(p0: tuple[int, int], p1: tuple[int, int], f: tuple[int, int], t: tuple[int, int]
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
-            c, keys, rows, n0 = packed_pass(v0, self.kind, w.vec, w.Fm, p0[0], p0[1], self.row_base, sel,
-                                            count_pool, POOL, order, m)
-            cs, skeys, srows, ns = single_pass(s0, self.kind, w.vec, w.Fm, f[0], f[1], self.row_base, sel, count_pool,
-                                               POOL, order, m)
-            c += cs
+        P = len(order.keys)
+
+        def run(p0: tuple[int, int], p1: tuple[int, int], f: tuple[int, int], t0: tuple[int, int],
+                t1: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+            c = np.zeros(P + 1, dtype=np.int64)  # every call adds its counts to it
+            _, keys, rows, n0 = packed_pass(v0, st0, w.vec, w.Fm, 0, len(v0), self.row_base, sel, count_pool,
+                                            POOL, order, m, counts=c, part=p0)
+            _, skeys, srows, ns = single_pass(s0, st0, w.vec, w.Fm, f[0], f[1], self.row_base, sel, count_pool,
+                                              POOL, order, m, counts=c)
             n0 += ns
-            keys, rows = np.concatenate([keys, skeys]), np.concatenate([rows, srows])
+            parts_k, parts_r = [keys, skeys], [rows, srows]
+            if t0[1] > t0[0]:
+                _, tkeys, trows, nt = class_pass(r0, st0, w.vec, w.Fm, tail0, t0[0], t0[1], self.row_base, sel,
+                                                 count_pool, POOL, order, m, HELD_TAIL, counts=c)
+                n0 += nt
+                parts_k.append(tkeys)
+                parts_r.append(trows)
             n1 = 0
             if count:
-                c1, _, _, n1 = packed_pass(v1, self.kind, w.vec, w.Fm, p1[0], p1[1], self.row_base, -1, False,
-                                           STS_NEGATIVE, order, 0)
-                c += c1
-                c1, _, _, nt = class_pass(r1, self.kind, w.vec, w.Fm, tail, t[0], t[1], self.row_base, -1, False,
-                                          STS_NEGATIVE, order, 0)
-                c += c1
-                n1 += nt
-                c1, _, _, ns = single_pass(s1, self.kind, w.vec, w.Fm, f[0], f[1], self.row_base, -1, False,
-                                           STS_NEGATIVE, order, 0)
-                c += c1
-                n1 += ns
-            return c, keys, rows, n0, n1
+                _, _, _, n1 = packed_pass(v1, st1, w.vec, w.Fm, 0, len(v1), self.row_base, -1, False,
+                                          STS_NEGATIVE, order, 0, counts=c, part=p1)
+                if t1[1] > t1[0]:
+                    n1 += class_pass(r1, st1, w.vec, w.Fm, tail1, t1[0], t1[1], self.row_base, -1, False,
+                                     STS_NEGATIVE, order, 0, HELD_TAIL, counts=c)[3]
+                n1 += single_pass(s1, st1, w.vec, w.Fm, f[0], f[1], self.row_base, -1, False, STS_NEGATIVE, order,
+                                  0, counts=c)[3]
+            return c, np.concatenate(parts_k), np.concatenate(parts_r), n0, n1
 
         fcuts = np.linspace(0, w.Fm, self.n_threads + 1).astype(np.int64)
-        jobs = list(zip(self._parts(len(v0)), self._parts(len(v1)), zip(fcuts[:-1].tolist(), fcuts[1:].tolist()),
+        k = self.n_threads
+        jobs = list(zip([(i, k) for i in range(k)], [(i, k) for i in range(k)],
+                        zip(fcuts[:-1].tolist(), fcuts[1:].tolist()), self._parts(len(self.tail0)),
                         self._parts(len(self.tail1))))
         if self.executor is None:
             parts = [run(*j) for j in jobs]
@@ -488,17 +535,19 @@ class RoundEngine:
         if self.spec.scorer == "wts_fixed":
             active0 |= w.v0 != 0
         self._ensure_pool(active0)
-        changed1 = self._ensure(self.sub1, w.vec[F:2 * F] != 0, 1)
-        if changed1 or len(self.tail1) > max(_TAIL_MIN, len(self.packed1) // _TAIL_SHARE):
-            self.packed1, self.single1 = pack_rows(self.sub1.rows, self.own_kind, STS_NEGATIVE, F)
-            self.tail1 = np.zeros(0, dtype=np.int64)
-        elif len(mine):  # the new STS negatives are visited in sub1 until it is packed again
+        if len(mine) and self.sub1.changes["build"]:  # the new STS negatives: in the tail until sub1 is packed again
             r = self.sub1.rows
             full = mine[(r.indptr[mine + 1] > r.indptr[mine]) | (r.extra_indptr[mine + 1] > r.extra_indptr[mine])]
+            self.state1[full] = HELD_TAIL
             self.tail1 = np.concatenate([self.tail1, np.sort(full)])
+        changed1 = self._ensure(self.sub1, w.vec[F:2 * F] != 0, 1)
+        if changed1 is True or len(self.tail1) > max(_TAIL_MIN, len(self.packed1) // _TAIL_SHARE):
+            self.packed1, self.single1 = pack_rows(self.sub1.rows, self.own_kind, STS_NEGATIVE, F,
+                                                   self.state1[:self.n_own])
+            self.tail1 = np.zeros(0, dtype=np.int64)
         self._ensure(self.sub2, w.vec[2 * F:3 * F] != 0, 2)
         keys = row_keys(self.sub2.rows, self._all_positives, w.vec, 2 * F, F)
-        order = positive_order(keys, self.positive_rows)
+        order = positive_order(keys, self.positive_rows, self._perm)
         return self._pass(order, count=True, m=self.spec.step if self.pool_left > 0 else 0)
 
 
