@@ -1041,16 +1041,16 @@ fail:
    ioff: N_PACK + 1 offsets into idx; gptr: the general class's row pointers, relative to ioff[N_PACK-1]) */
 static PyObject *pack_rows(PyObject *self, PyObject *args)
 {
-    PyObject *o[14];
-    Py_buffer v[14];
+    PyObject *o[15];
+    Py_buffer v[15];
     int got = 0, k;
-    if (!PyArg_ParseTuple(args, "OOOOOiOOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &k, &o[5], &o[6], &o[7], &o[8],
-                          &o[9], &o[10], &o[11], &o[12], &o[13]))
+    if (!PyArg_ParseTuple(args, "OOOOOiOOOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &k, &o[5], &o[6], &o[7], &o[8],
+                          &o[9], &o[10], &o[11], &o[12], &o[13], &o[14]))
         return NULL;
     GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 4, 0, "indices") GET(2, 'i', 8, 0, "extra indptr")
     GET(3, 'i', 4, 0, "extra indices") GET(4, 'u', 1, 0, "kind") GET(5, 'i', 8, 1, "rows") GET(6, 'i', 8, 1, "seg")
     GET(7, 'i', 4, 1, "idx") GET(8, 'i', 8, 1, "ioff") GET(9, 'i', 8, 1, "gptr") GET(10, 'i', 8, 1, "sptr")
-    GET(11, 'i', 8, 1, "srows") GET(12, 'i', 8, 1, "live") GET(13, 'u', 1, 1, "state")
+    GET(11, 'i', 8, 1, "srows") GET(12, 'i', 8, 1, "live") GET(13, 'u', 1, 1, "state") GET(14, 'i', 4, 1, "pos")
     Py_ssize_t n = v[4].shape[0], F = v[12].shape[0], cap = v[7].shape[0];
     const int64_t *ip = (const int64_t *)v[0].buf, *jp = (const int64_t *)v[2].buf;
     const int32_t *ix = (const int32_t *)v[1].buf, *jx = (const int32_t *)v[3].buf;
@@ -1060,7 +1060,8 @@ static PyObject *pack_rows(PyObject *self, PyObject *args)
     int64_t *live = (int64_t *)v[12].buf;
     int32_t *idx = (int32_t *)v[7].buf;
     uint8_t *state = (uint8_t *)v[13].buf;
-    if (v[13].shape[0] != n || v[0].shape[0] < n + 1 || v[2].shape[0] < n + 1 || v[5].shape[0] < n || v[6].shape[0] != N_PACK + 1 ||
+    int32_t *pos = (int32_t *)v[14].buf;
+    if (v[14].shape[0] != n || n > INT32_MAX || v[13].shape[0] != n || v[0].shape[0] < n + 1 || v[2].shape[0] < n + 1 || v[5].shape[0] < n || v[6].shape[0] != N_PACK + 1 ||
         v[8].shape[0] != N_PACK + 1 || v[9].shape[0] < n + 1 || v[10].shape[0] != F + 1 || v[11].shape[0] < n ||
         ip[n] > v[1].shape[0] || jp[n] > v[3].shape[0]) {
         PyErr_SetString(PyExc_ValueError, "pack_rows: inconsistent array sizes");
@@ -1107,6 +1108,7 @@ static PyObject *pack_rows(PyObject *self, PyObject *args)
         gptr[0] = 0;
         for (Py_ssize_t i = 0; i < n; i++) {
             state[i] = 0;
+            pos[i] = -1;
             if (kd[i] != k) continue;
             int64_t a = ip[i], a1 = ip[i + 1], b = jp[i], b1 = jp[i + 1];
             int64_t L = (a1 - a) + (b1 - b);
@@ -1119,6 +1121,7 @@ static PyObject *pack_rows(PyObject *self, PyObject *args)
             }
             state[i] = 1;
             int c = L <= N_PACK ? (int)L - 2 : N_PACK - 1;
+            pos[i] = (int32_t)next[c];
             rows[next[c]++] = i;
             int32_t *out = idx + inext[c];
             while (a < a1 && b < b1) *out++ = ix[a] < jx[b] ? ix[a++] : jx[b++];
@@ -1148,8 +1151,9 @@ fail:
 
 /* packed_pass(rows, seg, idx, ioff, gptr, kind, vec, F, lo, hi, row_base, sel_off, count_pool, block_kind,
    positive keys, rows, bucket starts, kmax, kmin, scale, m, counts, top keys, top rows) -> (candidates,
-   rows visited): class_pass over the packed rows rows[lo:hi] (rows of another kind than block_kind are
-   skipped). An entry outside [0, F) or a pointer outside idx is replaced by 0 as the pass goes (selects)
+   rows visited): class_pass over the packed rows rows[lo:hi] whose alive[j] is not 0 (entries of rows
+   that left: chosen pool rows, rows whose pattern changed; the rows array is read only for ties and
+   candidates). An entry outside [0, F) or a pointer outside idx is replaced by 0 as the pass goes (selects)
    and makes the call fail. */
 #define N_PBUFS 13
 static PyObject *packed_pass(PyObject *self, PyObject *args)
@@ -1165,7 +1169,7 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
         return NULL;
     static const char kinds[N_PBUFS] = {'i', 'i', 'i', 'i', 'i', 'u', 'f', 'f', 'i', 'i', 'i', 'f', 'i'};
     static const Py_ssize_t sizes[N_PBUFS] = {8, 8, 4, 8, 8, 1, 8, 8, 8, 4, 8, 8, 8};
-    static const char *names[N_PBUFS] = {"rows", "seg", "idx", "ioff", "gptr", "kind", "vec", "positive keys",
+    static const char *names[N_PBUFS] = {"rows", "seg", "idx", "ioff", "gptr", "alive", "vec", "positive keys",
                                          "positive rows", "bucket starts", "counts", "top keys", "top rows"};
     Py_buffer v[N_PBUFS];
     int got = 0;
@@ -1174,9 +1178,9 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
     const int64_t *vr = (const int64_t *)v[0].buf, *seg = (const int64_t *)v[1].buf, *ioff = (const int64_t *)v[3].buf;
     const int64_t *gptr = (const int64_t *)v[4].buf;
     const int32_t *idx = (const int32_t *)v[2].buf;
-    Py_ssize_t nv = v[0].shape[0], n_rows = v[5].shape[0], P = v[7].shape[0], nb = v[9].shape[0] - 1;
+    Py_ssize_t nv = v[0].shape[0], P = v[7].shape[0], nb = v[9].shape[0] - 1;
     Py_ssize_t n_idx = v[2].shape[0], n_g = v[4].shape[0];
-    if (v[1].shape[0] != N_PACK + 1 || v[3].shape[0] != N_PACK + 1 || lo < 0 || hi > nv || lo > hi ||
+    if (v[5].shape[0] != nv || v[1].shape[0] != N_PACK + 1 || v[3].shape[0] != N_PACK + 1 || lo < 0 || hi > nv || lo > hi ||
         v[8].shape[0] != P || nb < 1 || v[10].shape[0] != P + 1 || v[11].shape[0] < m || v[12].shape[0] < m || m < 0 ||
         F < 0 || (sel_off >= 0 ? sel_off : 0) + F > v[6].shape[0] || 2 * F > v[6].shape[0] ||
         (block_kind != 1 && block_kind != 2) || seg[0] != 0 || seg[N_PACK] > nv || ioff[N_PACK] > n_idx ||
@@ -1190,7 +1194,7 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
             PyErr_SetString(PyExc_ValueError, "packed_pass: inconsistent classes");
             goto pfail;
         }
-    const uint8_t *kd = (const uint8_t *)v[5].buf;
+    const uint8_t *al = (const uint8_t *)v[5].buf; /* alive[j]: entry j is still held here */
     const double *vec = (const double *)v[6].buf;
     const double *w = vec + (block_kind == 2 ? F : 0), *ws = sel_off >= 0 ? vec + sel_off : NULL;
     const double *pkv = (const double *)v[7].buf;
@@ -1226,10 +1230,6 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
 #define PFIXED(L)                                                                        \
             case L - 2:                                                                  \
                 for (Py_ssize_t j = j0; j < j1; j++) {                                   \
-                    int64_t i = vr[j];                                                   \
-                    int ok = (uint64_t)i < (uint64_t)n_rows;                             \
-                    bad |= !ok;                                                          \
-                    i = ok ? i : 0;                                                      \
                     const int32_t *e = idx + ioff[c] + (j - seg[c]) * L;                 \
                     double s = 0.0;                                                      \
                     for (int l = 0; l < L; l++) {                                        \
@@ -1238,19 +1238,17 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
                         s += w[col < uF ? col : 0];                                      \
                     }                                                                    \
                     kb[nq] = tie_key(s);                                                 \
-                    rb[nq] = i;                                                          \
+                    rb[nq] = j;                                                          \
                     eb[nq] = ioff[c] + (j - seg[c]) * L;                                 \
                     lb[nq] = L;                                                          \
-                    nq += kd[i] == want;                                                 \
+                    nq += al[j] != 0;                                                    \
                 }                                                                        \
                 break;
             PFIXED(2) PFIXED(3) PFIXED(4)
 #undef PFIXED
             default:
                 for (Py_ssize_t j = j0; j < j1; j++) {
-                    int64_t i = vr[j];
-                    if ((uint64_t)i >= (uint64_t)n_rows) { bad = 1; continue; }
-                    if (kd[i] != want) continue;
+                    if (!al[j]) continue;
                     int64_t g = j - seg[c];
                     int64_t e0 = ioff[c] + gptr[g], e1 = ioff[c] + gptr[g + 1];
                     if (e0 < ioff[c] || e1 < e0 || e1 > ioff[c + 1]) { bad = 1; continue; }
@@ -1261,7 +1259,7 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
                         s += w[col < uF ? col : 0];
                     }
                     kb[nq] = tie_key(s);
-                    rb[nq] = i;
+                    rb[nq] = j;
                     eb[nq] = e0;
                     lb[nq++] = e1 - e0;
                 }
@@ -1279,7 +1277,8 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
                 g1 = out_above ? 0 : g1;
                 g = out_below ? P : g;
                 g1 = out_below ? P : g1;
-                if (g != g1) g = gap_of(key, row_base + rb[q], pkv, prv, P, st, nb, kmax, kmin, scale);
+                /* the row itself is read only for a tie with a positive (rb holds the entry) */
+                if (g != g1) g = gap_of(key, row_base + vr[rb[q]], pkv, prv, P, st, nb, kmax, kmin, scale);
                 /* most rows rank below every positive: counted in a register, not by a chain of
                    increments of cnt[P] (each waits for the last store) */
                 int64_t *dst = out_below ? &sink[q & 7] : cnt + g;
@@ -1297,7 +1296,7 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
                     }
                     key = tie_key(s);
                 }
-                int64_t row = row_base + rb[q];
+                int64_t row = row_base + vr[rb[q]];
                 if (!pruned || key > thr || (key == thr && row < thr_row)) {
                     buf[nc].key = key;
                     buf[nc].row = row;
@@ -1317,6 +1316,7 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
     cnt[P] += below;
     Py_END_ALLOW_THREADS
     (void)sink;
+    (void)want;
     if (bad) {
         free(buf);
         PyErr_SetString(PyExc_ValueError, "packed_pass: a row, entry or pointer is out of range");
@@ -1337,31 +1337,33 @@ pfail:
     return NULL;
 }
 
-/* touch(colptr, colrows, features, kind, k, state, tail_state, out, singles) -> (n_out, n_singles): the rows
+/* touch(colptr, colrows, features, kind, k, state, tail_state, out, singles, packed) -> (n_out, n_singles,
+   n_packed): the rows
    below len(state) of kind k that hold one of ``features`` (a column index's columns) and are not in the
-   tail yet: each is written once to out, and also to singles if its state was 2 (one-feature rows), and
-   its state becomes tail_state */
+   tail yet: each is written once to out, and also to singles if its state was 2 (one-feature rows) or to
+   packed if it was 1, and its state becomes tail_state */
 static PyObject *touch_rows(PyObject *self, PyObject *args)
 {
     PyObject *o[8];
     Py_buffer v[8];
     int got = 0, k, tail_state;
-    if (!PyArg_ParseTuple(args, "OOOOiOiOO", &o[0], &o[1], &o[2], &o[3], &k, &o[4], &tail_state, &o[5], &o[6]))
+    if (!PyArg_ParseTuple(args, "OOOOiOiOOO", &o[0], &o[1], &o[2], &o[3], &k, &o[4], &tail_state, &o[5], &o[6],
+                          &o[7]))
         return NULL;
     GET(0, 'i', 8, 0, "colptr") GET(1, 'i', 4, 0, "rows") GET(2, 'i', 8, 0, "features") GET(3, 'u', 1, 0, "kind")
-    GET(4, 'u', 1, 1, "state") GET(5, 'i', 8, 1, "out") GET(6, 'i', 8, 1, "singles")
+    GET(4, 'u', 1, 1, "state") GET(5, 'i', 8, 1, "out") GET(6, 'i', 8, 1, "singles") GET(7, 'i', 8, 1, "packed")
     Py_ssize_t F = v[0].shape[0] - 1, K = v[2].shape[0], n = v[4].shape[0], cap = v[5].shape[0];
     const int64_t *cp = (const int64_t *)v[0].buf, *feat = (const int64_t *)v[2].buf;
     const int32_t *rows = (const int32_t *)v[1].buf;
     const uint8_t *kd = (const uint8_t *)v[3].buf;
     uint8_t *state = (uint8_t *)v[4].buf;
-    int64_t *out = (int64_t *)v[5].buf, *sg = (int64_t *)v[6].buf;
-    if (F < 0 || v[3].shape[0] < n || v[6].shape[0] != cap || cp[F] > v[1].shape[0]) {
+    int64_t *out = (int64_t *)v[5].buf, *sg = (int64_t *)v[6].buf, *pk = (int64_t *)v[7].buf;
+    if (F < 0 || v[3].shape[0] < n || v[6].shape[0] != cap || v[7].shape[0] != cap || cp[F] > v[1].shape[0]) {
         PyErr_SetString(PyExc_ValueError, "touch_rows: inconsistent array sizes");
         goto fail;
     }
     int bad = 0;
-    Py_ssize_t q = 0, qs = 0;
+    Py_ssize_t q = 0, qs = 0, qp = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t j = 0; j < K && !bad; j++) {
         int64_t f = feat[j];
@@ -1371,6 +1373,7 @@ static PyObject *touch_rows(PyObject *self, PyObject *args)
             if (r < 0 || r >= n || kd[r] != k || state[r] == tail_state) continue;
             if (q >= cap) { bad = 2; break; }
             if (state[r] == 2) sg[qs++] = r;
+            if (state[r] == 1) pk[qp++] = r;
             state[r] = (uint8_t)tail_state;
             out[q++] = r;
         }
@@ -1382,7 +1385,7 @@ static PyObject *touch_rows(PyObject *self, PyObject *args)
         goto fail;
     }
     for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
-    return Py_BuildValue("nn", q, qs);
+    return Py_BuildValue("nnn", q, qs, qp);
 fail:
     for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
     return NULL;

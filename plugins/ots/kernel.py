@@ -311,9 +311,15 @@ class PackedRows:
     idx: np.ndarray
     ioff: np.ndarray
     gptr: np.ndarray
+    alive: np.ndarray  # uint8 per entry: 0 once its row left (chosen, or its pattern changed)
+    pos: np.ndarray  # int32 per row of the block: its entry, or -1
 
     def __len__(self) -> int:
         return int(self.seg[-1])
+
+    def leave(self, rows: np.ndarray) -> None:
+        """Rows ``rows`` (held here) are no longer visited."""
+        self.alive[self.pos[rows]] = 0
 
     def as_csr(self, F: int) -> sp.csr_matrix:
         """Row j of the result: the pattern of ``rows[j]``."""
@@ -338,10 +344,12 @@ def pack_rows(rows: Rows, kind: np.ndarray, k: int, F: int, state: np.ndarray) -
         sptr = np.empty(F + 1, dtype=np.int64)
         srows = np.empty(n, dtype=np.int64)
         live = np.empty(F, dtype=np.int64)
+        pos = np.empty(n, dtype=np.int32)
         total = _rounds.pack_rows(rows.indptr, rows.indices, rows.extra_indptr, rows.extra_indices, kind, int(k), out,
-                                  seg, idx, ioff, gptr, sptr, srows, live, state)
+                                  seg, idx, ioff, gptr, sptr, srows, live, state, pos)
         n_g = int(seg[-1] - seg[-2])
-        return (PackedRows(out[:seg[-1]].copy(), seg, idx[:total].copy(), ioff, gptr[:n_g + 1].copy()),
+        return (PackedRows(out[:seg[-1]].copy(), seg, idx[:total].copy(), ioff, gptr[:n_g + 1].copy(),
+                           np.ones(int(seg[-1]), dtype=np.uint8), pos),
                 SingleRows(sptr, srows[:sptr[-1]].copy(), live))
     csr = rows.as_csr(F)[:n]
     length = np.diff(csr.indptr)
@@ -365,22 +373,25 @@ def pack_rows(rows: Rows, kind: np.ndarray, k: int, F: int, state: np.ndarray) -
     ends = np.r_[0, np.cumsum(length[many])]
     ioff[1:] = ends[seg[1:]]
     gptr = (ends[seg[-2]:] - ends[seg[-2]]).astype(np.int64)
-    return PackedRows(many.astype(np.int64), seg, idx, ioff, gptr), singles
+    pos = np.full(n, -1, dtype=np.int32)
+    pos[many] = np.arange(len(many), dtype=np.int32)
+    return PackedRows(many.astype(np.int64), seg, idx, ioff, gptr, np.ones(len(many), dtype=np.uint8), pos), singles
 
 
 def touch_rows(colptr: np.ndarray, colrows: np.ndarray, features: np.ndarray, kind: np.ndarray, k: int,
-               state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+               state: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rows below ``len(state)`` of kind ``k`` holding one of ``features`` (columns of a column index)
     whose state is not HELD_TAIL yet: they become HELD_TAIL; returns them and those of them that were
-    HELD_SINGLE."""
+    HELD_SINGLE and HELD_PACKED."""
     features = np.ascontiguousarray(features, dtype=np.int64)
     n = len(state)
     if _rounds is not None:
         cap = min(n, int((colptr[features + 1] - colptr[features]).sum()))
         out = np.empty(cap, dtype=np.int64)
         singles = np.empty(cap, dtype=np.int64)
-        q, qs = _rounds.touch_rows(colptr, colrows, features, kind, int(k), state, HELD_TAIL, out, singles)
-        return out[:q], singles[:qs]
+        packed = np.empty(cap, dtype=np.int64)
+        q, qs, qp = _rounds.touch_rows(colptr, colrows, features, kind, int(k), state, HELD_TAIL, out, singles, packed)
+        return out[:q], singles[:qs], packed[:qp]
     starts, ends = colptr[features], colptr[features + 1]
     lengths = ends - starts
     ptr = np.r_[0, np.cumsum(lengths)]
@@ -388,8 +399,9 @@ def touch_rows(colptr: np.ndarray, colrows: np.ndarray, features: np.ndarray, ki
     rows = rows[rows < n]
     rows = np.unique(rows[(kind[rows] == k) & (state[rows] != HELD_TAIL)])
     singles = rows[state[rows] == HELD_SINGLE]
+    packed = rows[state[rows] == HELD_PACKED]
     state[rows] = HELD_TAIL
-    return rows, singles
+    return rows, singles, packed
 
 
 def _rank_numpy(keys: np.ndarray, glob: np.ndarray, sel: np.ndarray, counted: bool, choose: bool,
@@ -414,14 +426,16 @@ def packed_pass(packed: PackedRows, state: np.ndarray, vec: np.ndarray, F: int, 
                 m: int, want: int = HELD_PACKED,
         counts: np.ndarray | None = None, part: tuple[int, int] = (0, 1)) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                                                   int]:
-    """``class_pass`` over the packed rows ``packed.rows[lo:hi]`` whose ``state`` is ``want``; with ``part``
+    """``class_pass`` over the packed rows ``packed.rows[lo:hi]`` still alive (``state`` and ``want`` are not
+    read: ``packed.alive`` says it); with ``part``
     = (i, k) only the i-th of k equal parts of every class (parts of about equal cost for threads)."""
     if _rounds is not None:
         P = len(order.keys)
         counts = np.zeros(P + 1, dtype=np.int64) if counts is None else counts  # added to
         top_keys = np.empty(m)
         top_rows = np.empty(m, dtype=np.int64)
-        n, visited = _rounds.packed_pass(packed.rows, packed.seg, packed.idx, packed.ioff, packed.gptr, state, vec,
+        n, visited = _rounds.packed_pass(packed.rows, packed.seg, packed.idx, packed.ioff, packed.gptr, packed.alive,
+                                         vec,
                                          F, lo, hi, row_base, sel_offset, int(count_pool), int(block_kind),
                                          order.keys, order.rows, order.start, order.kmax, order.kmin, order.scale, m,
                                          counts, top_keys, top_rows, int(want), int(part[0]), int(part[1]))
@@ -434,7 +448,7 @@ def packed_pass(packed: PackedRows, state: np.ndarray, vec: np.ndarray, F: int, 
     sel_rows[hi:] = False
     M = packed.as_csr(F)[sel_rows]
     local = packed.rows[sel_rows]
-    live = state[local] == want
+    live = packed.alive[sel_rows] != 0
     M, local = M[live], local[live]
     w = vec[F:2 * F] if block_kind == STS_NEGATIVE else vec[:F]
     keys = np.round(M @ w, TIE_DECIMALS)

@@ -45,7 +45,7 @@ from toolkit.plugins.ots.leave_one_out import loo_smoothed_logit
 __all__ = ["ColumnIndex", "TaskSpec", "TaskWeights", "RestrictedRows", "RoundEngine", "RoundResult", "LOOKAHEAD",
            "segments"]
 
-LOOKAHEAD = 25  # rounds: features predicted to gain weight this soon enter the restricted rows together
+LOOKAHEAD = 75  # rounds: features predicted to gain weight this soon enter the restricted rows together
 _FILTER_EVERY = 64  # rounds between checks whether the restricted rows hold many features no longer needed
 # the restricted rows are filtered when they hold more than _FILTER_RATIO x the entries needed + _FILTER_SLACK:
 # every pass reads them all, and a feature filtered out too early comes back by a cheap gather
@@ -314,7 +314,8 @@ class RoundEngine:
         self.executor = ThreadPoolExecutor(self.n_threads - 1) if self.n_threads > 1 else None
         nothing = np.zeros(0, dtype=np.int64)
         self.packed0 = self.packed1 = PackedRows(nothing, np.zeros(N_PACK + 1, dtype=np.int64), np.zeros(0, np.int32),
-                                                 np.zeros(N_PACK + 1, dtype=np.int64), np.zeros(1, dtype=np.int64))
+                                                 np.zeros(N_PACK + 1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                                                 np.zeros(0, dtype=np.uint8), np.full(len(kind), -1, dtype=np.int32))
         self.single0 = self.single1 = SingleRows(np.zeros(weights.Fm + 1, dtype=np.int64), nothing,
                                                  np.zeros(weights.Fm, dtype=np.int64))
         # rows whose pattern changed since their block was packed (features added, new STS negatives): visited
@@ -365,6 +366,7 @@ class RoundEngine:
         if len(mine) == 0:
             return
         self._leave_group(self.sub0, self.single0, mine[self.state0[mine] == HELD_SINGLE])
+        self.packed0.leave(mine[self.state0[mine] == HELD_PACKED])
         self.state0[mine] = 0
 
     def _ensure_pool(self, active: np.ndarray) -> None:
@@ -387,11 +389,12 @@ class RoundEngine:
         else:
             state, single, k = self.state1, self.single1, STS_NEGATIVE
         colptr, colrows = sub.columns._build()
-        rows, singles = touch_rows(colptr, colrows, self.weights.feature[features], self.kind, k,
-                                   state[:self.n_own])
+        rows, singles, packed = touch_rows(colptr, colrows, self.weights.feature[features], self.kind, k,
+                                           state[:self.n_own])
         if len(rows) == 0:
             return
         self._leave_group(sub, single, singles)
+        (self.packed0 if sub is self.sub0 else self.packed1).leave(packed)
         if sub is self.sub0:
             self.tail0 = np.concatenate([self.tail0, rows])
         else:
