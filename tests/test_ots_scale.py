@@ -55,12 +55,12 @@ def test_rounds_equal_the_plain_computation_on_100k_documents_in_threads():
         _same(optimal_training_set(X, y == 1, y == 0, n_threads=threads, **params), plain)
 
 
-@pytest.mark.parametrize("tail_min", [4_000, 30], ids=["tail-kept", "tail-repacked"])
-def test_restricted_rows_grow_combine_and_shrink_without_changing_a_bit(tail_min):
+@pytest.mark.parametrize("tail_cost", [0, 50], ids=["tail-kept", "tail-repacked"])
+def test_restricted_rows_grow_combine_and_shrink_without_changing_a_bit(tail_cost):
     # a long search on a Zipf corpus: features gain and lose weight as the STS grows, so the restricted
     # rows take features in (extra part), combine the parts and filter features out; the rows touched by
-    # an addition and the new STS negatives are visited in the tail (kept to the end, or packed again
-    # when it grows past a few dozen rows); the trace stays plain
+    # an addition and the new STS negatives are visited in the tail (kept until the next filter, or packed
+    # again every few rounds); the trace stays plain
     import toolkit.plugins.ots.rounds as rounds
 
     X, y = tied_corpus(21, 20_000, 6_000, positive_share=0.01)
@@ -78,7 +78,7 @@ def test_restricted_rows_grow_combine_and_shrink_without_changing_a_bit(tail_min
         mp.setattr(rounds, "LOOKAHEAD", 0)  # take features in only when they gain weight: many additions
         mp.setattr(rounds, "_COMBINE_MIN", 0)
         mp.setattr(rounds, "_FILTER_SLACK", 0)
-        mp.setattr(rounds, "_TAIL_MIN", tail_min)
+        mp.setattr(rounds, "_TAIL_COST", tail_cost)  # 0: packed again only when filtered; 50: every few rounds
         mp.setattr(rounds.RoundEngine, "close", counting)
         result = optimal_training_set(X, y == 1, y == 0, **params)
     _same(result, plain_ots(X, y == 1, y == 0, **params))

@@ -869,14 +869,35 @@ fail:
    Returns (candidates, rows counted). */
 static PyObject *single_pass(PyObject *self, PyObject *args)
 {
-    PyObject *o[11];
+    PyObject *o[12];
+    PyObject *feats_obj = NULL, *front_obj = NULL;
     Py_ssize_t F, flo, fhi, sel_off, m, row_base;
     int count_pool, block_kind, want;
     double kmax, kmin, scale;
-    if (!PyArg_ParseTuple(args, "OOOOOnnnnniiOOOdddnOOOi", &o[0], &o[1], &o[2], &o[3], &o[4], &F, &flo, &fhi,
+    if (!PyArg_ParseTuple(args, "OOOOOnnnnniiOOOdddnOOOi|OO", &o[0], &o[1], &o[2], &o[3], &o[4], &F, &flo, &fhi,
                           &row_base, &sel_off, &count_pool, &block_kind, &o[5], &o[6], &o[7], &kmax, &kmin, &scale,
-                          &m, &o[8], &o[9], &o[10], &want))
+                          &m, &o[8], &o[9], &o[10], &want, &feats_obj, &front_obj))
         return NULL;
+    /* with feats (int64, ascending): the features feats[flo:fhi], else flo:fhi */
+    Py_buffer fv;
+    const int64_t *fl = NULL;
+    Py_ssize_t n_fl = 0;
+    if (feats_obj && feats_obj != Py_None) {
+        if (get_buf(feats_obj, &fv, 'i', 8, 0, "features") < 0) return NULL;
+        fl = (const int64_t *)fv.buf;
+        n_fl = fv.shape[0];
+    }
+    /* with front (int64 per feature, written): where the scan for candidates starts in each feature's rows;
+       rows before it are of another state (chosen: they leave a feature's rows from its front) */
+    Py_buffer frv;
+    int64_t *front = NULL;
+    if (front_obj && front_obj != Py_None) {
+        if (get_buf(front_obj, &frv, 'i', 8, 1, "front") < 0) {
+            if (fl) PyBuffer_Release(&fv);
+            return NULL;
+        }
+        front = (int64_t *)frv.buf;
+    }
     static const char kinds[11] = {'i', 'i', 'i', 'u', 'f', 'f', 'i', 'i', 'i', 'f', 'i'};
     static const Py_ssize_t sizes[11] = {8, 8, 8, 1, 8, 8, 8, 4, 8, 8, 8};
     static const char *names[11] = {"feature rows ptr", "feature rows", "live", "kind", "vec", "positive keys",
@@ -887,23 +908,36 @@ static PyObject *single_pass(PyObject *self, PyObject *args)
         if (get_buf(o[got], &v[got], kinds[got], sizes[got], got >= 8, names[got]) < 0) goto sfail;
     Py_ssize_t n_rows = v[3].shape[0], P = v[5].shape[0], nb = v[7].shape[0] - 1, nr = v[1].shape[0];
     const int64_t *fp = (const int64_t *)v[0].buf, *fr = (const int64_t *)v[1].buf, *live = (const int64_t *)v[2].buf;
-    if (v[0].shape[0] != F + 1 || v[2].shape[0] != F || flo < 0 || fhi > F || flo > fhi || v[6].shape[0] != P ||
+    if (v[0].shape[0] != F + 1 || v[2].shape[0] != F || flo < 0 || fhi > (fl ? n_fl : F) || flo > fhi ||
+        v[6].shape[0] != P ||
         nb < 1 || v[8].shape[0] != P + 1 || v[9].shape[0] < m || v[10].shape[0] < m || m < 0 ||
         (sel_off >= 0 ? sel_off : 0) + F > v[4].shape[0] || 2 * F > v[4].shape[0] ||
         (block_kind != 1 && block_kind != 2) || fp[0] != 0 || fp[F] != nr) {
         PyErr_SetString(PyExc_ValueError, "single_pass: inconsistent array sizes");
         goto sfail;
     }
-    for (Py_ssize_t f = flo; f < fhi; f++)
-        if (fp[f + 1] < fp[f] || live[f] < 0 || live[f] > fp[f + 1] - fp[f]) {
+    for (Py_ssize_t j = flo; j < fhi; j++) {
+        int64_t f = fl ? fl[j] : j;
+        if (f < 0 || f >= F || fp[f + 1] < fp[f] || live[f] < 0 || live[f] > fp[f + 1] - fp[f]) {
             PyErr_SetString(PyExc_ValueError, "single_pass: inconsistent feature rows");
             goto sfail;
         }
-    for (Py_ssize_t q = fp[flo]; q < fp[fhi]; q++)
-        if (fr[q] < 0 || fr[q] >= n_rows) {
-            PyErr_SetString(PyExc_ValueError, "single_pass: a row is out of range");
+    }
+    if (front && frv.shape[0] != F) {
+        PyErr_SetString(PyExc_ValueError, "single_pass: front has not one entry per feature");
+        goto sfail;
+    }
+    for (Py_ssize_t j = flo; j < fhi && front; j++) {
+        int64_t f = fl ? fl[j] : j;
+        if (front[f] < fp[f] || front[f] > fp[f + 1]) {
+            PyErr_SetString(PyExc_ValueError, "single_pass: front out of its feature's rows");
             goto sfail;
         }
+    }
+    if (fp[F] > nr) {
+        PyErr_SetString(PyExc_ValueError, "single_pass: inconsistent feature rows");
+        goto sfail;
+    }
     const uint8_t *kd = (const uint8_t *)v[3].buf;
     const double *vec = (const double *)v[4].buf;
     const double *w = vec + (block_kind == 2 ? F : 0), *ws = sel_off >= 0 ? vec + sel_off : w;
@@ -918,12 +952,13 @@ static PyObject *single_pass(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto sfail;
     }
-    int pruned = 0;
+    int pruned = 0, bad = 0; /* a row out of range is skipped and makes the call fail */
     double thr = 0.0;
     int64_t thr_row = 0;
     Py_ssize_t visited = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t f = flo; f < fhi; f++) {
+    for (Py_ssize_t j = flo; j < fhi; j++) {
+        int64_t f = fl ? fl[j] : j;
         int64_t nl = live[f];
         if (nl == 0) continue;
         visited += nl;
@@ -935,14 +970,22 @@ static PyObject *single_pass(PyObject *self, PyObject *args)
             else /* a positive has this key: its rows rank by row */
                 for (int64_t q = fp[f]; q < fp[f + 1]; q++) {
                     int64_t i = fr[q];
+                    if ((uint64_t)i >= (uint64_t)n_rows) { bad = 1; continue; }
                     if (kd[i] == want) cnt[gap_of(key, row_base + i, pkv, prv, P, st, nb, kmax, kmin, scale)]++;
                 }
         }
         if (!choose) continue;
         double sk = tie_key(0.0 + ws[f]);
         Py_ssize_t taken = 0;
-        for (int64_t q = fp[f]; q < fp[f + 1] && taken < m; q++) {
+        int64_t q0 = fp[f];
+        if (front) {
+            while (front[f] < fp[f + 1] && (uint64_t)fr[front[f]] < (uint64_t)n_rows && kd[fr[front[f]]] != want)
+                front[f]++;
+            q0 = front[f];
+        }
+        for (int64_t q = q0; q < fp[f + 1] && taken < m; q++) {
             int64_t i = fr[q];
+            if ((uint64_t)i >= (uint64_t)n_rows) { bad = 1; continue; }
             if (kd[i] != want) continue;
             int64_t row = row_base + i;
             if (pruned && !(sk > thr || (sk == thr && row < thr_row))) break; /* later rows rank lower */
@@ -961,6 +1004,11 @@ static PyObject *single_pass(PyObject *self, PyObject *args)
     }
     qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
     Py_END_ALLOW_THREADS
+    if (bad) {
+        free(buf);
+        PyErr_SetString(PyExc_ValueError, "single_pass: a row is out of range");
+        goto sfail;
+    }
     Py_ssize_t n_top = nc < m ? nc : m;
     double *tko = (double *)v[9].buf;
     int64_t *tro = (int64_t *)v[10].buf;
@@ -970,9 +1018,13 @@ static PyObject *single_pass(PyObject *self, PyObject *args)
     }
     free(buf);
     for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
+    if (fl) PyBuffer_Release(&fv);
+    if (front) PyBuffer_Release(&frv);
     return Py_BuildValue("nn", n_top, visited);
 sfail:
     for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
+    if (fl) PyBuffer_Release(&fv);
+    if (front) PyBuffer_Release(&frv);
     return NULL;
 }
 

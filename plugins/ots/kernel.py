@@ -237,6 +237,10 @@ class SingleRows:
     rows: np.ndarray
     live: np.ndarray
 
+    def __post_init__(self) -> None:
+        self.features = np.flatnonzero(self.live).astype(np.int64)  # the groups a pass visits
+        self.front = self.ptr[:-1].copy()  # candidates are looked for from here (rows before it left)
+
 
 def single_rows(rows: Rows, kind: np.ndarray, k: int, F: int) -> SingleRows:
     """The rows of kind ``k`` whose pattern is one feature of the base part (features 0..F-1), by feature."""
@@ -258,11 +262,19 @@ def single_rows(rows: Rows, kind: np.ndarray, k: int, F: int) -> SingleRows:
     return SingleRows(ptr, chosen[order].astype(np.int64), live)
 
 
+def _segments(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    lengths = np.asarray(ends, dtype=np.int64) - np.asarray(starts, dtype=np.int64)
+    ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    return np.repeat(np.asarray(starts, dtype=np.int64) - ptr[:-1], lengths) + np.arange(int(ptr[-1])), ptr
+
+
 def single_pass(singles: SingleRows, state: np.ndarray, vec: np.ndarray, F: int, flo: int, fhi: int, row_base: int,
                 sel_offset: int, count_pool: bool, block_kind: int, order: PositiveOrder,
                 m: int, want: int = HELD_SINGLE,
-        counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """``class_pass`` for the rows of ``singles`` of the features ``flo:fhi`` whose ``state`` is ``want``
+        counts: np.ndarray | None = None, by_group: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``class_pass`` for the rows of ``singles`` of the features ``flo:fhi`` (``singles.features[flo:fhi]`` if
+    ``by_group``: the features that had rows when packed) whose ``state`` is ``want``
     (``live`` counts them): a row's score is its feature's weight (0 + w, the same sum), one key per
     feature."""
     P = len(order.keys)
@@ -273,11 +285,13 @@ def single_pass(singles: SingleRows, state: np.ndarray, vec: np.ndarray, F: int,
         n, visited = _rounds.single_pass(singles.ptr, singles.rows, singles.live, state, vec, F, flo, fhi, row_base,
                                          sel_offset, int(count_pool), int(block_kind), order.keys, order.rows,
                                          order.start, order.kmax, order.kmin, order.scale, m, counts, top_keys,
-                                         top_rows, int(want))
+                                         top_rows, int(want), singles.features if by_group else None,
+                                         singles.front)
         return counts, top_keys[:n], top_rows[:n], visited
-    a, b = int(singles.ptr[flo]), int(singles.ptr[fhi])
-    local = singles.rows[a:b]
-    feats = np.repeat(np.arange(flo, fhi), np.diff(singles.ptr[flo:fhi + 1]))
+    groups = singles.features[flo:fhi] if by_group else np.arange(flo, fhi)
+    where, _ = _segments(singles.ptr[groups], singles.ptr[groups + 1])
+    local = singles.rows[where]
+    feats = np.repeat(groups, singles.ptr[groups + 1] - singles.ptr[groups])
     live = state[local] == want
     local, feats = local[live], feats[live]
     w = vec[F:2 * F] if block_kind == STS_NEGATIVE else vec[:F]

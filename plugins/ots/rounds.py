@@ -55,10 +55,14 @@ _FILTER_RATIO = 1.2
 # row by row, which costs more than the sum itself when many rows have entries in both
 _COMBINE_MIN = 100_000
 _COMBINE_SHARE = 16
-# STS negatives added since sub1 was packed are visited in sub1 itself (scattered reads); it is packed again
-# when they exceed this and a share of the packed rows
-_TAIL_MIN = 4_000
-_TAIL_SHARE = 64
+# rows whose pattern changed since their block was packed (the tail) are visited in the restricted rows
+# themselves, scattered reads that cost about _TAIL_COST times a packed row's share of a repack (one linear
+# pass over the block's rows): a block is packed again once the tail rows visited since its last packing
+# exceed the block's rows / _TAIL_COST (the tail's cost then equals a repack's), or when the tail alone
+# exceeds _TAIL_MIN rows and the block's rows / _TAIL_SHARE
+_TAIL_COST = 6
+_TAIL_MIN = 50_000
+_TAIL_SHARE = 8
 
 
 class ColumnIndex:
@@ -321,6 +325,7 @@ class RoundEngine:
         # rows whose pattern changed since their block was packed (features added, new STS negatives): visited
         # in the restricted rows themselves (class_pass); state says where each row is held (HELD_...)
         self.tail0 = self.tail1 = nothing
+        self._tail_work = [0, 0]  # tail rows visited since each block was packed
         self.state0 = np.zeros(len(kind), dtype=np.uint8)
         self.state1 = np.zeros(len(kind), dtype=np.uint8)
         self._empty_from = 0  # no empty pool row (sub0) below this row
@@ -369,16 +374,22 @@ class RoundEngine:
         self.packed0.leave(mine[self.state0[mine] == HELD_PACKED])
         self.state0[mine] = 0
 
+    def _repack_due(self, block: int) -> bool:
+        """Whether block 0 (pool) or 1 (STS) should be packed again for its tail (``_TAIL_COST``)."""
+        tail = self.tail0 if block == 0 else self.tail1
+        self._tail_work[block] += len(tail)
+        return (self._tail_work[block] * _TAIL_COST > self.n_own
+                or len(tail) > max(_TAIL_MIN, self.n_own // _TAIL_SHARE))
+
     def _ensure_pool(self, active: np.ndarray) -> None:
         changed = self._ensure(self.sub0, active, 0)
         if changed == "added":
             self._empty_from = 0
-            if len(self.tail0) <= max(_TAIL_MIN, len(self.packed0) // _TAIL_SHARE):
-                return
-        if changed or len(self.tail0) > max(_TAIL_MIN, len(self.packed0) // _TAIL_SHARE):
+        if changed is True or self._repack_due(0):
             self.packed0, self.single0 = pack_rows(self.sub0.rows, self.own_kind, POOL, self.weights.Fm,
                                                    self.state0[:self.n_own])
             self.tail0 = np.zeros(0, dtype=np.int64)
+            self._tail_work[0] = 0
             self._empty_from = 0
 
     def _touch(self, sub: RestrictedRows, features: np.ndarray) -> None:
@@ -430,13 +441,13 @@ class RoundEngine:
 
         P = len(order.keys)
 
-        def run(p0: tuple[int, int], p1: tuple[int, int], f: tuple[int, int], t0: tuple[int, int],
-                t1: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+        def run(p0: tuple[int, int], p1: tuple[int, int], f0: tuple[int, int], f1: tuple[int, int],
+                t0: tuple[int, int], t1: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
             c = np.zeros(P + 1, dtype=np.int64)  # every call adds its counts to it
             _, keys, rows, n0 = packed_pass(v0, st0, w.vec, w.Fm, 0, len(v0), self.row_base, sel, count_pool,
                                             POOL, order, m, counts=c, part=p0)
-            _, skeys, srows, ns = single_pass(s0, st0, w.vec, w.Fm, f[0], f[1], self.row_base, sel, count_pool,
-                                              POOL, order, m, counts=c)
+            _, skeys, srows, ns = single_pass(s0, st0, w.vec, w.Fm, f0[0], f0[1], self.row_base, sel, count_pool,
+                                              POOL, order, m, counts=c, by_group=True)
             n0 += ns
             parts_k, parts_r = [keys, skeys], [rows, srows]
             if t0[1] > t0[0]:
@@ -452,15 +463,13 @@ class RoundEngine:
                 if t1[1] > t1[0]:
                     n1 += class_pass(r1, st1, w.vec, w.Fm, tail1, t1[0], t1[1], self.row_base, -1, False,
                                      STS_NEGATIVE, order, 0, HELD_TAIL, counts=c)[3]
-                n1 += single_pass(s1, st1, w.vec, w.Fm, f[0], f[1], self.row_base, -1, False, STS_NEGATIVE, order,
-                                  0, counts=c)[3]
+                n1 += single_pass(s1, st1, w.vec, w.Fm, f1[0], f1[1], self.row_base, -1, False, STS_NEGATIVE, order,
+                                  0, counts=c, by_group=True)[3]
             return c, np.concatenate(parts_k), np.concatenate(parts_r), n0, n1
 
-        fcuts = np.linspace(0, w.Fm, self.n_threads + 1).astype(np.int64)
         k = self.n_threads
-        jobs = list(zip([(i, k) for i in range(k)], [(i, k) for i in range(k)],
-                        zip(fcuts[:-1].tolist(), fcuts[1:].tolist()), self._parts(len(self.tail0)),
-                        self._parts(len(self.tail1))))
+        jobs = list(zip([(i, k) for i in range(k)], [(i, k) for i in range(k)], self._parts(len(s0.features)),
+                        self._parts(len(s1.features)), self._parts(len(self.tail0)), self._parts(len(self.tail1))))
         if self.executor is None:
             parts = [run(*j) for j in jobs]
         else:  # the first part in this thread, the others in the pool
@@ -544,10 +553,11 @@ class RoundEngine:
             self.state1[full] = HELD_TAIL
             self.tail1 = np.concatenate([self.tail1, np.sort(full)])
         changed1 = self._ensure(self.sub1, w.vec[F:2 * F] != 0, 1)
-        if changed1 is True or len(self.tail1) > max(_TAIL_MIN, len(self.packed1) // _TAIL_SHARE):
+        if changed1 is True or self._repack_due(1):
             self.packed1, self.single1 = pack_rows(self.sub1.rows, self.own_kind, STS_NEGATIVE, F,
                                                    self.state1[:self.n_own])
             self.tail1 = np.zeros(0, dtype=np.int64)
+            self._tail_work[1] = 0
         self._ensure(self.sub2, w.vec[2 * F:3 * F] != 0, 2)
         keys = row_keys(self.sub2.rows, self._all_positives, w.vec, 2 * F, F)
         order = positive_order(keys, self.positive_rows, self._perm)
