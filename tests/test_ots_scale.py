@@ -55,8 +55,8 @@ def test_rounds_equal_the_plain_computation_on_100k_documents_in_threads():
         _same(optimal_training_set(X, y == 1, y == 0, n_threads=threads, **params), plain)
 
 
-@pytest.mark.parametrize("tail_cost", [0, 50], ids=["tail-kept", "tail-repacked"])
-def test_restricted_rows_grow_combine_and_shrink_without_changing_a_bit(tail_cost):
+@pytest.mark.parametrize("tail_cost, pack_max", [(0, 10**9), (50, 40_000)], ids=["tail-kept", "tail-repacked"])
+def test_restricted_rows_grow_combine_and_shrink_without_changing_a_bit(tail_cost, pack_max):
     # a long search on a Zipf corpus: features gain and lose weight as the STS grows, so the restricted
     # rows take features in (extra part), combine the parts and filter features out; the rows touched by
     # an addition and the new STS negatives are visited in the tail (kept until the next filter, or packed
@@ -79,6 +79,7 @@ def test_restricted_rows_grow_combine_and_shrink_without_changing_a_bit(tail_cos
         mp.setattr(rounds, "_COMBINE_MIN", 0)
         mp.setattr(rounds, "_FILTER_SLACK", 0)
         mp.setattr(rounds, "_TAIL_COST", tail_cost)  # 0: packed again only when filtered; 50: every few rounds
+        mp.setattr(rounds, "_PACK_MAX_NNZ", pack_max)  # 40,000: the first rounds in the tail, not packed
         mp.setattr(rounds.RoundEngine, "close", counting)
         result = optimal_training_set(X, y == 1, y == 0, **params)
     _same(result, plain_ots(X, y == 1, y == 0, **params))

@@ -38,7 +38,7 @@ from toolkit.plugins.ots.bim import (
 from toolkit.plugins.ots.kernel import (
     NOT_TRAINING, POOL, POSITIVE, STS_NEGATIVE, PositiveOrder, Rows, column_index, filter_rows, first_empty,
     gather_columns, merge_rows, positive_order, restrict_rows, round_weights, row_keys, HELD_PACKED, HELD_SINGLE, HELD_TAIL, N_CLASSES, N_PACK, PackedRows, SingleRows,
-    VisitRows, class_pass, pack_rows, packed_pass, single_pass, touch_rows,
+    VisitRows, class_pass, nonempty_rows, pack_rows, packed_pass, single_pass, touch_rows,
 )
 from toolkit.plugins.ots.leave_one_out import loo_smoothed_logit
 
@@ -61,6 +61,7 @@ _COMBINE_SHARE = 16
 # exceed the block's rows / _TAIL_COST (the tail's cost then equals a repack's), or when the tail alone
 # exceeds _TAIL_MIN rows and the block's rows / _TAIL_SHARE
 _TAIL_COST = 6
+_PACK_MAX_NNZ = 8_000_000  # restricted rows larger than this are not packed (memory: no second copy)
 _TAIL_MIN = 50_000
 _TAIL_SHARE = 8
 
@@ -376,6 +377,8 @@ class RoundEngine:
 
     def _repack_due(self, block: int) -> bool:
         """Whether block 0 (pool) or 1 (STS) should be packed again for its tail (``_TAIL_COST``)."""
+        if (self.sub0 if block == 0 else self.sub1).rows.nnz > _PACK_MAX_NNZ:
+            return False  # packed once filtered
         tail = self.tail0 if block == 0 else self.tail1
         self._tail_work[block] += len(tail)
         return (self._tail_work[block] * _TAIL_COST > self.n_own
@@ -386,11 +389,28 @@ class RoundEngine:
         if changed == "added":
             self._empty_from = 0
         if changed is True or self._repack_due(0):
-            self.packed0, self.single0 = pack_rows(self.sub0.rows, self.own_kind, POOL, self.weights.Fm,
-                                                   self.state0[:self.n_own])
-            self.tail0 = np.zeros(0, dtype=np.int64)
+            self.packed0, self.single0, self.tail0 = self._pack(self.sub0, POOL, self.state0)
             self._tail_work[0] = 0
             self._empty_from = 0
+
+    def _pack(self, sub: RestrictedRows, k: int, state: np.ndarray) -> tuple[PackedRows, SingleRows, np.ndarray]:
+        """The rows of kind ``k`` packed from ``sub`` (and no tail); while ``sub`` holds more than
+        ``_PACK_MAX_NNZ`` entries (the first rounds, when nearly every feature has weight) a packed copy
+        would double them: then every row with an entry is in the tail instead."""
+        F = self.weights.Fm
+        if sub.rows.nnz <= _PACK_MAX_NNZ:
+            packed, single = pack_rows(sub.rows, self.own_kind, k, F, state[:self.n_own])
+            return packed, single, np.zeros(0, dtype=np.int64)
+        rows = nonempty_rows(sub.rows, self.own_kind, k)
+        state[:] = 0
+        state[rows] = HELD_TAIL
+        n = len(state)
+        nothing = np.zeros(0, dtype=np.int64)
+        packed = PackedRows(nothing, np.zeros(N_PACK + 1, dtype=np.int64), np.zeros(0, np.int32),
+                            np.zeros(N_PACK + 1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                            np.zeros(0, dtype=np.uint8), np.full(n, -1, dtype=np.int32))
+        single = SingleRows(np.zeros(F + 1, dtype=np.int64), nothing, np.zeros(F, dtype=np.int64))
+        return packed, single, rows
 
     def _touch(self, sub: RestrictedRows, features: np.ndarray) -> None:
         """Before ``features`` (compact ids) join ``sub`` (sub0 or sub1): the rows of its kind that contain
@@ -554,9 +574,7 @@ class RoundEngine:
             self.tail1 = np.concatenate([self.tail1, np.sort(full)])
         changed1 = self._ensure(self.sub1, w.vec[F:2 * F] != 0, 1)
         if changed1 is True or self._repack_due(1):
-            self.packed1, self.single1 = pack_rows(self.sub1.rows, self.own_kind, STS_NEGATIVE, F,
-                                                   self.state1[:self.n_own])
-            self.tail1 = np.zeros(0, dtype=np.int64)
+            self.packed1, self.single1, self.tail1 = self._pack(self.sub1, STS_NEGATIVE, self.state1)
             self._tail_work[1] = 0
         self._ensure(self.sub2, w.vec[2 * F:3 * F] != 0, 2)
         keys = row_keys(self.sub2.rows, self._all_positives, w.vec, 2 * F, F)
