@@ -16,7 +16,10 @@ positives' ranks (for the AP) and the pool's M best documents. What is fixed per
   within ``LOOKAHEAD`` rounds; a feature that gains weight is added from the column-major index of the
   corpus (``ColumnIndex``, shared by all the tasks on a corpus) into a small extra part, merged by
   column as the sum runs, so nothing is rebuilt; the parts are combined when the extra part grows.
-* ``kernel.round_pass`` then runs over row blocks in threads: gap counts for the AP, the M best pool rows.
+* Each kind of row reads one block of weights and has its own restricted rows (``RoundEngine``): the pass
+  visits only rows whose pattern is not empty (the others score 0 exactly and are counted together), one
+  key per feature for the rows of one entry, the rest packed by pattern length (``kernel.packed_pass``),
+  in threads: gap counts for the AP, the M best pool rows.
 
 ``RoundEngine`` holds all this for a block of rows; the search (``search.py``) drives one engine in one
 process, or one per partition on a Dask cluster (``cluster.py``), with the same messages: the rows chosen
@@ -358,7 +361,9 @@ class RoundEngine:
                 self._touch(sub, features)
             sub.add(features)
             return "added"
-        if self.rounds % _FILTER_EVERY == 0:
+        # in the first rounds the weights of most features fall below the threshold quickly: checked more often
+        every = _FILTER_EVERY if self.rounds >= 2 * _FILTER_EVERY else max(1, _FILTER_EVERY // 16)
+        if self.rounds % every == 0:
             needed = active | w.about_to_gain_weight(self.pool_left, block)
             held, wanted = sub.nnz_of(np.flatnonzero(sub.kept)), sub.nnz_of(np.flatnonzero(needed))
             if held > _FILTER_RATIO * wanted + _FILTER_SLACK:
