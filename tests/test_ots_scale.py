@@ -55,9 +55,12 @@ def test_rounds_equal_the_plain_computation_on_100k_documents_in_threads():
         _same(optimal_training_set(X, y == 1, y == 0, n_threads=threads, **params), plain)
 
 
-def test_restricted_rows_grow_combine_and_shrink_without_changing_a_bit():
+@pytest.mark.parametrize("tail_cost, pack_max", [(0, 10**9), (50, 40_000)], ids=["tail-kept", "tail-repacked"])
+def test_restricted_rows_grow_combine_and_shrink_without_changing_a_bit(tail_cost, pack_max):
     # a long search on a Zipf corpus: features gain and lose weight as the STS grows, so the restricted
-    # rows take features in (extra part), combine the parts and filter features out; the trace stays plain
+    # rows take features in (extra part), combine the parts and filter features out; the rows touched by
+    # an addition and the new STS negatives are visited in the tail (kept until the next filter, or packed
+    # again every few rounds); the trace stays plain
     import toolkit.plugins.ots.rounds as rounds
 
     X, y = tied_corpus(21, 20_000, 6_000, positive_share=0.01)
@@ -66,7 +69,7 @@ def test_restricted_rows_grow_combine_and_shrink_without_changing_a_bit():
     original = rounds.RoundEngine.close
 
     def counting(self):
-        for key, value in self.sub.changes.items():
+        for key, value in self.changes.items():
             changes[key] += value
         original(self)
 
@@ -75,6 +78,8 @@ def test_restricted_rows_grow_combine_and_shrink_without_changing_a_bit():
         mp.setattr(rounds, "LOOKAHEAD", 0)  # take features in only when they gain weight: many additions
         mp.setattr(rounds, "_COMBINE_MIN", 0)
         mp.setattr(rounds, "_FILTER_SLACK", 0)
+        mp.setattr(rounds, "_TAIL_COST", tail_cost)  # 0: packed again only when filtered; 50: every few rounds
+        mp.setattr(rounds, "_PACK_MAX_NNZ", pack_max)  # 40,000: the first rounds in the tail, not packed
         mp.setattr(rounds.RoundEngine, "close", counting)
         result = optimal_training_set(X, y == 1, y == 0, **params)
     _same(result, plain_ots(X, y == 1, y == 0, **params))
@@ -207,6 +212,26 @@ def test_pattern_passes_equal_scipy(compiled, monkeypatch):
     ref.sort_indices()
     assert np.array_equal(f_ptr, ref.indptr)
     assert np.array_equal(f, np.flatnonzero(keep & np.isin(np.arange(F), np.union1d(kept, extra)))[ref.indices])
+
+
+def test_positive_order_compiled_equals_the_stable_sort_from_any_first_guess():
+    if not kernel.compiled():
+        pytest.skip("the compiled round kernel is not built")
+    rng = np.random.default_rng(5)
+    for P in (1, 2, 7, 300, 5_000):
+        keys = np.round(rng.choice([-1.5, 0.0, -0.0, 0.25, 2.0, 3.125], P) + rng.choice([0, 0, 1e-9], P), 9)
+        rows = np.sort(rng.choice(10 * P + 10, P, replace=False)).astype(np.int64)
+        order = np.argsort(-keys, kind="stable")  # the definition: key descending, ties by row
+        for guess in (np.arange(P), rng.permutation(P), order.copy(), order[::-1].copy()):
+            perm = np.ascontiguousarray(guess, dtype=np.int64)
+            got = kernel.positive_order(keys, rows, perm)
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(kernel, "_rounds", None)
+                twin = kernel.positive_order(keys, rows)
+            assert np.array_equal(got.keys, keys[order]) and np.array_equal(got.rows, rows[order])
+            assert np.array_equal(perm, order)
+            assert np.array_equal(got.start, twin.start)
+            assert (got.kmax, got.kmin, got.scale) == (twin.kmax, twin.kmin, twin.scale)
 
 
 def test_round_weights_compiled_equal_numpy_bit_for_bit():

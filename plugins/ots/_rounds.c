@@ -94,32 +94,41 @@ static inline double row_sum(const int64_t *ip, const int32_t *ix, const int64_t
     return s;
 }
 
-#define N_BUFS 12
+#define N_BUFS 13
 
 static PyObject *round_pass(PyObject *self, PyObject *args)
 {
     PyObject *o[N_BUFS];
     Py_ssize_t F, lo, hi, sel_off, m, row_base;
-    int count_pool, count_sts;
+    int count_pool, count_sts, use_visit, visit_pool;
     double kmax, kmin, scale;
     /* base indptr, indices; extra indptr, indices; kind, vec; positive keys, rows, bucket starts;
-       counts, top keys, top rows (written) */
-    if (!PyArg_ParseTuple(args, "OOOOOOnnnnniiOOOdddnOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &F, &lo, &hi,
+       counts, top keys, top rows (written); the rows to visit (with use_visit: rows visit[lo:hi], else
+       rows lo:hi) and whether pool rows are visited (STS rows are visited when count_sts) */
+    if (!PyArg_ParseTuple(args, "OOOOOOnnnnniiOOOdddnOOOOii", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &F, &lo, &hi,
                           &row_base, &sel_off, &count_pool, &count_sts, &o[6], &o[7], &o[8], &kmax, &kmin, &scale,
-                          &m, &o[9], &o[10], &o[11]))
+                          &m, &o[9], &o[10], &o[11], &o[12], &use_visit, &visit_pool))
         return NULL;
-    static const char kinds[N_BUFS] = {'i', 'i', 'i', 'i', 'u', 'f', 'f', 'i', 'i', 'i', 'f', 'i'};
-    static const Py_ssize_t sizes[N_BUFS] = {8, 4, 8, 4, 1, 8, 8, 8, 4, 8, 8, 8};
+    static const char kinds[N_BUFS] = {'i', 'i', 'i', 'i', 'u', 'f', 'f', 'i', 'i', 'i', 'f', 'i', 'i'};
+    static const Py_ssize_t sizes[N_BUFS] = {8, 4, 8, 4, 1, 8, 8, 8, 4, 8, 8, 8, 8};
     static const char *names[N_BUFS] = {"indptr", "indices", "extra indptr", "extra indices", "kind", "vec",
                                         "positive keys", "positive rows", "bucket starts", "counts", "top keys",
-                                        "top rows"};
+                                        "top rows", "visit"};
     Py_buffer v[N_BUFS];
     int got = 0;
     for (; got < N_BUFS; got++)
-        if (get_buf(o[got], &v[got], kinds[got], sizes[got], got >= 9, names[got]) < 0) goto fail;
+        if (get_buf(o[got], &v[got], kinds[got], sizes[got], got >= 9 && got < 12, names[got]) < 0) goto fail;
 
     Py_ssize_t n_rows = v[4].shape[0], P = v[6].shape[0], nb = v[8].shape[0] - 1;
-    if (v[0].shape[0] != n_rows + 1 || v[2].shape[0] != n_rows + 1 || lo < 0 || hi > n_rows || lo > hi ||
+    Py_ssize_t n_index = use_visit ? v[12].shape[0] : n_rows;
+    const int64_t *vis = (const int64_t *)v[12].buf;
+    if (use_visit)
+        for (Py_ssize_t q = lo; q < hi && q < n_index && q >= 0; q++)
+            if (vis[q] < 0 || vis[q] >= n_rows || (visit_pool && m > 0 && q > lo && vis[q] <= vis[q - 1])) {
+                PyErr_SetString(PyExc_ValueError, "round_pass: the rows to visit are out of range or unsorted");
+                goto fail;
+            }
+    if (v[0].shape[0] != n_rows + 1 || v[2].shape[0] != n_rows + 1 || lo < 0 || hi > n_index || lo > hi ||
         v[7].shape[0] != P || nb < 1 || v[9].shape[0] != P + 1 || v[10].shape[0] < m || v[11].shape[0] < m || m < 0 ||
         F < 0 || (sel_off >= 0 ? sel_off : 0) + F > v[5].shape[0] || 3 * F > v[5].shape[0]) {
         PyErr_SetString(PyExc_ValueError, "round_pass: inconsistent array sizes");
@@ -145,6 +154,7 @@ static PyObject *round_pass(PyObject *self, PyObject *args)
     }
     int pruned = 0;
     double thr = 0.0;
+    Py_ssize_t visited = 0;
     Py_BEGIN_ALLOW_THREADS
     /* in chunks of rows: first the keys (independent sums the processor overlaps), then their gaps, then
        the best rows */
@@ -156,9 +166,10 @@ static PyObject *round_pass(PyObject *self, PyObject *args)
         Py_ssize_t i1 = i0 + CH < hi ? i0 + CH : hi, nq = 0;
         /* selects instead of branches where the rows mix at random (pool or STS, above or inside or below
            the positives): a mispredicted branch per row cost more than the row's sum */
-        for (Py_ssize_t i = i0; i < i1; i++) {
+        for (Py_ssize_t j = i0; j < i1; j++) {
+            Py_ssize_t i = use_visit ? vis[j] : j;
             uint8_t k = kd[i];
-            if ((k != 1 && k != 2) || (k == 2 && !count_sts)) continue;
+            if ((k != 1 && k != 2) || (k == 2 && !count_sts) || (k == 1 && !visit_pool)) continue;
             int sts = k == 2;
             kb[nq] = tie_key(row_sum(ip, ix, jp, jx, i, vec + (sts ? F : 0)));
             cb[nq] = sts ? 2 : (uint8_t)count_pool;
@@ -180,6 +191,7 @@ static PyObject *round_pass(PyObject *self, PyObject *args)
             if (g != g1) g = gap_of(key, rb[q], pkv, prv, P, st, nb, kmax, kmin, scale);
             cnt[g] += cb[q] != 0;
         }
+        visited += nq;
         if (m == 0) continue;
         for (Py_ssize_t q = 0; q < nq; q++) {
             if (cb[q] == 2) continue;
@@ -209,7 +221,7 @@ static PyObject *round_pass(PyObject *self, PyObject *args)
     }
     free(buf);
     for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
-    return PyLong_FromSsize_t(n_top);
+    return Py_BuildValue("nn", n_top, visited);
 fail:
     for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
     return NULL;
@@ -559,7 +571,989 @@ fail:
     return NULL;
 }
 
+/* nonempty(indptr, extra_indptr, kind, k, out) -> count: the rows of kind k whose pattern (both parts) is not
+   empty, ascending, written into out (at least as long as the rows) */
+static PyObject *nonempty_rows(PyObject *self, PyObject *args)
+{
+    PyObject *o[4];
+    Py_buffer v[4];
+    int got = 0, k;
+    if (!PyArg_ParseTuple(args, "OOOiO", &o[0], &o[1], &o[2], &k, &o[3])) return NULL;
+    GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 8, 0, "extra indptr") GET(2, 'u', 1, 0, "kind") GET(3, 'i', 8, 1, "out")
+    Py_ssize_t n = v[2].shape[0];
+    if (v[0].shape[0] < n + 1 || v[1].shape[0] < n + 1 || v[3].shape[0] < n) {
+        PyErr_SetString(PyExc_ValueError, "nonempty_rows: inconsistent array sizes");
+        goto fail;
+    }
+    const int64_t *ip = (const int64_t *)v[0].buf, *jp = (const int64_t *)v[1].buf;
+    const uint8_t *kd = (const uint8_t *)v[2].buf;
+    int64_t *out = (int64_t *)v[3].buf;
+    Py_ssize_t q = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        out[q] = i;
+        q += kd[i] == k && (ip[i + 1] != ip[i] || jp[i + 1] != jp[i]);
+    }
+    Py_END_ALLOW_THREADS
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return PyLong_FromSsize_t(q);
+fail:
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return NULL;
+}
+
+/* first_empty(indptr, extra_indptr, kind, k, start, out) -> count: the first len(out) rows from start on of
+   kind k whose pattern is empty, ascending */
+static PyObject *first_empty(PyObject *self, PyObject *args)
+{
+    PyObject *o[4];
+    Py_buffer v[4];
+    int got = 0, k;
+    Py_ssize_t start;
+    if (!PyArg_ParseTuple(args, "OOOinO", &o[0], &o[1], &o[2], &k, &start, &o[3])) return NULL;
+    GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 8, 0, "extra indptr") GET(2, 'u', 1, 0, "kind") GET(3, 'i', 8, 1, "out")
+    Py_ssize_t n = v[2].shape[0], m = v[3].shape[0];
+    if (v[0].shape[0] < n + 1 || v[1].shape[0] < n + 1 || start < 0) {
+        PyErr_SetString(PyExc_ValueError, "first_empty: inconsistent array sizes");
+        goto fail;
+    }
+    const int64_t *ip = (const int64_t *)v[0].buf, *jp = (const int64_t *)v[1].buf;
+    const uint8_t *kd = (const uint8_t *)v[2].buf;
+    int64_t *out = (int64_t *)v[3].buf;
+    Py_ssize_t q = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = start; i < n && q < m; i++)
+        if (kd[i] == k && ip[i + 1] == ip[i] && jp[i + 1] == jp[i]) out[q++] = i;
+    Py_END_ALLOW_THREADS
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return PyLong_FromSsize_t(q);
+fail:
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return NULL;
+}
+
+/* the sum of w over the L entries from a (L fixed by the caller: unrolled, no branch) */
+static inline double fixed_sum(const int32_t *ix, int64_t a, int L, const double *w)
+{
+    double s = 0.0;
+    for (int l = 0; l < L; l++) s += w[ix[a + l]];
+    return s;
+}
+
+#define N_CLASS 5
+#define N_CBUFS 14
+
+/* class_pass: round_pass over the rows visit[lo:hi] of one kind (block_kind 1: pool rows, read vec[0:F],
+   counted if count_pool, candidates; 2: STS negatives, read vec[F:2F], counted), rows of another kind
+   skipped. ``seg`` (N_CLASS + 1 offsets into visit) groups the rows by their pattern: segment c < 4 holds
+   rows with c + 1 entries, all in the base part (a sum of fixed length, no branch between rows);
+   segment 4 any row (both parts merged by column). Within a segment the rows are in any order: ties
+   among candidates go to the lower row explicitly. Returns (candidates, rows visited). */
+static PyObject *class_pass(PyObject *self, PyObject *args)
+{
+    PyObject *o[N_CBUFS];
+    Py_ssize_t F, lo, hi, sel_off, m, row_base;
+    int count_pool, block_kind, want;
+    double kmax, kmin, scale;
+    if (!PyArg_ParseTuple(args, "OOOOOOnnnnniiOOOdddnOOOOOi", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &F, &lo, &hi,
+                          &row_base, &sel_off, &count_pool, &block_kind, &o[6], &o[7], &o[8], &kmax, &kmin, &scale,
+                          &m, &o[9], &o[10], &o[11], &o[12], &o[13], &want))
+        return NULL;
+    static const char kinds[N_CBUFS] = {'i', 'i', 'i', 'i', 'u', 'f', 'f', 'i', 'i', 'i', 'f', 'i', 'i', 'i'};
+    static const Py_ssize_t sizes[N_CBUFS] = {8, 4, 8, 4, 1, 8, 8, 8, 4, 8, 8, 8, 8, 8};
+    static const char *names[N_CBUFS] = {"indptr", "indices", "extra indptr", "extra indices", "kind", "vec",
+                                         "positive keys", "positive rows", "bucket starts", "counts", "top keys",
+                                         "top rows", "visit", "segments"};
+    Py_buffer v[N_CBUFS];
+    int got = 0;
+    for (; got < N_CBUFS; got++)
+        if (get_buf(o[got], &v[got], kinds[got], sizes[got], got >= 9 && got < 12, names[got]) < 0) goto cfail;
+    Py_ssize_t n_rows = v[4].shape[0], P = v[6].shape[0], nb = v[8].shape[0] - 1, nv = v[12].shape[0];
+    const int64_t *ip = (const int64_t *)v[0].buf, *jp = (const int64_t *)v[2].buf;
+    const int32_t *ix = (const int32_t *)v[1].buf, *jx = (const int32_t *)v[3].buf;
+    const int64_t *vis = (const int64_t *)v[12].buf, *seg = (const int64_t *)v[13].buf;
+    if (v[0].shape[0] != n_rows + 1 || v[2].shape[0] != n_rows + 1 || lo < 0 || hi > nv || lo > hi ||
+        v[7].shape[0] != P || nb < 1 || v[9].shape[0] != P + 1 || v[10].shape[0] < m || v[11].shape[0] < m || m < 0 ||
+        F < 0 || (sel_off >= 0 ? sel_off : 0) + F > v[5].shape[0] || 2 * F > v[5].shape[0] ||
+        v[13].shape[0] != N_CLASS + 1 || (block_kind != 1 && block_kind != 2)) {
+        PyErr_SetString(PyExc_ValueError, "class_pass: inconsistent array sizes");
+        goto cfail;
+    }
+    if (ip[n_rows] > v[1].shape[0] || jp[n_rows] > v[3].shape[0] || seg[0] != 0 || seg[N_CLASS] != nv) {
+        PyErr_SetString(PyExc_ValueError, "class_pass: indptr does not fit indices");
+        goto cfail;
+    }
+    for (int c = 0; c < N_CLASS; c++)
+        if (seg[c + 1] < seg[c]) {
+            PyErr_SetString(PyExc_ValueError, "class_pass: segments are not non-decreasing");
+            goto cfail;
+        }
+    /* a row to visit out of range, or a fixed-length row whose entries would run out of the indices, is
+       replaced by row 0 / entry 0 as the pass goes (selects, no branch) and makes the call fail */
+    const int64_t nnz_ix = v[1].shape[0];
+    int bad = 0;
+    const uint8_t *kd = (const uint8_t *)v[4].buf;
+    const double *vec = (const double *)v[5].buf;
+    const double *w = vec + (block_kind == 2 ? F : 0), *ws = sel_off >= 0 ? vec + sel_off : NULL;
+    const double *pkv = (const double *)v[6].buf;
+    const int64_t *prv = (const int64_t *)v[7].buf;
+    const int32_t *st = (const int32_t *)v[8].buf;
+    int64_t *cnt = (int64_t *)v[9].buf;
+    int counted = block_kind == 2 ? 1 : count_pool, choose = block_kind == 1 && m > 0;
+    Py_ssize_t cap = 2 * m + 16, nc = 0;
+    cand_t *buf = (cand_t *)malloc((size_t)cap * sizeof(cand_t));
+    if (!buf) {
+        PyErr_NoMemory();
+        goto cfail;
+    }
+    int pruned = 0;
+    double thr = 0.0;
+    int64_t thr_row = 0;
+    Py_ssize_t visited = 0;
+    int64_t sink[8] = {0}, below = 0;
+    Py_BEGIN_ALLOW_THREADS
+    enum { CH = 512 };
+    double kb[CH];
+    int64_t rb[CH];
+    double top = (double)(nb - 1);
+    for (int c = 0; c < N_CLASS; c++) {
+        Py_ssize_t a0 = seg[c] > lo ? seg[c] : lo, b0 = seg[c + 1] < hi ? seg[c + 1] : hi;
+        for (Py_ssize_t j0 = a0; j0 < b0; j0 += CH) {
+            Py_ssize_t j1 = j0 + CH < b0 ? j0 + CH : b0, nq = 0;
+            switch (c) {
+#define FIXED(L)                                                                   \
+            case L - 1:                                                            \
+                if (nnz_ix < L) { bad = 1; break; }                                \
+                for (Py_ssize_t j = j0; j < j1; j++) {                             \
+                    int64_t i = vis[j];                                            \
+                    int ok = (uint64_t)i < (uint64_t)n_rows;                       \
+                    i = ok ? i : 0;                                                \
+                    int64_t a = ip[i];                                             \
+                    int ok_a = a >= 0 && a <= nnz_ix - L;                          \
+                    bad |= !(ok && ok_a);                                          \
+                    a = ok_a ? a : 0;                                              \
+                    kb[nq] = tie_key(fixed_sum(ix, a, L, w));                      \
+                    rb[nq] = i;                                                    \
+                    nq += kd[i] == want;                                           \
+                }                                                                  \
+                break;
+            FIXED(1) FIXED(2) FIXED(3) FIXED(4)
+#undef FIXED
+            default:
+                for (Py_ssize_t j = j0; j < j1; j++) {
+                    int64_t i = vis[j];
+                    if ((uint64_t)i >= (uint64_t)n_rows) { bad = 1; continue; }
+                    if (kd[i] != want) continue;
+                    kb[nq] = tie_key(row_sum(ip, ix, jp, jx, i, w));
+                    rb[nq++] = i;
+                }
+            }
+            visited += nq;
+            for (Py_ssize_t q = 0; q < nq; q++) {
+                double key = kb[q];
+                double x = (kmax - key) * scale;
+                x = x > 0.0 ? x : 0.0;
+                x = x < top ? x : top;
+                int64_t b = (int64_t)x;
+                int64_t g = st[b], g1 = st[b + 1];
+                int out_above = key > kmax, out_below = key < kmin;
+                g = out_above ? 0 : g;
+                g1 = out_above ? 0 : g1;
+                g = out_below ? P : g;
+                g1 = out_below ? P : g1;
+                if (g != g1) g = gap_of(key, row_base + rb[q], pkv, prv, P, st, nb, kmax, kmin, scale);
+                /* most rows rank below every positive: counted in a register, not by a chain of
+                   increments of cnt[P] (each waits for the last store) */
+                int64_t *dst = out_below ? &sink[q & 7] : cnt + g;
+                *dst += counted;
+                below += out_below & counted;
+            }
+            if (!choose) continue;
+            for (Py_ssize_t q = 0; q < nq; q++) {
+                int64_t i = rb[q];
+                double key = ws ? tie_key(row_sum(ip, ix, jp, jx, i, ws)) : kb[q];
+                int64_t row = row_base + i;
+                if (!pruned || key > thr || (key == thr && row < thr_row)) {
+                    buf[nc].key = key;
+                    buf[nc].row = row;
+                    nc++;
+                    if (nc == cap) {
+                        qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
+                        nc = m;
+                        thr = buf[m - 1].key;
+                        thr_row = buf[m - 1].row;
+                        pruned = 1;
+                    }
+                }
+            }
+        }
+    }
+    qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
+    cnt[P] += below;
+    Py_END_ALLOW_THREADS
+    (void)sink;
+    if (bad) {
+        free(buf);
+        PyErr_SetString(PyExc_ValueError, "class_pass: a row to visit is out of range or its entries run out");
+        goto cfail;
+    }
+    Py_ssize_t n_top = nc < m ? nc : m;
+    double *tko = (double *)v[10].buf;
+    int64_t *tro = (int64_t *)v[11].buf;
+    for (Py_ssize_t q = 0; q < n_top; q++) {
+        tko[q] = buf[q].key;
+        tro[q] = buf[q].row;
+    }
+    free(buf);
+    for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
+    return Py_BuildValue("nn", n_top, visited);
+cfail:
+    for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
+    return NULL;
+}
+
+/* classify(indptr, extra_indptr, kind, k, out, seg) -> count: the rows of kind k whose pattern is not empty,
+   grouped as class_pass reads them (rows with 1-4 entries all in the base part, then the others), each
+   group ascending; seg (N_CLASS + 1) gets the groups' offsets */
+static PyObject *classify_rows(PyObject *self, PyObject *args)
+{
+    PyObject *o[5];
+    Py_buffer v[5];
+    int got = 0, k, no_singles;
+    if (!PyArg_ParseTuple(args, "OOOiOOi", &o[0], &o[1], &o[2], &k, &o[3], &o[4], &no_singles)) return NULL;
+    GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 8, 0, "extra indptr") GET(2, 'u', 1, 0, "kind") GET(3, 'i', 8, 1, "out")
+    GET(4, 'i', 8, 1, "segments")
+    Py_ssize_t n = v[2].shape[0];
+    if (v[0].shape[0] < n + 1 || v[1].shape[0] < n + 1 || v[3].shape[0] < n || v[4].shape[0] != N_CLASS + 1) {
+        PyErr_SetString(PyExc_ValueError, "classify_rows: inconsistent array sizes");
+        goto fail;
+    }
+    const int64_t *ip = (const int64_t *)v[0].buf, *jp = (const int64_t *)v[1].buf;
+    const uint8_t *kd = (const uint8_t *)v[2].buf;
+    int64_t *out = (int64_t *)v[3].buf, *seg = (int64_t *)v[4].buf;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t size[N_CLASS] = {0};
+#define CLASS_OF(i) (jp[(i) + 1] != jp[(i)] || ip[(i) + 1] - ip[(i)] > N_CLASS - 1 ? N_CLASS - 1 \
+                     : (int)(ip[(i) + 1] - ip[(i)]) - 1)
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (kd[i] != k || (ip[i + 1] == ip[i] && jp[i + 1] == jp[i])) continue;
+        size[CLASS_OF(i)]++;
+    }
+    if (no_singles) size[0] = 0;
+    int64_t next[N_CLASS];
+    seg[0] = 0;
+    for (int c = 0; c < N_CLASS; c++) {
+        next[c] = seg[c];
+        seg[c + 1] = seg[c] + size[c];
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (kd[i] != k || (ip[i + 1] == ip[i] && jp[i + 1] == jp[i])) continue;
+        int c = CLASS_OF(i);
+        if (c == 0 && no_singles) continue;
+        out[next[c]++] = i;
+    }
+#undef CLASS_OF
+    Py_END_ALLOW_THREADS
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return PyLong_FromSsize_t(seg[N_CLASS]);
+fail:
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return NULL;
+}
+
+/* single_pass: the rows whose pattern is one feature, grouped by it (feature f's rows are
+   rows[ptr[f]:ptr[f + 1]], ascending; live[f] of them are still of kind block_kind), over the features
+   flo:fhi. Their key is tie_key(0 + w[f]) = tie_key(w[f]), one per feature: the gap is found once for all
+   of them unless a positive has the same key (then row by row: ties go by row). Pool rows (block_kind 1)
+   are candidates by tie_key(ws[f]) (ws = vec + sel_off, or w): the first live rows of a feature.
+   Returns (candidates, rows counted). */
+static PyObject *single_pass(PyObject *self, PyObject *args)
+{
+    PyObject *o[12];
+    PyObject *feats_obj = NULL, *front_obj = NULL;
+    Py_ssize_t F, flo, fhi, sel_off, m, row_base;
+    int count_pool, block_kind, want;
+    double kmax, kmin, scale;
+    if (!PyArg_ParseTuple(args, "OOOOOnnnnniiOOOdddnOOOi|OO", &o[0], &o[1], &o[2], &o[3], &o[4], &F, &flo, &fhi,
+                          &row_base, &sel_off, &count_pool, &block_kind, &o[5], &o[6], &o[7], &kmax, &kmin, &scale,
+                          &m, &o[8], &o[9], &o[10], &want, &feats_obj, &front_obj))
+        return NULL;
+    /* with feats (int64, ascending): the features feats[flo:fhi], else flo:fhi */
+    Py_buffer fv;
+    const int64_t *fl = NULL;
+    Py_ssize_t n_fl = 0;
+    if (feats_obj && feats_obj != Py_None) {
+        if (get_buf(feats_obj, &fv, 'i', 8, 0, "features") < 0) return NULL;
+        fl = (const int64_t *)fv.buf;
+        n_fl = fv.shape[0];
+    }
+    /* with front (int64 per feature, written): where the scan for candidates starts in each feature's rows;
+       rows before it are of another state (chosen: they leave a feature's rows from its front) */
+    Py_buffer frv;
+    int64_t *front = NULL;
+    if (front_obj && front_obj != Py_None) {
+        if (get_buf(front_obj, &frv, 'i', 8, 1, "front") < 0) {
+            if (fl) PyBuffer_Release(&fv);
+            return NULL;
+        }
+        front = (int64_t *)frv.buf;
+    }
+    static const char kinds[11] = {'i', 'i', 'i', 'u', 'f', 'f', 'i', 'i', 'i', 'f', 'i'};
+    static const Py_ssize_t sizes[11] = {8, 8, 8, 1, 8, 8, 8, 4, 8, 8, 8};
+    static const char *names[11] = {"feature rows ptr", "feature rows", "live", "kind", "vec", "positive keys",
+                                    "positive rows", "bucket starts", "counts", "top keys", "top rows"};
+    Py_buffer v[11];
+    int got = 0;
+    for (; got < 11; got++)
+        if (get_buf(o[got], &v[got], kinds[got], sizes[got], got >= 8, names[got]) < 0) goto sfail;
+    Py_ssize_t n_rows = v[3].shape[0], P = v[5].shape[0], nb = v[7].shape[0] - 1, nr = v[1].shape[0];
+    const int64_t *fp = (const int64_t *)v[0].buf, *fr = (const int64_t *)v[1].buf, *live = (const int64_t *)v[2].buf;
+    if (v[0].shape[0] != F + 1 || v[2].shape[0] != F || flo < 0 || fhi > (fl ? n_fl : F) || flo > fhi ||
+        v[6].shape[0] != P ||
+        nb < 1 || v[8].shape[0] != P + 1 || v[9].shape[0] < m || v[10].shape[0] < m || m < 0 ||
+        (sel_off >= 0 ? sel_off : 0) + F > v[4].shape[0] || 2 * F > v[4].shape[0] ||
+        (block_kind != 1 && block_kind != 2) || fp[0] != 0 || fp[F] != nr) {
+        PyErr_SetString(PyExc_ValueError, "single_pass: inconsistent array sizes");
+        goto sfail;
+    }
+    for (Py_ssize_t j = flo; j < fhi; j++) {
+        int64_t f = fl ? fl[j] : j;
+        if (f < 0 || f >= F || fp[f + 1] < fp[f] || live[f] < 0 || live[f] > fp[f + 1] - fp[f]) {
+            PyErr_SetString(PyExc_ValueError, "single_pass: inconsistent feature rows");
+            goto sfail;
+        }
+    }
+    if (front && frv.shape[0] != F) {
+        PyErr_SetString(PyExc_ValueError, "single_pass: front has not one entry per feature");
+        goto sfail;
+    }
+    for (Py_ssize_t j = flo; j < fhi && front; j++) {
+        int64_t f = fl ? fl[j] : j;
+        if (front[f] < fp[f] || front[f] > fp[f + 1]) {
+            PyErr_SetString(PyExc_ValueError, "single_pass: front out of its feature's rows");
+            goto sfail;
+        }
+    }
+    if (fp[F] > nr) {
+        PyErr_SetString(PyExc_ValueError, "single_pass: inconsistent feature rows");
+        goto sfail;
+    }
+    const uint8_t *kd = (const uint8_t *)v[3].buf;
+    const double *vec = (const double *)v[4].buf;
+    const double *w = vec + (block_kind == 2 ? F : 0), *ws = sel_off >= 0 ? vec + sel_off : w;
+    const double *pkv = (const double *)v[5].buf;
+    const int64_t *prv = (const int64_t *)v[6].buf;
+    const int32_t *st = (const int32_t *)v[7].buf;
+    int64_t *cnt = (int64_t *)v[8].buf;
+    int counted = block_kind == 2 ? 1 : count_pool, choose = block_kind == 1 && m > 0;
+    Py_ssize_t cap = 2 * m + 16, nc = 0;
+    cand_t *buf = (cand_t *)malloc((size_t)cap * sizeof(cand_t));
+    if (!buf) {
+        PyErr_NoMemory();
+        goto sfail;
+    }
+    int pruned = 0, bad = 0; /* a row out of range is skipped and makes the call fail */
+    double thr = 0.0;
+    int64_t thr_row = 0;
+    Py_ssize_t visited = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t j = flo; j < fhi; j++) {
+        int64_t f = fl ? fl[j] : j;
+        int64_t nl = live[f];
+        if (nl == 0) continue;
+        visited += nl;
+        double key = tie_key(0.0 + w[f]);
+        int64_t g = gap_of(key, INT64_MIN, pkv, prv, P, st, nb, kmax, kmin, scale);
+        int64_t g1 = gap_of(key, INT64_MAX, pkv, prv, P, st, nb, kmax, kmin, scale);
+        if (counted) {
+            if (g == g1) cnt[g] += nl;
+            else /* a positive has this key: its rows rank by row */
+                for (int64_t q = fp[f]; q < fp[f + 1]; q++) {
+                    int64_t i = fr[q];
+                    if ((uint64_t)i >= (uint64_t)n_rows) { bad = 1; continue; }
+                    if (kd[i] == want) cnt[gap_of(key, row_base + i, pkv, prv, P, st, nb, kmax, kmin, scale)]++;
+                }
+        }
+        if (!choose) continue;
+        double sk = tie_key(0.0 + ws[f]);
+        Py_ssize_t taken = 0;
+        int64_t q0 = fp[f];
+        if (front) {
+            while (front[f] < fp[f + 1] && (uint64_t)fr[front[f]] < (uint64_t)n_rows && kd[fr[front[f]]] != want)
+                front[f]++;
+            q0 = front[f];
+        }
+        for (int64_t q = q0; q < fp[f + 1] && taken < m; q++) {
+            int64_t i = fr[q];
+            if ((uint64_t)i >= (uint64_t)n_rows) { bad = 1; continue; }
+            if (kd[i] != want) continue;
+            int64_t row = row_base + i;
+            if (pruned && !(sk > thr || (sk == thr && row < thr_row))) break; /* later rows rank lower */
+            buf[nc].key = sk;
+            buf[nc].row = row;
+            nc++;
+            taken++;
+            if (nc == cap) {
+                qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
+                nc = m;
+                thr = buf[m - 1].key;
+                thr_row = buf[m - 1].row;
+                pruned = 1;
+            }
+        }
+    }
+    qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        free(buf);
+        PyErr_SetString(PyExc_ValueError, "single_pass: a row is out of range");
+        goto sfail;
+    }
+    Py_ssize_t n_top = nc < m ? nc : m;
+    double *tko = (double *)v[9].buf;
+    int64_t *tro = (int64_t *)v[10].buf;
+    for (Py_ssize_t q = 0; q < n_top; q++) {
+        tko[q] = buf[q].key;
+        tro[q] = buf[q].row;
+    }
+    free(buf);
+    for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
+    if (fl) PyBuffer_Release(&fv);
+    if (front) PyBuffer_Release(&frv);
+    return Py_BuildValue("nn", n_top, visited);
+sfail:
+    for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
+    if (fl) PyBuffer_Release(&fv);
+    if (front) PyBuffer_Release(&frv);
+    return NULL;
+}
+
+/* singles(indptr, extra_indptr, indices, kind, k, ptr, rows, live) -> count: the rows of kind k whose
+   pattern is one feature of the base part, grouped by it (counting sort: ascending within a feature);
+   ptr has F + 1 entries, live (F) gets each feature's count */
+static PyObject *single_rows(PyObject *self, PyObject *args)
+{
+    PyObject *o[7];
+    Py_buffer v[7];
+    int got = 0, k;
+    if (!PyArg_ParseTuple(args, "OOOOiOOO", &o[0], &o[1], &o[2], &o[3], &k, &o[4], &o[5], &o[6])) return NULL;
+    GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 8, 0, "extra indptr") GET(2, 'i', 4, 0, "indices")
+    GET(3, 'u', 1, 0, "kind") GET(4, 'i', 8, 1, "ptr") GET(5, 'i', 8, 1, "rows") GET(6, 'i', 8, 1, "live")
+    Py_ssize_t n = v[3].shape[0], F = v[4].shape[0] - 1, nnz = v[2].shape[0];
+    if (v[0].shape[0] < n + 1 || v[1].shape[0] < n + 1 || v[5].shape[0] < n || v[6].shape[0] != F || F < 0) {
+        PyErr_SetString(PyExc_ValueError, "single_rows: inconsistent array sizes");
+        goto fail;
+    }
+    const int64_t *ip = (const int64_t *)v[0].buf, *jp = (const int64_t *)v[1].buf;
+    const int32_t *ix = (const int32_t *)v[2].buf;
+    const uint8_t *kd = (const uint8_t *)v[3].buf;
+    int64_t *ptr = (int64_t *)v[4].buf, *rows = (int64_t *)v[5].buf, *live = (int64_t *)v[6].buf;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    memset(live, 0, (size_t)F * sizeof(int64_t));
+#define IS_SINGLE(i) (kd[i] == k && ip[(i) + 1] - ip[i] == 1 && jp[(i) + 1] == jp[i])
+    for (Py_ssize_t i = 0; i < n && !bad; i++)
+        if (IS_SINGLE(i)) {
+            if (ip[i] < 0 || ip[i] >= nnz || ix[ip[i]] < 0 || ix[ip[i]] >= F) bad = 1;
+            else live[ix[ip[i]]]++;
+        }
+    if (!bad) {
+        ptr[0] = 0;
+        for (Py_ssize_t f = 0; f < F; f++) ptr[f + 1] = ptr[f] + live[f];
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (IS_SINGLE(i)) rows[ptr[ix[ip[i]]]++] = i;
+        for (Py_ssize_t f = F; f > 0; f--) ptr[f] = ptr[f - 1];
+        ptr[0] = 0;
+    }
+#undef IS_SINGLE
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "single_rows: an index is out of range");
+        goto fail;
+    }
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return PyLong_FromSsize_t(ptr[F]);
+fail:
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- packed rows
+
+   The rows a pass visits, copied out of the restricted rows into one array each, in the order the pass
+   reads them: the rows of 2, 3, 4 entries (each class a block of fixed-length patterns, the base and extra
+   parts merged by column), then the others (row pointers). The pass then reads memory in sequence; only
+   the weights (a few hundred KB) are gathered. */
+
+#define N_PACK 4 /* classes: 2, 3, 4 entries; any other (>= 5) */
+
+/* pack(ip, ix, jp, jx, kind, k, rows, seg, idx, ioff, gptr, sptr, srows, live) -> entries: the rows of kind
+   k whose pattern is not empty: those of one entry grouped by it (sptr over F features, srows ascending
+   within each, live the counts), the others by class into rows / idx (seg: N_PACK + 1 offsets into rows;
+   ioff: N_PACK + 1 offsets into idx; gptr: the general class's row pointers, relative to ioff[N_PACK-1]) */
+static PyObject *pack_rows(PyObject *self, PyObject *args)
+{
+    PyObject *o[15];
+    Py_buffer v[15];
+    int got = 0, k;
+    if (!PyArg_ParseTuple(args, "OOOOOiOOOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &k, &o[5], &o[6], &o[7], &o[8],
+                          &o[9], &o[10], &o[11], &o[12], &o[13], &o[14]))
+        return NULL;
+    GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 4, 0, "indices") GET(2, 'i', 8, 0, "extra indptr")
+    GET(3, 'i', 4, 0, "extra indices") GET(4, 'u', 1, 0, "kind") GET(5, 'i', 8, 1, "rows") GET(6, 'i', 8, 1, "seg")
+    GET(7, 'i', 4, 1, "idx") GET(8, 'i', 8, 1, "ioff") GET(9, 'i', 8, 1, "gptr") GET(10, 'i', 8, 1, "sptr")
+    GET(11, 'i', 8, 1, "srows") GET(12, 'i', 8, 1, "live") GET(13, 'u', 1, 1, "state") GET(14, 'i', 4, 1, "pos")
+    Py_ssize_t n = v[4].shape[0], F = v[12].shape[0], cap = v[7].shape[0];
+    const int64_t *ip = (const int64_t *)v[0].buf, *jp = (const int64_t *)v[2].buf;
+    const int32_t *ix = (const int32_t *)v[1].buf, *jx = (const int32_t *)v[3].buf;
+    const uint8_t *kd = (const uint8_t *)v[4].buf;
+    int64_t *rows = (int64_t *)v[5].buf, *seg = (int64_t *)v[6].buf, *ioff = (int64_t *)v[8].buf;
+    int64_t *gptr = (int64_t *)v[9].buf, *sptr = (int64_t *)v[10].buf, *srows = (int64_t *)v[11].buf;
+    int64_t *live = (int64_t *)v[12].buf;
+    int32_t *idx = (int32_t *)v[7].buf;
+    uint8_t *state = (uint8_t *)v[13].buf;
+    int32_t *pos = (int32_t *)v[14].buf;
+    if (v[14].shape[0] != n || n > INT32_MAX || v[13].shape[0] != n || v[0].shape[0] < n + 1 || v[2].shape[0] < n + 1 || v[5].shape[0] < n || v[6].shape[0] != N_PACK + 1 ||
+        v[8].shape[0] != N_PACK + 1 || v[9].shape[0] < n + 1 || v[10].shape[0] != F + 1 || v[11].shape[0] < n ||
+        ip[n] > v[1].shape[0] || jp[n] > v[3].shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "pack_rows: inconsistent array sizes");
+        goto fail;
+    }
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t size[N_PACK] = {0}, ent[N_PACK] = {0};
+    memset(live, 0, (size_t)F * sizeof(int64_t));
+    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+        if (kd[i] != k) continue;
+        int64_t a = ip[i], a1 = ip[i + 1], b = jp[i], b1 = jp[i + 1];
+        if (a1 < a || b1 < b || a < 0 || b < 0) { bad = 1; break; }
+        int64_t L = (a1 - a) + (b1 - b);
+        if (L == 0) continue;
+        if (L == 1) {
+            int32_t f = a1 > a ? ix[a] : jx[b];
+            if (f < 0 || f >= F) { bad = 1; break; }
+            live[f]++;
+            continue;
+        }
+        int c = L <= N_PACK ? (int)L - 2 : N_PACK - 1;
+        size[c]++;
+        ent[c] += L;
+    }
+    if (!bad) {
+        seg[0] = 0;
+        ioff[0] = 0;
+        for (int c = 0; c < N_PACK; c++) {
+            seg[c + 1] = seg[c] + size[c];
+            ioff[c + 1] = ioff[c] + ent[c];
+        }
+        if (ioff[N_PACK] > cap) bad = 2;
+    }
+    if (!bad) {
+        sptr[0] = 0;
+        for (Py_ssize_t f = 0; f < F; f++) sptr[f + 1] = sptr[f] + live[f];
+        int64_t next[N_PACK], inext[N_PACK];
+        for (int c = 0; c < N_PACK; c++) {
+            next[c] = seg[c];
+            inext[c] = ioff[c];
+        }
+        int64_t ng = 0;
+        gptr[0] = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            state[i] = 0;
+            pos[i] = -1;
+            if (kd[i] != k) continue;
+            int64_t a = ip[i], a1 = ip[i + 1], b = jp[i], b1 = jp[i + 1];
+            int64_t L = (a1 - a) + (b1 - b);
+            if (L == 0) continue;
+            if (L == 1) {
+                int32_t f = a1 > a ? ix[a] : jx[b];
+                srows[sptr[f]++] = i;
+                state[i] = 2;
+                continue;
+            }
+            state[i] = 1;
+            int c = L <= N_PACK ? (int)L - 2 : N_PACK - 1;
+            pos[i] = (int32_t)next[c];
+            rows[next[c]++] = i;
+            int32_t *out = idx + inext[c];
+            while (a < a1 && b < b1) *out++ = ix[a] < jx[b] ? ix[a++] : jx[b++];
+            while (a < a1) *out++ = ix[a++];
+            while (b < b1) *out++ = jx[b++];
+            inext[c] += L;
+            if (c == N_PACK - 1) {
+                ng++;
+                gptr[ng] = inext[c] - ioff[c];
+            }
+        }
+        for (Py_ssize_t f = F; f > 0; f--) sptr[f] = sptr[f - 1];
+        sptr[0] = 0;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, bad == 1 ? "pack_rows: an index is out of range"
+                                                   : "pack_rows: the output is too small");
+        goto fail;
+    }
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return PyLong_FromLongLong(ioff[N_PACK]);
+fail:
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return NULL;
+}
+
+/* packed_pass(rows, seg, idx, ioff, gptr, kind, vec, F, lo, hi, row_base, sel_off, count_pool, block_kind,
+   positive keys, rows, bucket starts, kmax, kmin, scale, m, counts, top keys, top rows) -> (candidates,
+   rows visited): class_pass over the packed rows rows[lo:hi] whose alive[j] is not 0 (entries of rows
+   that left: chosen pool rows, rows whose pattern changed; the rows array is read only for ties and
+   candidates). An entry outside [0, F) or a pointer outside idx is replaced by 0 as the pass goes (selects)
+   and makes the call fail. */
+#define N_PBUFS 13
+static PyObject *packed_pass(PyObject *self, PyObject *args)
+{
+    PyObject *o[N_PBUFS];
+    Py_ssize_t F, lo, hi, sel_off, m, row_base;
+    int count_pool, block_kind, want;
+    double kmax, kmin, scale;
+    Py_ssize_t part = 0, n_parts = 1;
+    if (!PyArg_ParseTuple(args, "OOOOOOOnnnnniiOOOdddnOOOi|nn", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &F,
+                          &lo, &hi, &row_base, &sel_off, &count_pool, &block_kind, &o[7], &o[8], &o[9], &kmax, &kmin,
+                          &scale, &m, &o[10], &o[11], &o[12], &want, &part, &n_parts))
+        return NULL;
+    static const char kinds[N_PBUFS] = {'i', 'i', 'i', 'i', 'i', 'u', 'f', 'f', 'i', 'i', 'i', 'f', 'i'};
+    static const Py_ssize_t sizes[N_PBUFS] = {8, 8, 4, 8, 8, 1, 8, 8, 8, 4, 8, 8, 8};
+    static const char *names[N_PBUFS] = {"rows", "seg", "idx", "ioff", "gptr", "alive", "vec", "positive keys",
+                                         "positive rows", "bucket starts", "counts", "top keys", "top rows"};
+    Py_buffer v[N_PBUFS];
+    int got = 0;
+    for (; got < N_PBUFS; got++)
+        if (get_buf(o[got], &v[got], kinds[got], sizes[got], got >= 10, names[got]) < 0) goto pfail;
+    const int64_t *vr = (const int64_t *)v[0].buf, *seg = (const int64_t *)v[1].buf, *ioff = (const int64_t *)v[3].buf;
+    const int64_t *gptr = (const int64_t *)v[4].buf;
+    const int32_t *idx = (const int32_t *)v[2].buf;
+    Py_ssize_t nv = v[0].shape[0], P = v[7].shape[0], nb = v[9].shape[0] - 1;
+    Py_ssize_t n_idx = v[2].shape[0], n_g = v[4].shape[0];
+    if (v[5].shape[0] != nv || v[1].shape[0] != N_PACK + 1 || v[3].shape[0] != N_PACK + 1 || lo < 0 || hi > nv || lo > hi ||
+        v[8].shape[0] != P || nb < 1 || v[10].shape[0] != P + 1 || v[11].shape[0] < m || v[12].shape[0] < m || m < 0 ||
+        F < 0 || (sel_off >= 0 ? sel_off : 0) + F > v[6].shape[0] || 2 * F > v[6].shape[0] ||
+        (block_kind != 1 && block_kind != 2) || seg[0] != 0 || seg[N_PACK] > nv || ioff[N_PACK] > n_idx ||
+        n_g < seg[N_PACK] - seg[N_PACK - 1] + 1 || n_parts < 1 || part < 0 || part >= n_parts) {
+        PyErr_SetString(PyExc_ValueError, "packed_pass: inconsistent array sizes");
+        goto pfail;
+    }
+    for (int c = 0; c < N_PACK; c++)
+        if (seg[c + 1] < seg[c] || ioff[c + 1] < ioff[c] ||
+            (c < N_PACK - 1 && ioff[c + 1] - ioff[c] != (seg[c + 1] - seg[c]) * (c + 2))) {
+            PyErr_SetString(PyExc_ValueError, "packed_pass: inconsistent classes");
+            goto pfail;
+        }
+    const uint8_t *al = (const uint8_t *)v[5].buf; /* alive[j]: entry j is still held here */
+    const double *vec = (const double *)v[6].buf;
+    const double *w = vec + (block_kind == 2 ? F : 0), *ws = sel_off >= 0 ? vec + sel_off : NULL;
+    const double *pkv = (const double *)v[7].buf;
+    const int64_t *prv = (const int64_t *)v[8].buf;
+    const int32_t *st = (const int32_t *)v[9].buf;
+    int64_t *cnt = (int64_t *)v[10].buf;
+    int counted = block_kind == 2 ? 1 : count_pool, choose = block_kind == 1 && m > 0;
+    Py_ssize_t cap = 2 * m + 16, nc = 0;
+    cand_t *buf = (cand_t *)malloc((size_t)cap * sizeof(cand_t));
+    if (!buf) {
+        PyErr_NoMemory();
+        goto pfail;
+    }
+    int pruned = 0, bad = 0;
+    double thr = 0.0;
+    int64_t thr_row = 0;
+    Py_ssize_t visited = 0;
+    int64_t sink[8] = {0}, below = 0;
+    const uint32_t uF = (uint32_t)F;
+    Py_BEGIN_ALLOW_THREADS
+    enum { CH = 512 };
+    double kb[CH];
+    int64_t rb[CH], eb[CH], lb[CH];
+    double top = (double)(nb - 1);
+    for (int c = 0; c < N_PACK; c++) {
+        /* part `part` of `n_parts` of every class (the classes differ in cost), within lo:hi */
+        Py_ssize_t cs = seg[c] + (seg[c + 1] - seg[c]) * part / n_parts;
+        Py_ssize_t ce = seg[c] + (seg[c + 1] - seg[c]) * (part + 1) / n_parts;
+        Py_ssize_t a0 = cs > lo ? cs : lo, b0 = ce < hi ? ce : hi;
+        for (Py_ssize_t j0 = a0; j0 < b0; j0 += CH) {
+            Py_ssize_t j1 = j0 + CH < b0 ? j0 + CH : b0, nq = 0;
+            switch (c) {
+#define PFIXED(L)                                                                        \
+            case L - 2:                                                                  \
+                for (Py_ssize_t j = j0; j < j1; j++) {                                   \
+                    const int32_t *e = idx + ioff[c] + (j - seg[c]) * L;                 \
+                    double s = 0.0;                                                      \
+                    for (int l = 0; l < L; l++) {                                        \
+                        uint32_t col = (uint32_t)e[l];                                   \
+                        bad |= col >= uF;                                                \
+                        s += w[col < uF ? col : 0];                                      \
+                    }                                                                    \
+                    kb[nq] = tie_key(s);                                                 \
+                    rb[nq] = j;                                                          \
+                    eb[nq] = ioff[c] + (j - seg[c]) * L;                                 \
+                    lb[nq] = L;                                                          \
+                    nq += al[j] != 0;                                                    \
+                }                                                                        \
+                break;
+            PFIXED(2) PFIXED(3) PFIXED(4)
+#undef PFIXED
+            default:
+                for (Py_ssize_t j = j0; j < j1; j++) {
+                    if (!al[j]) continue;
+                    int64_t g = j - seg[c];
+                    int64_t e0 = ioff[c] + gptr[g], e1 = ioff[c] + gptr[g + 1];
+                    if (e0 < ioff[c] || e1 < e0 || e1 > ioff[c + 1]) { bad = 1; continue; }
+                    double s = 0.0;
+                    for (int64_t e = e0; e < e1; e++) {
+                        uint32_t col = (uint32_t)idx[e];
+                        bad |= col >= uF;
+                        s += w[col < uF ? col : 0];
+                    }
+                    kb[nq] = tie_key(s);
+                    rb[nq] = j;
+                    eb[nq] = e0;
+                    lb[nq++] = e1 - e0;
+                }
+            }
+            visited += nq;
+            for (Py_ssize_t q = 0; q < nq; q++) {
+                double key = kb[q];
+                double x = (kmax - key) * scale;
+                x = x > 0.0 ? x : 0.0;
+                x = x < top ? x : top;
+                int64_t b = (int64_t)x;
+                int64_t g = st[b], g1 = st[b + 1];
+                int out_above = key > kmax, out_below = key < kmin;
+                g = out_above ? 0 : g;
+                g1 = out_above ? 0 : g1;
+                g = out_below ? P : g;
+                g1 = out_below ? P : g1;
+                /* the row itself is read only for a tie with a positive (rb holds the entry) */
+                if (g != g1) g = gap_of(key, row_base + vr[rb[q]], pkv, prv, P, st, nb, kmax, kmin, scale);
+                /* most rows rank below every positive: counted in a register, not by a chain of
+                   increments of cnt[P] (each waits for the last store) */
+                int64_t *dst = out_below ? &sink[q & 7] : cnt + g;
+                *dst += counted;
+                below += out_below & counted;
+            }
+            if (!choose) continue;
+            for (Py_ssize_t q = 0; q < nq; q++) {
+                double key = kb[q];
+                if (ws) {
+                    double s = 0.0;
+                    for (int64_t e = eb[q]; e < eb[q] + lb[q]; e++) {
+                        uint32_t col = (uint32_t)idx[e];
+                        s += ws[col < uF ? col : 0];
+                    }
+                    key = tie_key(s);
+                }
+                int64_t row = row_base + vr[rb[q]];
+                if (!pruned || key > thr || (key == thr && row < thr_row)) {
+                    buf[nc].key = key;
+                    buf[nc].row = row;
+                    nc++;
+                    if (nc == cap) {
+                        qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
+                        nc = m;
+                        thr = buf[m - 1].key;
+                        thr_row = buf[m - 1].row;
+                        pruned = 1;
+                    }
+                }
+            }
+        }
+    }
+    qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
+    cnt[P] += below;
+    Py_END_ALLOW_THREADS
+    (void)sink;
+    (void)want;
+    if (bad) {
+        free(buf);
+        PyErr_SetString(PyExc_ValueError, "packed_pass: a row, entry or pointer is out of range");
+        goto pfail;
+    }
+    Py_ssize_t n_top = nc < m ? nc : m;
+    double *tko = (double *)v[11].buf;
+    int64_t *tro = (int64_t *)v[12].buf;
+    for (Py_ssize_t q = 0; q < n_top; q++) {
+        tko[q] = buf[q].key;
+        tro[q] = buf[q].row;
+    }
+    free(buf);
+    for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
+    return Py_BuildValue("nn", n_top, visited);
+pfail:
+    for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
+    return NULL;
+}
+
+/* touch(colptr, colrows, features, kind, k, state, tail_state, out, singles, packed) -> (n_out, n_singles,
+   n_packed): the rows
+   below len(state) of kind k that hold one of ``features`` (a column index's columns) and are not in the
+   tail yet: each is written once to out, and also to singles if its state was 2 (one-feature rows) or to
+   packed if it was 1, and its state becomes tail_state */
+static PyObject *touch_rows(PyObject *self, PyObject *args)
+{
+    PyObject *o[8];
+    Py_buffer v[8];
+    int got = 0, k, tail_state;
+    if (!PyArg_ParseTuple(args, "OOOOiOiOOO", &o[0], &o[1], &o[2], &o[3], &k, &o[4], &tail_state, &o[5], &o[6],
+                          &o[7]))
+        return NULL;
+    GET(0, 'i', 8, 0, "colptr") GET(1, 'i', 4, 0, "rows") GET(2, 'i', 8, 0, "features") GET(3, 'u', 1, 0, "kind")
+    GET(4, 'u', 1, 1, "state") GET(5, 'i', 8, 1, "out") GET(6, 'i', 8, 1, "singles") GET(7, 'i', 8, 1, "packed")
+    Py_ssize_t F = v[0].shape[0] - 1, K = v[2].shape[0], n = v[4].shape[0], cap = v[5].shape[0];
+    const int64_t *cp = (const int64_t *)v[0].buf, *feat = (const int64_t *)v[2].buf;
+    const int32_t *rows = (const int32_t *)v[1].buf;
+    const uint8_t *kd = (const uint8_t *)v[3].buf;
+    uint8_t *state = (uint8_t *)v[4].buf;
+    int64_t *out = (int64_t *)v[5].buf, *sg = (int64_t *)v[6].buf, *pk = (int64_t *)v[7].buf;
+    if (F < 0 || v[3].shape[0] < n || v[6].shape[0] != cap || v[7].shape[0] != cap || cp[F] > v[1].shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "touch_rows: inconsistent array sizes");
+        goto fail;
+    }
+    int bad = 0;
+    Py_ssize_t q = 0, qs = 0, qp = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t j = 0; j < K && !bad; j++) {
+        int64_t f = feat[j];
+        if (f < 0 || f >= F || cp[f + 1] < cp[f]) { bad = 1; break; }
+        for (int64_t a = cp[f]; a < cp[f + 1]; a++) {
+            int32_t r = rows[a];
+            if (r < 0 || r >= n || kd[r] != k || state[r] == tail_state) continue;
+            if (q >= cap) { bad = 2; break; }
+            if (state[r] == 2) sg[qs++] = r;
+            if (state[r] == 1) pk[qp++] = r;
+            state[r] = (uint8_t)tail_state;
+            out[q++] = r;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, bad == 1 ? "touch_rows: a feature is out of range"
+                                                   : "touch_rows: the output is too small");
+        goto fail;
+    }
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return Py_BuildValue("nnn", q, qs, qp);
+fail:
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- the positives' order */
+
+static inline int pos_before(const double *k, const int64_t *r, int64_t a, int64_t b)
+{
+    return k[a] > k[b] || (k[a] == k[b] && r[a] < r[b]);
+}
+
+/* order(keys, rows, perm, out_keys, out_rows, start) -> (kmax, kmin, scale): the positives sorted by (key
+   descending, row ascending) (perm: the last order on entry, as a first guess: an insertion sort from it
+   costs little when few keys changed places; a merge sort when many did), and the running count of
+   positives per bucket, buckets as kernel.positive_order makes them (len(start) - 1 of them) */
+static PyObject *order_positives(PyObject *self, PyObject *args)
+{
+    PyObject *o[6];
+    Py_buffer v[6];
+    int got = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5])) return NULL;
+    GET(0, 'f', 8, 0, "keys") GET(1, 'i', 8, 0, "rows") GET(2, 'i', 8, 1, "perm") GET(3, 'f', 8, 1, "out keys")
+    GET(4, 'i', 8, 1, "out rows") GET(5, 'i', 4, 1, "start")
+    Py_ssize_t P = v[0].shape[0], nb = v[5].shape[0] - 1;
+    const double *k = (const double *)v[0].buf;
+    const int64_t *r = (const int64_t *)v[1].buf;
+    int64_t *perm = (int64_t *)v[2].buf, *ro = (int64_t *)v[4].buf;
+    double *ko = (double *)v[3].buf;
+    int32_t *st = (int32_t *)v[5].buf;
+    if (P < 1 || nb < 1 || v[1].shape[0] != P || v[2].shape[0] != P || v[3].shape[0] != P || v[4].shape[0] != P) {
+        PyErr_SetString(PyExc_ValueError, "order_positives: inconsistent array sizes");
+        goto fail;
+    }
+    int64_t *seen = (int64_t *)calloc((size_t)P, sizeof(int64_t)), *tmp = (int64_t *)malloc((size_t)P * sizeof(int64_t));
+    if (!seen || !tmp) {
+        free(seen);
+        free(tmp);
+        PyErr_NoMemory();
+        goto fail;
+    }
+    int bad = 0;
+    for (Py_ssize_t q = 0; q < P && !bad; q++) {
+        if (perm[q] < 0 || perm[q] >= P || seen[perm[q]]) bad = 1;
+        else seen[perm[q]] = 1;
+    }
+    if (bad) {
+        free(seen);
+        free(tmp);
+        PyErr_SetString(PyExc_ValueError, "order_positives: perm is not a permutation");
+        goto fail;
+    }
+    double kmax, kmin, scale;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t moves = 0, limit = 16 * (int64_t)P + 1024;
+    for (Py_ssize_t q = 1; q < P && moves <= limit; q++) {
+        int64_t x = perm[q];
+        Py_ssize_t j = q;
+        while (j > 0 && pos_before(k, r, x, perm[j - 1])) {
+            perm[j] = perm[j - 1];
+            j--;
+            moves++;
+        }
+        perm[j] = x;
+    }
+    if (moves > limit) { /* many changed places: a bottom-up merge sort (stable, the same total order) */
+        for (int64_t width = 1; width < P; width *= 2) {
+            for (int64_t lo = 0; lo < P; lo += 2 * width) {
+                int64_t mid = lo + width < P ? lo + width : P, hi = lo + 2 * width < P ? lo + 2 * width : P;
+                int64_t a = lo, b = mid, t = lo;
+                while (a < mid && b < hi) tmp[t++] = pos_before(k, r, perm[b], perm[a]) ? perm[b++] : perm[a++];
+                while (a < mid) tmp[t++] = perm[a++];
+                while (b < hi) tmp[t++] = perm[b++];
+            }
+            memcpy(perm, tmp, (size_t)P * sizeof(int64_t));
+        }
+    }
+    for (Py_ssize_t q = 0; q < P; q++) {
+        ko[q] = k[perm[q]];
+        ro[q] = r[perm[q]];
+    }
+    kmax = ko[0];
+    kmin = ko[P - 1];
+    scale = kmax > kmin ? (double)nb / (kmax - kmin) : 0.0;
+    /* start[b]: positives in buckets below b (buckets do not decrease along the order) */
+    Py_ssize_t q = 0;
+    for (Py_ssize_t b = 0; b <= nb; b++) {
+        while (q < P) {
+            int64_t bq = (int64_t)((kmax - ko[q]) * scale);
+            if (bq > nb - 1) bq = nb - 1;
+            if (bq >= b) break;
+            q++;
+        }
+        st[b] = (int32_t)q;
+    }
+    Py_END_ALLOW_THREADS
+    free(seen);
+    free(tmp);
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return Py_BuildValue("ddd", kmax, kmin, scale);
+fail:
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"order_positives", order_positives, METH_VARARGS, "The positives in rank order and their buckets."},
+    {"touch_rows", touch_rows, METH_VARARGS, "Move the rows holding some features to the tail."},
+    {"pack_rows", pack_rows, METH_VARARGS, "The rows of a kind, packed by the length of their pattern."},
+    {"packed_pass", packed_pass, METH_VARARGS, "class_pass over packed rows."},
+    {"single_pass", single_pass, METH_VARARGS, "The rows of one feature, one key per feature."},
+    {"single_rows", single_rows, METH_VARARGS, "The rows of a kind whose pattern is one feature, by feature."},
+    {"class_pass", class_pass, METH_VARARGS, "round_pass over rows grouped by the length of their pattern."},
+    {"classify_rows", classify_rows, METH_VARARGS, "The non-empty rows of a kind grouped by pattern length."},
+    {"nonempty_rows", nonempty_rows, METH_VARARGS, "The rows of a kind whose pattern is not empty."},
+    {"first_empty", first_empty, METH_VARARGS, "The first rows of a kind whose pattern is empty."},
     {"weights", weights, METH_VARARGS, "A round's thresholded weights from the cached logarithms."},
     {"round_pass", round_pass, METH_VARARGS, "Scores, AP gap counts and the m best pool rows of a block of rows."},
     {"row_keys", row_keys, METH_VARARGS, "Tie keys of the given rows under vec[offset:offset + F]."},

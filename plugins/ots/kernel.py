@@ -34,7 +34,7 @@ except ImportError:  # not built: the numpy path computes the same, slower
     _rounds = None
 
 __all__ = ["NOT_TRAINING", "POOL", "STS_NEGATIVE", "POSITIVE", "Rows", "PositiveOrder", "positive_order",
-           "round_pass", "row_keys", "average_precision_from_counts", "merge_top", "compiled", "restrict_rows",
+           "round_pass", "visit_pass", "class_pass", "classify_rows", "single_pass", "single_rows", "SingleRows", "PackedRows", "pack_rows", "packed_pass", "HELD_PACKED", "HELD_SINGLE", "HELD_TAIL", "touch_rows", "VisitRows", "N_CLASSES", "nonempty_rows", "first_empty", "row_keys", "average_precision_from_counts", "merge_top", "compiled", "restrict_rows",
            "merge_rows", "filter_rows", "column_index", "gather_columns", "round_weights"]
 
 # what a row is in the current round; a row's weights are block (kind - 1) of the weight vector
@@ -95,12 +95,23 @@ class PositiveOrder:
     scale: float
 
 
-def positive_order(keys: np.ndarray, rows: np.ndarray) -> PositiveOrder:
+def positive_order(keys: np.ndarray, rows: np.ndarray, perm: np.ndarray | None = None) -> PositiveOrder:
     """Sort the positives' keys (``rows`` ascending, so a stable sort breaks ties by row) and bucket them.
 
     A key's bucket is ``int((kmax - key) * scale)``: the float operations are monotone, so a positive in a
     lower bucket than a row's has a strictly higher key, one in a higher bucket a strictly lower key; only
-    the positives that share the row's bucket are compared one by one (binary search)."""
+    the positives that share the row's bucket are compared one by one (binary search). ``perm`` (the last
+    round's order, updated in place) is a first guess for the compiled sort; the result does not depend
+    on it."""
+    P = len(keys)
+    if _rounds is not None and P > 0:
+        if perm is None:
+            perm = np.arange(P, dtype=np.int64)
+        k, r = np.empty(P), np.empty(P, dtype=np.int64)
+        start = np.empty(8 * P + 2, dtype=np.int32)
+        kmax, kmin, scale = _rounds.order_positives(np.ascontiguousarray(keys, dtype=np.float64),
+                                                    np.ascontiguousarray(rows, dtype=np.int64), perm, k, r, start)
+        return PositiveOrder(k, r, start, kmax, kmin, scale)
     order = np.argsort(-keys, kind="stable")
     k, r = np.ascontiguousarray(keys[order]), np.ascontiguousarray(rows[order], dtype=np.int64)
     P = len(k)
@@ -156,26 +167,380 @@ def round_pass(rows: Rows, kind: np.ndarray, vec: np.ndarray, F: int, lo: int, h
     ``count_sts``), and the ``m`` best pool rows as (keys, global rows) in rank order. Pool rows read
     ``vec[0:F]`` (and are chosen by ``vec[sel_offset:sel_offset + F]`` when ``sel_offset >= 0``), STS
     negatives ``vec[F:2F]``. Global row = ``row_base`` + local row."""
+    return visit_pass(rows, kind, vec, F, lo, hi, row_base, sel_offset, count_pool, count_sts, order, m)[:3]
+
+
+def visit_pass(rows: Rows, kind: np.ndarray, vec: np.ndarray, F: int, lo: int, hi: int, row_base: int,
+               sel_offset: int, count_pool: bool, count_sts: bool, order: PositiveOrder, m: int,
+               visit: np.ndarray | None = None,
+               visit_pool: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``round_pass`` over the rows ``visit[lo:hi]`` (local rows, ascending when pool rows are visited and
+    ``m > 0``) instead of ``lo:hi`` when ``visit`` is given, visiting pool rows only if ``visit_pool``;
+    also returns how many rows it visited (pool rows, and STS negatives when ``count_sts``)."""
     P = len(order.keys)
     counts = np.zeros(P + 1, dtype=np.int64)
     if _rounds is None:
-        return _round_pass_numpy(rows, kind, vec, F, lo, hi, row_base, sel_offset, count_pool, count_sts, order, m)
+        return _round_pass_numpy(rows, kind, vec, F, lo, hi, row_base, sel_offset, count_pool, count_sts, order, m,
+                                 visit, visit_pool)
     top_keys = np.empty(m)
     top_rows = np.empty(m, dtype=np.int64)
-    n = _rounds.round_pass(rows.indptr, rows.indices, rows.extra_indptr, rows.extra_indices, kind, vec, F, lo, hi,
-                           row_base, sel_offset, int(count_pool), int(count_sts), order.keys, order.rows, order.start,
-                           order.kmax, order.kmin, order.scale, m, counts, top_keys, top_rows)
-    return counts, top_keys[:n], top_rows[:n]
+    use = visit is not None
+    n, visited = _rounds.round_pass(rows.indptr, rows.indices, rows.extra_indptr, rows.extra_indices, kind, vec, F,
+                                    lo, hi, row_base, sel_offset, int(count_pool), int(count_sts), order.keys,
+                                    order.rows, order.start, order.kmax, order.kmin, order.scale, m, counts,
+                                    top_keys, top_rows, visit if use else _NO_ROWS, int(use), int(visit_pool))
+    return counts, top_keys[:n], top_rows[:n], visited
+
+
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+N_CLASSES = 5  # rows with 1, 2, 3, 4 entries in the base part only, then any other
+HELD_PACKED, HELD_SINGLE, HELD_TAIL = 1, 2, 3  # where a pass finds a row (its state; 0: nowhere, score 0)
+
+
+@dataclass
+class VisitRows:
+    """The rows a pass visits, grouped as ``class_pass`` reads them: ``rows[seg[c]:seg[c + 1]]`` hold
+    the rows of ``c + 1`` entries (all in the base part) for c < 4, the others in the last group."""
+
+    rows: np.ndarray
+    seg: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.seg[-1])
+
+
+def classify_rows(rows: Rows, kind: np.ndarray, k: int, no_singles: bool = False) -> VisitRows:
+    """The rows of kind ``k`` whose pattern (both parts) holds an entry, grouped by ``VisitRows``'s classes,
+    ascending within each group; without the rows of one entry if ``no_singles`` (``single_rows``)."""
+    n = len(kind)
+    seg = np.zeros(N_CLASSES + 1, dtype=np.int64)
+    if _rounds is not None:
+        out = np.empty(n, dtype=np.int64)
+        q = _rounds.classify_rows(rows.indptr, rows.extra_indptr, kind, int(k), out, seg, int(no_singles))
+        return VisitRows(out[:q], seg)  # a view of n rows: room to append (the caller keeps what it needs)
+    base = np.diff(rows.indptr[:n + 1])
+    extra = np.diff(rows.extra_indptr[:n + 1])
+    cls = np.where((extra > 0) | (base > N_CLASSES - 1), N_CLASSES - 1, base - 1)
+    chosen = np.flatnonzero((kind == k) & (base + extra > 0) & ~((cls == 0) & no_singles))
+    out = chosen[np.argsort(cls[chosen], kind="stable")].astype(np.int64)
+    seg[1:] = np.cumsum(np.bincount(cls[chosen], minlength=N_CLASSES))
+    return VisitRows(out, seg)
+
+
+@dataclass
+class SingleRows:
+    """The rows whose pattern is one feature (of the base part), grouped by it: feature f's rows are
+    ``rows[ptr[f]:ptr[f + 1]]`` (ascending), ``live[f]`` of them still of the kind they were taken for
+    (the caller lowers it when one changes kind)."""
+
+    ptr: np.ndarray
+    rows: np.ndarray
+    live: np.ndarray
+
+    def __post_init__(self) -> None:
+        self.features = np.flatnonzero(self.live).astype(np.int64)  # the groups a pass visits
+        self.front = self.ptr[:-1].copy()  # candidates are looked for from here (rows before it left)
+
+
+def single_rows(rows: Rows, kind: np.ndarray, k: int, F: int) -> SingleRows:
+    """The rows of kind ``k`` whose pattern is one feature of the base part (features 0..F-1), by feature."""
+    n = len(kind)
+    if _rounds is not None:
+        ptr = np.empty(F + 1, dtype=np.int64)
+        out = np.empty(n, dtype=np.int64)
+        live = np.empty(F, dtype=np.int64)
+        q = _rounds.single_rows(rows.indptr, rows.extra_indptr, rows.indices, kind, int(k), ptr, out, live)
+        return SingleRows(ptr, out[:q].copy(), live)
+    base = np.diff(rows.indptr[:n + 1])
+    extra = np.diff(rows.extra_indptr[:n + 1])
+    chosen = np.flatnonzero((kind == k) & (base == 1) & (extra == 0))
+    feats = rows.indices[rows.indptr[chosen]].astype(np.int64)
+    order = np.argsort(feats, kind="stable")
+    live = np.bincount(feats, minlength=F).astype(np.int64)
+    ptr = np.zeros(F + 1, dtype=np.int64)
+    np.cumsum(live, out=ptr[1:])
+    return SingleRows(ptr, chosen[order].astype(np.int64), live)
+
+
+def _segments(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    lengths = np.asarray(ends, dtype=np.int64) - np.asarray(starts, dtype=np.int64)
+    ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    return np.repeat(np.asarray(starts, dtype=np.int64) - ptr[:-1], lengths) + np.arange(int(ptr[-1])), ptr
+
+
+def single_pass(singles: SingleRows, state: np.ndarray, vec: np.ndarray, F: int, flo: int, fhi: int, row_base: int,
+                sel_offset: int, count_pool: bool, block_kind: int, order: PositiveOrder,
+                m: int, want: int = HELD_SINGLE,
+        counts: np.ndarray | None = None, by_group: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``class_pass`` for the rows of ``singles`` of the features ``flo:fhi`` (``singles.features[flo:fhi]`` if
+    ``by_group``: the features that had rows when packed) whose ``state`` is ``want``
+    (``live`` counts them): a row's score is its feature's weight (0 + w, the same sum), one key per
+    feature."""
+    P = len(order.keys)
+    if _rounds is not None:
+        counts = np.zeros(P + 1, dtype=np.int64) if counts is None else counts  # added to
+        top_keys = np.empty(m)
+        top_rows = np.empty(m, dtype=np.int64)
+        n, visited = _rounds.single_pass(singles.ptr, singles.rows, singles.live, state, vec, F, flo, fhi, row_base,
+                                         sel_offset, int(count_pool), int(block_kind), order.keys, order.rows,
+                                         order.start, order.kmax, order.kmin, order.scale, m, counts, top_keys,
+                                         top_rows, int(want), singles.features if by_group else None,
+                                         singles.front)
+        return counts, top_keys[:n], top_rows[:n], visited
+    groups = singles.features[flo:fhi] if by_group else np.arange(flo, fhi)
+    where, _ = _segments(singles.ptr[groups], singles.ptr[groups + 1])
+    local = singles.rows[where]
+    feats = np.repeat(groups, singles.ptr[groups + 1] - singles.ptr[groups])
+    live = state[local] == want
+    local, feats = local[live], feats[live]
+    w = vec[F:2 * F] if block_kind == STS_NEGATIVE else vec[:F]
+    keys = np.round(0.0 + w[feats], TIE_DECIMALS)
+    glob = row_base + local
+    counts = np.zeros(P + 1, dtype=np.int64) if counts is None else counts
+    if block_kind == STS_NEGATIVE or count_pool:
+        all_keys = np.concatenate([order.keys, keys])
+        all_rows = np.concatenate([order.rows, glob])
+        is_pos = np.r_[np.ones(P, dtype=bool), np.zeros(len(keys), dtype=bool)]
+        ranked = np.lexsort((all_rows, -all_keys))
+        counts += np.bincount(np.cumsum(is_pos[ranked])[~is_pos[ranked]], minlength=P + 1).astype(np.int64)
+    if block_kind != POOL or m == 0:
+        return counts, np.zeros(0), np.zeros(0, dtype=np.int64), len(local)
+    sel = np.round(0.0 + vec[sel_offset:sel_offset + F][feats], TIE_DECIMALS) if sel_offset >= 0 else keys
+    best = np.lexsort((glob, -sel))[:m]
+    return counts, sel[best], glob[best], len(local)
+
+
+N_PACK = 4  # packed classes: rows of 2, 3, 4 entries, then any other
+
+
+@dataclass
+class PackedRows:
+    """The rows a pass visits, their patterns copied in the order it reads them (``pack_rows``): class c
+    (rows ``rows[seg[c]:seg[c + 1]]``) of rows of c + 2 entries at ``idx[ioff[c]:ioff[c + 1]]``, the last
+    class of any length with row pointers ``gptr`` relative to ``ioff[N_PACK - 1]``."""
+
+    rows: np.ndarray
+    seg: np.ndarray
+    idx: np.ndarray
+    ioff: np.ndarray
+    gptr: np.ndarray
+    alive: np.ndarray  # uint8 per entry: 0 once its row left (chosen, or its pattern changed)
+    pos: np.ndarray  # int32 per row of the block: its entry, or -1
+
+    def __len__(self) -> int:
+        return int(self.seg[-1])
+
+    def leave(self, rows: np.ndarray) -> None:
+        """Rows ``rows`` (held here) are no longer visited."""
+        self.alive[self.pos[rows]] = 0
+
+    def as_csr(self, F: int) -> sp.csr_matrix:
+        """Row j of the result: the pattern of ``rows[j]``."""
+        ptrs = [self.ioff[c] + (c + 2) * np.arange(self.seg[c + 1] - self.seg[c]) for c in range(N_PACK - 1)]
+        n_g = int(self.seg[-1] - self.seg[-2])
+        ptr = np.r_[np.concatenate(ptrs + [self.ioff[N_PACK - 1] + self.gptr[:n_g]]), self.ioff[-1]].astype(np.int64)
+        return sp.csr_matrix((np.ones(len(self.idx[:self.ioff[-1]])), self.idx[:self.ioff[-1]], ptr),
+                             shape=(len(self), F))
+
+
+def pack_rows(rows: Rows, kind: np.ndarray, k: int, F: int, state: np.ndarray) -> tuple[PackedRows, SingleRows]:
+    """The rows of kind ``k`` whose pattern holds an entry: those of one entry as ``SingleRows``, the others
+    packed (``PackedRows``), both parts of a pattern merged by column; ascending within each group.
+    ``state`` (uint8, one per row) is set to HELD_SINGLE / HELD_PACKED for them, 0 for every other row."""
+    n = len(kind)
+    seg = np.zeros(N_PACK + 1, dtype=np.int64)
+    ioff = np.zeros(N_PACK + 1, dtype=np.int64)
+    if _rounds is not None:
+        out = np.empty(n, dtype=np.int64)
+        idx = np.empty(rows.nnz, dtype=np.int32)
+        gptr = np.empty(n + 1, dtype=np.int64)
+        sptr = np.empty(F + 1, dtype=np.int64)
+        srows = np.empty(n, dtype=np.int64)
+        live = np.empty(F, dtype=np.int64)
+        pos = np.empty(n, dtype=np.int32)
+        total = _rounds.pack_rows(rows.indptr, rows.indices, rows.extra_indptr, rows.extra_indices, kind, int(k), out,
+                                  seg, idx, ioff, gptr, sptr, srows, live, state, pos)
+        n_g = int(seg[-1] - seg[-2])
+        return (PackedRows(out[:seg[-1]].copy(), seg, idx[:total].copy(), ioff, gptr[:n_g + 1].copy(),
+                           np.ones(int(seg[-1]), dtype=np.uint8), pos),
+                SingleRows(sptr, srows[:sptr[-1]].copy(), live))
+    csr = rows.as_csr(F)[:n]
+    length = np.diff(csr.indptr)
+    mine = (kind == k) & (length > 0)
+    one = np.flatnonzero(mine & (length == 1))
+    feats = csr.indices[csr.indptr[one]].astype(np.int64)
+    live = np.bincount(feats, minlength=F).astype(np.int64)
+    sptr = np.zeros(F + 1, dtype=np.int64)
+    np.cumsum(live, out=sptr[1:])
+    singles = SingleRows(sptr, one[np.argsort(feats, kind="stable")].astype(np.int64), live)
+    many = np.flatnonzero(mine & (length > 1))
+    state[:] = 0
+    state[one] = HELD_SINGLE
+    state[many] = HELD_PACKED
+    cls = np.minimum(length[many], N_PACK + 1) - 2
+    many = many[np.argsort(cls, kind="stable")]
+    cls = np.sort(cls, kind="stable")
+    seg[1:] = np.cumsum(np.bincount(cls, minlength=N_PACK))
+    sub = csr[many]
+    idx = sub.indices.astype(np.int32)
+    ends = np.r_[0, np.cumsum(length[many])]
+    ioff[1:] = ends[seg[1:]]
+    gptr = (ends[seg[-2]:] - ends[seg[-2]]).astype(np.int64)
+    pos = np.full(n, -1, dtype=np.int32)
+    pos[many] = np.arange(len(many), dtype=np.int32)
+    return PackedRows(many.astype(np.int64), seg, idx, ioff, gptr, np.ones(len(many), dtype=np.uint8), pos), singles
+
+
+def touch_rows(colptr: np.ndarray, colrows: np.ndarray, features: np.ndarray, kind: np.ndarray, k: int,
+               state: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows below ``len(state)`` of kind ``k`` holding one of ``features`` (columns of a column index)
+    whose state is not HELD_TAIL yet: they become HELD_TAIL; returns them and those of them that were
+    HELD_SINGLE and HELD_PACKED."""
+    features = np.ascontiguousarray(features, dtype=np.int64)
+    n = len(state)
+    if _rounds is not None:
+        cap = min(n, int((colptr[features + 1] - colptr[features]).sum()))
+        out = np.empty(cap, dtype=np.int64)
+        singles = np.empty(cap, dtype=np.int64)
+        packed = np.empty(cap, dtype=np.int64)
+        q, qs, qp = _rounds.touch_rows(colptr, colrows, features, kind, int(k), state, HELD_TAIL, out, singles, packed)
+        return out[:q], singles[:qs], packed[:qp]
+    starts, ends = colptr[features], colptr[features + 1]
+    lengths = ends - starts
+    ptr = np.r_[0, np.cumsum(lengths)]
+    rows = colrows[np.repeat(starts - ptr[:-1], lengths) + np.arange(int(ptr[-1]))].astype(np.int64)
+    rows = rows[rows < n]
+    rows = np.unique(rows[(kind[rows] == k) & (state[rows] != HELD_TAIL)])
+    singles = rows[state[rows] == HELD_SINGLE]
+    packed = rows[state[rows] == HELD_PACKED]
+    state[rows] = HELD_TAIL
+    return rows, singles, packed
+
+
+def _rank_numpy(keys: np.ndarray, glob: np.ndarray, sel: np.ndarray, counted: bool, choose: bool,
+                order: PositiveOrder, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Counts and candidates of rows with ``keys`` (global rows ``glob``) by one sort with the positives."""
+    P = len(order.keys)
+    counts = np.zeros(P + 1, dtype=np.int64)
+    if counted:
+        all_keys = np.concatenate([order.keys, keys])
+        all_rows = np.concatenate([order.rows, glob])
+        is_pos = np.r_[np.ones(P, dtype=bool), np.zeros(len(keys), dtype=bool)]
+        ranked = np.lexsort((all_rows, -all_keys))
+        counts = np.bincount(np.cumsum(is_pos[ranked])[~is_pos[ranked]], minlength=P + 1).astype(np.int64)
+    if not choose:
+        return counts, np.zeros(0), np.zeros(0, dtype=np.int64), len(keys)
+    best = np.lexsort((glob, -sel))[:m]
+    return counts, sel[best], glob[best], len(keys)
+
+
+def packed_pass(packed: PackedRows, state: np.ndarray, vec: np.ndarray, F: int, lo: int, hi: int, row_base: int,
+                sel_offset: int, count_pool: bool, block_kind: int, order: PositiveOrder,
+                m: int, want: int = HELD_PACKED,
+        counts: np.ndarray | None = None, part: tuple[int, int] = (0, 1)) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                                  int]:
+    """``class_pass`` over the packed rows ``packed.rows[lo:hi]`` still alive (``state`` and ``want`` are not
+    read: ``packed.alive`` says it); with ``part``
+    = (i, k) only the i-th of k equal parts of every class (parts of about equal cost for threads)."""
+    if _rounds is not None:
+        P = len(order.keys)
+        counts = np.zeros(P + 1, dtype=np.int64) if counts is None else counts  # added to
+        top_keys = np.empty(m)
+        top_rows = np.empty(m, dtype=np.int64)
+        n, visited = _rounds.packed_pass(packed.rows, packed.seg, packed.idx, packed.ioff, packed.gptr, packed.alive,
+                                         vec,
+                                         F, lo, hi, row_base, sel_offset, int(count_pool), int(block_kind),
+                                         order.keys, order.rows, order.start, order.kmax, order.kmin, order.scale, m,
+                                         counts, top_keys, top_rows, int(want), int(part[0]), int(part[1]))
+        return counts, top_keys[:n], top_rows[:n], visited
+    sel_rows = np.zeros(len(packed), dtype=bool)
+    for c in range(N_PACK):
+        a, b = int(packed.seg[c]), int(packed.seg[c + 1])
+        sel_rows[a + (b - a) * part[0] // part[1]:a + (b - a) * (part[0] + 1) // part[1]] = True
+    sel_rows[:lo] = False
+    sel_rows[hi:] = False
+    M = packed.as_csr(F)[sel_rows]
+    local = packed.rows[sel_rows]
+    live = packed.alive[sel_rows] != 0
+    M, local = M[live], local[live]
+    w = vec[F:2 * F] if block_kind == STS_NEGATIVE else vec[:F]
+    keys = np.round(M @ w, TIE_DECIMALS)
+    sel = np.round(M @ vec[sel_offset:sel_offset + F], TIE_DECIMALS) if sel_offset >= 0 else keys
+    got = _rank_numpy(keys, row_base + local, sel, block_kind == STS_NEGATIVE or count_pool,
+                      block_kind == POOL and m > 0, order, m)
+    if counts is not None:
+        counts += got[0]
+        return (counts,) + got[1:]
+    return got
+
+
+def class_pass(rows: Rows, kind: np.ndarray, vec: np.ndarray, F: int, visit: VisitRows, lo: int, hi: int,
+               row_base: int, sel_offset: int, count_pool: bool, block_kind: int, order: PositiveOrder,
+               m: int, want: int | None = None,
+        counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``visit_pass`` over the rows ``visit.rows[lo:hi]`` of kind ``block_kind`` only (POOL: counted if
+    ``count_pool``, the ``m`` best as candidates; STS_NEGATIVE: counted), in the order of their groups;
+    returns the counts, the candidates (keys, global rows) and how many rows it visited."""
+    want = block_kind if want is None else want
+    if _rounds is None:
+        local = visit.rows[lo:hi]
+        local = np.sort(local[kind[local] == want])
+        kind = np.where(kind == want, block_kind, NOT_TRAINING).astype(np.uint8)
+        if block_kind == POOL:
+            got = _round_pass_numpy(rows, kind, vec, F, 0, len(local), row_base, sel_offset, count_pool, False, order,
+                                    m, local, True)
+        else:
+            got = _round_pass_numpy(rows, kind, vec, F, 0, len(local), row_base, -1, False, True, order, 0, local,
+                                    False)
+        if counts is not None:
+            counts += got[0]
+            return (counts,) + got[1:]
+        return got
+    P = len(order.keys)
+    counts = np.zeros(P + 1, dtype=np.int64) if counts is None else counts  # added to
+    top_keys = np.empty(m)
+    top_rows = np.empty(m, dtype=np.int64)
+    n, visited = _rounds.class_pass(rows.indptr, rows.indices, rows.extra_indptr, rows.extra_indices, kind, vec, F,
+                                    lo, hi, row_base, sel_offset, int(count_pool), int(block_kind), order.keys,
+                                    order.rows, order.start, order.kmax, order.kmin, order.scale, m, counts,
+                                    top_keys, top_rows, visit.rows, visit.seg, int(want))
+    return counts, top_keys[:n], top_rows[:n], visited
+
+
+def nonempty_rows(rows: Rows, kind: np.ndarray, k: int) -> np.ndarray:
+    """The rows of kind ``k`` (ascending) whose pattern (both parts) holds an entry."""
+    n = len(kind)
+    if _rounds is not None:
+        out = np.empty(n, dtype=np.int64)
+        q = _rounds.nonempty_rows(rows.indptr, rows.extra_indptr, kind, int(k), out)
+        return out[:q].copy()
+    length = np.diff(rows.indptr[:n + 1]) + np.diff(rows.extra_indptr[:n + 1])
+    return np.flatnonzero((kind == k) & (length > 0)).astype(np.int64)
+
+
+def first_empty(rows: Rows, kind: np.ndarray, k: int, start: int, m: int) -> np.ndarray:
+    """The first ``m`` rows from ``start`` on (ascending) of kind ``k`` whose pattern is empty."""
+    n = len(kind)
+    if _rounds is not None:
+        out = np.empty(m, dtype=np.int64)
+        q = _rounds.first_empty(rows.indptr, rows.extra_indptr, kind, int(k), int(start), out)
+        return out[:q]
+    length = np.diff(rows.indptr[:n + 1]) + np.diff(rows.extra_indptr[:n + 1])
+    return (start + np.flatnonzero((kind[start:] == k) & (length[start:] == 0))[:m]).astype(np.int64)
 
 
 def _round_pass_numpy(rows: Rows, kind: np.ndarray, vec: np.ndarray, F: int, lo: int, hi: int, row_base: int,
                       sel_offset: int, count_pool: bool, count_sts: bool, order: PositiveOrder,
-                      m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``round_pass`` in numpy: scipy's CSR product for the sums, one sort for the ranks."""
+                      m: int, visit: np.ndarray | None = None,
+                      visit_pool: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``visit_pass`` in numpy: scipy's CSR product for the sums, one sort for the ranks."""
     P = len(order.keys)
-    local = np.arange(lo, hi)
-    k = kind[lo:hi]
-    M = rows.as_csr(F)[lo:hi]
+    local = np.arange(lo, hi) if visit is None else np.asarray(visit[lo:hi], dtype=np.int64)
+    k = kind[local]
+    if not visit_pool:
+        k = np.where(k == POOL, NOT_TRAINING, k)
+    M = rows.as_csr(F)[local]
     pool_keys = np.round(M @ vec[:F], TIE_DECIMALS)
     sts_keys = np.round(M @ vec[F:2 * F], TIE_DECIMALS)
     keys = np.where(k == POOL, pool_keys, sts_keys)
@@ -191,7 +556,8 @@ def _round_pass_numpy(rows: Rows, kind: np.ndarray, vec: np.ndarray, F: int, lo:
     sel = np.round(M @ vec[sel_offset:sel_offset + F], TIE_DECIMALS) if sel_offset >= 0 else pool_keys
     cand_keys, cand_rows = sel[pool], row_base + local[pool]
     best = np.lexsort((cand_rows, -cand_keys))[:m]
-    return counts, cand_keys[best], cand_rows[best]
+    visited = int(np.sum(pool | ((k == STS_NEGATIVE) & count_sts)))
+    return counts, cand_keys[best], cand_rows[best], visited
 
 
 def merge_top(parts: list[tuple[np.ndarray, np.ndarray]], m: int) -> tuple[np.ndarray, np.ndarray]:
