@@ -812,55 +812,6 @@ cfail:
     return NULL;
 }
 
-/* classify(indptr, extra_indptr, kind, k, out, seg) -> count: the rows of kind k whose pattern is not empty,
-   grouped as class_pass reads them (rows with 1-4 entries all in the base part, then the others), each
-   group ascending; seg (N_CLASS + 1) gets the groups' offsets */
-static PyObject *classify_rows(PyObject *self, PyObject *args)
-{
-    PyObject *o[5];
-    Py_buffer v[5];
-    int got = 0, k, no_singles;
-    if (!PyArg_ParseTuple(args, "OOOiOOi", &o[0], &o[1], &o[2], &k, &o[3], &o[4], &no_singles)) return NULL;
-    GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 8, 0, "extra indptr") GET(2, 'u', 1, 0, "kind") GET(3, 'i', 8, 1, "out")
-    GET(4, 'i', 8, 1, "segments")
-    Py_ssize_t n = v[2].shape[0];
-    if (v[0].shape[0] < n + 1 || v[1].shape[0] < n + 1 || v[3].shape[0] < n || v[4].shape[0] != N_CLASS + 1) {
-        PyErr_SetString(PyExc_ValueError, "classify_rows: inconsistent array sizes");
-        goto fail;
-    }
-    const int64_t *ip = (const int64_t *)v[0].buf, *jp = (const int64_t *)v[1].buf;
-    const uint8_t *kd = (const uint8_t *)v[2].buf;
-    int64_t *out = (int64_t *)v[3].buf, *seg = (int64_t *)v[4].buf;
-    Py_BEGIN_ALLOW_THREADS
-    int64_t size[N_CLASS] = {0};
-#define CLASS_OF(i) (jp[(i) + 1] != jp[(i)] || ip[(i) + 1] - ip[(i)] > N_CLASS - 1 ? N_CLASS - 1 \
-                     : (int)(ip[(i) + 1] - ip[(i)]) - 1)
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (kd[i] != k || (ip[i + 1] == ip[i] && jp[i + 1] == jp[i])) continue;
-        size[CLASS_OF(i)]++;
-    }
-    if (no_singles) size[0] = 0;
-    int64_t next[N_CLASS];
-    seg[0] = 0;
-    for (int c = 0; c < N_CLASS; c++) {
-        next[c] = seg[c];
-        seg[c + 1] = seg[c] + size[c];
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (kd[i] != k || (ip[i + 1] == ip[i] && jp[i + 1] == jp[i])) continue;
-        int c = CLASS_OF(i);
-        if (c == 0 && no_singles) continue;
-        out[next[c]++] = i;
-    }
-#undef CLASS_OF
-    Py_END_ALLOW_THREADS
-    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
-    return PyLong_FromSsize_t(seg[N_CLASS]);
-fail:
-    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
-    return NULL;
-}
-
 /* single_pass: the rows whose pattern is one feature, grouped by it (feature f's rows are
    rows[ptr[f]:ptr[f + 1]], ascending; live[f] of them are still of kind block_kind), over the features
    flo:fhi. Their key is tie_key(0 + w[f]) = tie_key(w[f]), one per feature: the gap is found once for all
@@ -1025,56 +976,6 @@ sfail:
     for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
     if (fl) PyBuffer_Release(&fv);
     if (front) PyBuffer_Release(&frv);
-    return NULL;
-}
-
-/* singles(indptr, extra_indptr, indices, kind, k, ptr, rows, live) -> count: the rows of kind k whose
-   pattern is one feature of the base part, grouped by it (counting sort: ascending within a feature);
-   ptr has F + 1 entries, live (F) gets each feature's count */
-static PyObject *single_rows(PyObject *self, PyObject *args)
-{
-    PyObject *o[7];
-    Py_buffer v[7];
-    int got = 0, k;
-    if (!PyArg_ParseTuple(args, "OOOOiOOO", &o[0], &o[1], &o[2], &o[3], &k, &o[4], &o[5], &o[6])) return NULL;
-    GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 8, 0, "extra indptr") GET(2, 'i', 4, 0, "indices")
-    GET(3, 'u', 1, 0, "kind") GET(4, 'i', 8, 1, "ptr") GET(5, 'i', 8, 1, "rows") GET(6, 'i', 8, 1, "live")
-    Py_ssize_t n = v[3].shape[0], F = v[4].shape[0] - 1, nnz = v[2].shape[0];
-    if (v[0].shape[0] < n + 1 || v[1].shape[0] < n + 1 || v[5].shape[0] < n || v[6].shape[0] != F || F < 0) {
-        PyErr_SetString(PyExc_ValueError, "single_rows: inconsistent array sizes");
-        goto fail;
-    }
-    const int64_t *ip = (const int64_t *)v[0].buf, *jp = (const int64_t *)v[1].buf;
-    const int32_t *ix = (const int32_t *)v[2].buf;
-    const uint8_t *kd = (const uint8_t *)v[3].buf;
-    int64_t *ptr = (int64_t *)v[4].buf, *rows = (int64_t *)v[5].buf, *live = (int64_t *)v[6].buf;
-    int bad = 0;
-    Py_BEGIN_ALLOW_THREADS
-    memset(live, 0, (size_t)F * sizeof(int64_t));
-#define IS_SINGLE(i) (kd[i] == k && ip[(i) + 1] - ip[i] == 1 && jp[(i) + 1] == jp[i])
-    for (Py_ssize_t i = 0; i < n && !bad; i++)
-        if (IS_SINGLE(i)) {
-            if (ip[i] < 0 || ip[i] >= nnz || ix[ip[i]] < 0 || ix[ip[i]] >= F) bad = 1;
-            else live[ix[ip[i]]]++;
-        }
-    if (!bad) {
-        ptr[0] = 0;
-        for (Py_ssize_t f = 0; f < F; f++) ptr[f + 1] = ptr[f] + live[f];
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (IS_SINGLE(i)) rows[ptr[ix[ip[i]]]++] = i;
-        for (Py_ssize_t f = F; f > 0; f--) ptr[f] = ptr[f - 1];
-        ptr[0] = 0;
-    }
-#undef IS_SINGLE
-    Py_END_ALLOW_THREADS
-    if (bad) {
-        PyErr_SetString(PyExc_ValueError, "single_rows: an index is out of range");
-        goto fail;
-    }
-    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
-    return PyLong_FromSsize_t(ptr[F]);
-fail:
-    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
     return NULL;
 }
 
@@ -1549,9 +1450,7 @@ static PyMethodDef methods[] = {
     {"pack_rows", pack_rows, METH_VARARGS, "The rows of a kind, packed by the length of their pattern."},
     {"packed_pass", packed_pass, METH_VARARGS, "class_pass over packed rows."},
     {"single_pass", single_pass, METH_VARARGS, "The rows of one feature, one key per feature."},
-    {"single_rows", single_rows, METH_VARARGS, "The rows of a kind whose pattern is one feature, by feature."},
     {"class_pass", class_pass, METH_VARARGS, "round_pass over rows grouped by the length of their pattern."},
-    {"classify_rows", classify_rows, METH_VARARGS, "The non-empty rows of a kind grouped by pattern length."},
     {"nonempty_rows", nonempty_rows, METH_VARARGS, "The rows of a kind whose pattern is not empty."},
     {"first_empty", first_empty, METH_VARARGS, "The first rows of a kind whose pattern is empty."},
     {"weights", weights, METH_VARARGS, "A round's thresholded weights from the cached logarithms."},

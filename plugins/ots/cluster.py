@@ -21,7 +21,7 @@ An actor lives on one worker: if that worker dies the search stops with an error
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -211,7 +211,6 @@ def data_parallel_search(client: Any, loader: Callable[[int], tuple[Any, np.ndar
         partitions = [f.result() for f in futures]
     infos = [f.result() for f in [a.describe(int(term)) for a in partitions]]
     bases = np.r_[0, np.cumsum([i["n_rows"] for i in infos])].astype(np.int64)
-    F = infos[0]["n_features"]
     positive_rows = np.concatenate([bases[p] + i["positive_local"] for p, i in enumerate(infos)]).astype(np.int64)
     indptrs, indices = [np.zeros(1, dtype=np.int64)], []
     for i in infos:

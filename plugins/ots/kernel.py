@@ -34,7 +34,7 @@ except ImportError:  # not built: the numpy path computes the same, slower
     _rounds = None
 
 __all__ = ["NOT_TRAINING", "POOL", "STS_NEGATIVE", "POSITIVE", "Rows", "PositiveOrder", "positive_order",
-           "round_pass", "visit_pass", "class_pass", "classify_rows", "single_pass", "single_rows", "SingleRows", "PackedRows", "pack_rows", "packed_pass", "HELD_PACKED", "HELD_SINGLE", "HELD_TAIL", "touch_rows", "VisitRows", "N_CLASSES", "nonempty_rows", "first_empty", "row_keys", "average_precision_from_counts", "merge_top", "compiled", "restrict_rows",
+           "round_pass", "visit_pass", "class_pass", "single_pass", "SingleRows", "PackedRows", "pack_rows", "packed_pass", "HELD_PACKED", "HELD_SINGLE", "HELD_TAIL", "touch_rows", "VisitRows", "N_CLASSES", "nonempty_rows", "first_empty", "row_keys", "average_precision_from_counts", "merge_top", "compiled", "restrict_rows",
            "merge_rows", "filter_rows", "column_index", "gather_columns", "round_weights"]
 
 # what a row is in the current round; a row's weights are block (kind - 1) of the weight vector
@@ -209,24 +209,6 @@ class VisitRows:
         return int(self.seg[-1])
 
 
-def classify_rows(rows: Rows, kind: np.ndarray, k: int, no_singles: bool = False) -> VisitRows:
-    """The rows of kind ``k`` whose pattern (both parts) holds an entry, grouped by ``VisitRows``'s classes,
-    ascending within each group; without the rows of one entry if ``no_singles`` (``single_rows``)."""
-    n = len(kind)
-    seg = np.zeros(N_CLASSES + 1, dtype=np.int64)
-    if _rounds is not None:
-        out = np.empty(n, dtype=np.int64)
-        q = _rounds.classify_rows(rows.indptr, rows.extra_indptr, kind, int(k), out, seg, int(no_singles))
-        return VisitRows(out[:q], seg)  # a view of n rows: room to append (the caller keeps what it needs)
-    base = np.diff(rows.indptr[:n + 1])
-    extra = np.diff(rows.extra_indptr[:n + 1])
-    cls = np.where((extra > 0) | (base > N_CLASSES - 1), N_CLASSES - 1, base - 1)
-    chosen = np.flatnonzero((kind == k) & (base + extra > 0) & ~((cls == 0) & no_singles))
-    out = chosen[np.argsort(cls[chosen], kind="stable")].astype(np.int64)
-    seg[1:] = np.cumsum(np.bincount(cls[chosen], minlength=N_CLASSES))
-    return VisitRows(out, seg)
-
-
 @dataclass
 class SingleRows:
     """The rows whose pattern is one feature (of the base part), grouped by it: feature f's rows are
@@ -240,26 +222,6 @@ class SingleRows:
     def __post_init__(self) -> None:
         self.features = np.flatnonzero(self.live).astype(np.int64)  # the groups a pass visits
         self.front = self.ptr[:-1].copy()  # candidates are looked for from here (rows before it left)
-
-
-def single_rows(rows: Rows, kind: np.ndarray, k: int, F: int) -> SingleRows:
-    """The rows of kind ``k`` whose pattern is one feature of the base part (features 0..F-1), by feature."""
-    n = len(kind)
-    if _rounds is not None:
-        ptr = np.empty(F + 1, dtype=np.int64)
-        out = np.empty(n, dtype=np.int64)
-        live = np.empty(F, dtype=np.int64)
-        q = _rounds.single_rows(rows.indptr, rows.extra_indptr, rows.indices, kind, int(k), ptr, out, live)
-        return SingleRows(ptr, out[:q].copy(), live)
-    base = np.diff(rows.indptr[:n + 1])
-    extra = np.diff(rows.extra_indptr[:n + 1])
-    chosen = np.flatnonzero((kind == k) & (base == 1) & (extra == 0))
-    feats = rows.indices[rows.indptr[chosen]].astype(np.int64)
-    order = np.argsort(feats, kind="stable")
-    live = np.bincount(feats, minlength=F).astype(np.int64)
-    ptr = np.zeros(F + 1, dtype=np.int64)
-    np.cumsum(live, out=ptr[1:])
-    return SingleRows(ptr, chosen[order].astype(np.int64), live)
 
 
 def _segments(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
