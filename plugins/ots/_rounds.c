@@ -33,6 +33,79 @@ static int cand_cmp(const void *a, const void *b)
 
 static inline double tie_key(double s) { return rint(s * 1e9) / 1e9; }
 
+/* The m best candidates seen so far (key descending, then row ascending), in a buffer of 2m + 16: when it
+   fills it is sorted and cut to m, and from then on only a candidate that ranks above the m-th enters.
+   Callers offer candidates only when m > 0. */
+typedef struct {
+    cand_t *buf;
+    Py_ssize_t cap, nc, m;
+    double thr;
+    int64_t thr_row;
+    int pruned;
+} top_t;
+
+static int top_init(top_t *t, Py_ssize_t m)
+{
+    t->cap = 2 * m + 16;
+    t->nc = 0;
+    t->m = m;
+    t->thr = 0.0;
+    t->thr_row = 0;
+    t->pruned = 0;
+    t->buf = (cand_t *)malloc((size_t)t->cap * sizeof(cand_t));
+    if (!t->buf) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* whether a candidate would enter (a caller whose later candidates rank lower stops at the first refused) */
+static inline int top_admits(const top_t *t, double key, int64_t row)
+{
+    return !t->pruned || key > t->thr || (key == t->thr && row < t->thr_row);
+}
+
+static inline void top_push(top_t *t, double key, int64_t row)
+{
+    t->buf[t->nc].key = key;
+    t->buf[t->nc].row = row;
+    if (++t->nc == t->cap) {
+        qsort(t->buf, (size_t)t->nc, sizeof(cand_t), cand_cmp);
+        t->nc = t->m;
+        t->thr = t->buf[t->m - 1].key;
+        t->thr_row = t->buf[t->m - 1].row;
+        t->pruned = 1;
+    }
+}
+
+static inline void top_offer(top_t *t, double key, int64_t row)
+{
+    if (top_admits(t, key, row)) top_push(t, key, row);
+}
+
+/* sort what is held (no Python calls: may run without the GIL) */
+static void top_sort(top_t *t) { qsort(t->buf, (size_t)t->nc, sizeof(cand_t), cand_cmp); }
+
+/* after top_sort: the best min(nc, m) into keys and rows; frees the buffer and returns their count */
+static Py_ssize_t top_take(top_t *t, double *keys, int64_t *rows)
+{
+    Py_ssize_t n = t->nc < t->m ? t->nc : t->m;
+    for (Py_ssize_t q = 0; q < n; q++) {
+        keys[q] = t->buf[q].key;
+        rows[q] = t->buf[q].row;
+    }
+    free(t->buf);
+    t->buf = NULL;
+    return n;
+}
+
+static void top_free(top_t *t)
+{
+    free(t->buf);
+    t->buf = NULL;
+}
+
 /* a 1-d C-contiguous buffer whose items are `itemsize` bytes of kind `kind` ('f' float, 'i' signed, 'u' unsigned) */
 static int get_buf(PyObject *obj, Py_buffer *view, char kind, Py_ssize_t itemsize, int writable, const char *name)
 {
@@ -146,14 +219,8 @@ static PyObject *round_pass(PyObject *self, PyObject *args)
     const int64_t *prv = (const int64_t *)v[7].buf;
     const int32_t *st = (const int32_t *)v[8].buf;
     int64_t *cnt = (int64_t *)v[9].buf;
-    Py_ssize_t cap = 2 * m + 16, nc = 0;
-    cand_t *buf = (cand_t *)malloc((size_t)cap * sizeof(cand_t));
-    if (!buf) {
-        PyErr_NoMemory();
-        goto fail;
-    }
-    int pruned = 0;
-    double thr = 0.0;
+    top_t best;
+    if (top_init(&best, m) < 0) goto fail;
     Py_ssize_t visited = 0;
     Py_BEGIN_ALLOW_THREADS
     /* in chunks of rows: first the keys (independent sums the processor overlaps), then their gaps, then
@@ -197,29 +264,12 @@ static PyObject *round_pass(PyObject *self, PyObject *args)
             if (cb[q] == 2) continue;
             double key = sel_off >= 0 ? tie_key(row_sum(ip, ix, jp, jx, rb[q] - row_base, vec + sel_off)) : kb[q];
             /* rows come in ascending order: once m are held, an equal key ranks after all of them */
-            if (!pruned || key > thr) {
-                buf[nc].key = key;
-                buf[nc].row = rb[q];
-                nc++;
-                if (nc == cap) {
-                    qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
-                    nc = m;
-                    thr = buf[m - 1].key;
-                    pruned = 1;
-                }
-            }
+            top_offer(&best, key, rb[q]);
         }
     }
-    qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
+    top_sort(&best);
     Py_END_ALLOW_THREADS
-    Py_ssize_t n_top = nc < m ? nc : m;
-    double *tko = (double *)v[10].buf;
-    int64_t *tro = (int64_t *)v[11].buf;
-    for (Py_ssize_t q = 0; q < n_top; q++) {
-        tko[q] = buf[q].key;
-        tro[q] = buf[q].row;
-    }
-    free(buf);
+    Py_ssize_t n_top = top_take(&best, (double *)v[10].buf, (int64_t *)v[11].buf);
     for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
     return Py_BuildValue("nn", n_top, visited);
 fail:
@@ -700,15 +750,8 @@ static PyObject *class_pass(PyObject *self, PyObject *args)
     const int32_t *st = (const int32_t *)v[8].buf;
     int64_t *cnt = (int64_t *)v[9].buf;
     int counted = block_kind == 2 ? 1 : count_pool, choose = block_kind == 1 && m > 0;
-    Py_ssize_t cap = 2 * m + 16, nc = 0;
-    cand_t *buf = (cand_t *)malloc((size_t)cap * sizeof(cand_t));
-    if (!buf) {
-        PyErr_NoMemory();
-        goto cfail;
-    }
-    int pruned = 0;
-    double thr = 0.0;
-    int64_t thr_row = 0;
+    top_t best;
+    if (top_init(&best, m) < 0) goto cfail;
     Py_ssize_t visited = 0;
     int64_t sink[8] = {0}, below = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -773,38 +816,20 @@ static PyObject *class_pass(PyObject *self, PyObject *args)
                 int64_t i = rb[q];
                 double key = ws ? tie_key(row_sum(ip, ix, jp, jx, i, ws)) : kb[q];
                 int64_t row = row_base + i;
-                if (!pruned || key > thr || (key == thr && row < thr_row)) {
-                    buf[nc].key = key;
-                    buf[nc].row = row;
-                    nc++;
-                    if (nc == cap) {
-                        qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
-                        nc = m;
-                        thr = buf[m - 1].key;
-                        thr_row = buf[m - 1].row;
-                        pruned = 1;
-                    }
-                }
+                top_offer(&best, key, row);
             }
         }
     }
-    qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
+    top_sort(&best);
     cnt[P] += below;
     Py_END_ALLOW_THREADS
     (void)sink;
     if (bad) {
-        free(buf);
+        top_free(&best);
         PyErr_SetString(PyExc_ValueError, "class_pass: a row to visit is out of range or its entries run out");
         goto cfail;
     }
-    Py_ssize_t n_top = nc < m ? nc : m;
-    double *tko = (double *)v[10].buf;
-    int64_t *tro = (int64_t *)v[11].buf;
-    for (Py_ssize_t q = 0; q < n_top; q++) {
-        tko[q] = buf[q].key;
-        tro[q] = buf[q].row;
-    }
-    free(buf);
+    Py_ssize_t n_top = top_take(&best, (double *)v[10].buf, (int64_t *)v[11].buf);
     for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
     return Py_BuildValue("nn", n_top, visited);
 cfail:
@@ -897,15 +922,9 @@ static PyObject *single_pass(PyObject *self, PyObject *args)
     const int32_t *st = (const int32_t *)v[7].buf;
     int64_t *cnt = (int64_t *)v[8].buf;
     int counted = block_kind == 2 ? 1 : count_pool, choose = block_kind == 1 && m > 0;
-    Py_ssize_t cap = 2 * m + 16, nc = 0;
-    cand_t *buf = (cand_t *)malloc((size_t)cap * sizeof(cand_t));
-    if (!buf) {
-        PyErr_NoMemory();
-        goto sfail;
-    }
-    int pruned = 0, bad = 0; /* a row out of range is skipped and makes the call fail */
-    double thr = 0.0;
-    int64_t thr_row = 0;
+    top_t best;
+    if (top_init(&best, m) < 0) goto sfail;
+    int bad = 0; /* a row out of range is skipped and makes the call fail */
     Py_ssize_t visited = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t j = flo; j < fhi; j++) {
@@ -939,35 +958,19 @@ static PyObject *single_pass(PyObject *self, PyObject *args)
             if ((uint64_t)i >= (uint64_t)n_rows) { bad = 1; continue; }
             if (kd[i] != want) continue;
             int64_t row = row_base + i;
-            if (pruned && !(sk > thr || (sk == thr && row < thr_row))) break; /* later rows rank lower */
-            buf[nc].key = sk;
-            buf[nc].row = row;
-            nc++;
+            if (!top_admits(&best, sk, row)) break; /* later rows rank lower */
+            top_push(&best, sk, row);
             taken++;
-            if (nc == cap) {
-                qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
-                nc = m;
-                thr = buf[m - 1].key;
-                thr_row = buf[m - 1].row;
-                pruned = 1;
-            }
         }
     }
-    qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
+    top_sort(&best);
     Py_END_ALLOW_THREADS
     if (bad) {
-        free(buf);
+        top_free(&best);
         PyErr_SetString(PyExc_ValueError, "single_pass: a row is out of range");
         goto sfail;
     }
-    Py_ssize_t n_top = nc < m ? nc : m;
-    double *tko = (double *)v[9].buf;
-    int64_t *tro = (int64_t *)v[10].buf;
-    for (Py_ssize_t q = 0; q < n_top; q++) {
-        tko[q] = buf[q].key;
-        tro[q] = buf[q].row;
-    }
-    free(buf);
+    Py_ssize_t n_top = top_take(&best, (double *)v[9].buf, (int64_t *)v[10].buf);
     for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
     if (fl) PyBuffer_Release(&fv);
     if (front) PyBuffer_Release(&frv);
@@ -1155,15 +1158,9 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
     const int32_t *st = (const int32_t *)v[9].buf;
     int64_t *cnt = (int64_t *)v[10].buf;
     int counted = block_kind == 2 ? 1 : count_pool, choose = block_kind == 1 && m > 0;
-    Py_ssize_t cap = 2 * m + 16, nc = 0;
-    cand_t *buf = (cand_t *)malloc((size_t)cap * sizeof(cand_t));
-    if (!buf) {
-        PyErr_NoMemory();
-        goto pfail;
-    }
-    int pruned = 0, bad = 0;
-    double thr = 0.0;
-    int64_t thr_row = 0;
+    top_t best;
+    if (top_init(&best, m) < 0) goto pfail;
+    int bad = 0;
     Py_ssize_t visited = 0;
     int64_t sink[8] = {0}, below = 0;
     const uint32_t uF = (uint32_t)F;
@@ -1250,39 +1247,21 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
                     key = tie_key(s);
                 }
                 int64_t row = row_base + vr[rb[q]];
-                if (!pruned || key > thr || (key == thr && row < thr_row)) {
-                    buf[nc].key = key;
-                    buf[nc].row = row;
-                    nc++;
-                    if (nc == cap) {
-                        qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
-                        nc = m;
-                        thr = buf[m - 1].key;
-                        thr_row = buf[m - 1].row;
-                        pruned = 1;
-                    }
-                }
+                top_offer(&best, key, row);
             }
         }
     }
-    qsort(buf, (size_t)nc, sizeof(cand_t), cand_cmp);
+    top_sort(&best);
     cnt[P] += below;
     Py_END_ALLOW_THREADS
     (void)sink;
     (void)want;
     if (bad) {
-        free(buf);
+        top_free(&best);
         PyErr_SetString(PyExc_ValueError, "packed_pass: a row, entry or pointer is out of range");
         goto pfail;
     }
-    Py_ssize_t n_top = nc < m ? nc : m;
-    double *tko = (double *)v[11].buf;
-    int64_t *tro = (int64_t *)v[12].buf;
-    for (Py_ssize_t q = 0; q < n_top; q++) {
-        tko[q] = buf[q].key;
-        tro[q] = buf[q].row;
-    }
-    free(buf);
+    Py_ssize_t n_top = top_take(&best, (double *)v[11].buf, (int64_t *)v[12].buf);
     for (int q = 0; q < got; q++) PyBuffer_Release(&v[q]);
     return Py_BuildValue("nn", n_top, visited);
 pfail:
