@@ -202,14 +202,24 @@ static int gbuf_reserve(gbuf *b, Py_ssize_t extra)
     return 0;
 }
 
-static void gbuf_free(gbuf *b)
+/* give back memory of either origin: a mapping of cap bytes, or the raw heap */
+static void release_memory(char *p, Py_ssize_t cap, int mapped)
 {
 #if GBUF_MAP
-    if (b->mapped)
-        unmap(b->p, b->cap);
-    else
+    if (mapped) {
+        unmap(p, cap);
+        return;
+    }
+#else
+    (void)cap;
+    (void)mapped;
 #endif
-        PyMem_RawFree(b->p);
+    PyMem_RawFree(p);
+}
+
+static void gbuf_free(gbuf *b)
+{
+    release_memory(b->p, b->cap, b->mapped);
     b->p = NULL;
     b->len = b->cap = 0;
     b->mapped = 0;
@@ -238,12 +248,7 @@ static int Buf_getbuffer(BufObject *self, Py_buffer *view, int flags)
 
 static void Buf_dealloc(BufObject *self)
 {
-#if GBUF_MAP
-    if (self->mapped)
-        unmap(self->p, self->cap);
-    else
-#endif
-        PyMem_RawFree(self->p);
+    release_memory(self->p, self->cap, self->mapped);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 

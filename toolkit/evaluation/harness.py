@@ -115,14 +115,12 @@ class Task:
     key: str
 
 
-def _cost(task: Task, datasets: Sequence[Dataset]) -> int:
-    """A repetition's cost estimate: training instances x attributes."""
-    return len(task.split.train) * max(1, len(datasets[task.dataset_index].attributes))
-
-
 def _largest_first(tasks: Sequence[Task], datasets: Sequence[Dataset]) -> list[Task]:
-    """Tasks by decreasing cost estimate, stable among equals."""
-    return sorted(tasks, key=lambda task: -_cost(task, datasets))
+    """Tasks by decreasing cost estimate (training instances x attributes), stable among equals."""
+    def cost(task: Task) -> int:
+        return -len(task.split.train) * max(1, len(datasets[task.dataset_index].attributes))
+
+    return sorted(tasks, key=cost)
 
 
 class RunFailed(ToolkitError):
@@ -325,12 +323,8 @@ def _run_on_workers(order: Sequence[Task], jobs: int, finish: Callable[[Task, di
                                                                     "predict_seconds")))
                     finish(order[i], body)
             refill()
-    except BaseException:
-        for future in in_flight:
-            future.cancel()
-        raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)  # on a failure: the groups not started are dropped
 
 
 def _run_task(task: Task) -> dict[str, Any]:
