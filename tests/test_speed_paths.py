@@ -160,6 +160,35 @@ def test_repetition_groups_are_short_in_time_and_cover_the_order_once():
     assert groups.next() == []
 
 
+def test_repetition_groups_shrink_near_the_end_so_that_workers_finish_together():
+    """Once every kind left is measured, a group holds at most a quarter of the work left per worker
+    (guided self-scheduling), checked against the true seconds left, summed here."""
+    from toolkit.evaluation.dispatch import RepetitionGroups
+
+    rng = np.random.default_rng(5)
+    kinds = np.repeat(np.arange(8), 50).tolist()
+    true_seconds = dict(enumerate(np.sort(rng.uniform(0.0005, 0.004, size=8))[::-1]))
+    groups = RepetitionGroups(kinds, group_seconds=0.05, workers=2)
+    sent, measured, checked = [], set(), 0
+    while groups:
+        first = groups.position
+        left = sum(true_seconds[k] for k in kinds[first:])
+        all_measured = set(kinds[first:]) <= measured
+        group = groups.next()
+        for i in group:
+            groups.learn(i, true_seconds[kinds[i]])
+            measured.add(kinds[i])
+        sent.append(group)
+        cost = sum(true_seconds[kinds[i]] for i in group)
+        if len(group) > 1:
+            assert cost <= (min(0.05, left / 8) if all_measured else 0.05) + 1e-12
+            checked += all_measured
+    assert checked >= 5
+    assert [i for g in sent for i in g] == list(range(len(kinds)))
+    sizes = [len(g) for g in sent]
+    assert max(sizes) >= 10 and sizes[-1] == 1 and sizes[-3:] < sizes[len(sizes) // 2:len(sizes) // 2 + 3]
+
+
 def test_an_unmeasured_kind_is_estimated_by_the_next_costlier_kind_of_its_family():
     from toolkit.evaluation.dispatch import RepetitionGroups
 

@@ -300,7 +300,8 @@ def _run_tasks_at(indices: Sequence[int]) -> list[dict[str, Any]]:
 def _run_on_workers(order: Sequence[Task], jobs: int, finish: Callable[[Task, dict[str, Any]], None]) -> None:
     """Run ``order`` (largest first) on ``jobs`` forked workers, two groups in flight per worker so that
     none waits for the parent; ``finish`` gets each record as its group comes back."""
-    groups = RepetitionGroups([(t.dataset_index, t.pipeline_index) for t in order], [t.pipeline_index for t in order])
+    groups = RepetitionGroups([(t.dataset_index, t.pipeline_index) for t in order], [t.pipeline_index for t in order],
+                              workers=jobs)
     context = multiprocessing.get_context("fork")
     pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
                                   initargs=(_threads_per_worker(jobs),))
@@ -349,17 +350,19 @@ def _execute(ds: Dataset, pipeline: Pipeline, task: Task, evaluators: Sequence[C
 
 
 def check_experiment(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Protocol,
-                     evaluators: Sequence[ComponentSpec], n_trains: Sequence[int | None] | None = None) -> None:
+                     evaluators: Sequence[ComponentSpec], n_trains: Sequence[int | None] | None = None
+                     ) -> list[list[Split]]:
     """Everything that can be known before the first repetition, checked at once: each component at
     each grid point (names, parameter types and ranges), each evaluator against each classifier, each
     step's capabilities against each dataset, and each dataset's splits. The first problem raises,
-    naming the dataset and the component."""
+    naming the dataset and the component. Returns each dataset's splits (the run uses them)."""
     for pipeline in pipelines:
         pipeline.validate_components()
         pipeline.check_evaluators(list(evaluators))
+    all_splits: list[list[Split]] = []
     for d, ds in enumerate(datasets):
         try:
-            protocol.splits(ds, None if n_trains is None else n_trains[d])
+            all_splits.append(protocol.splits(ds, None if n_trains is None else n_trains[d]))
         except ToolkitError as exc:
             raise type(exc)(f"{ds.name}: {exc}") from None
         for pipeline in pipelines:
@@ -368,6 +371,7 @@ def check_experiment(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline],
             except ToolkitError as exc:
                 text = str(exc)
                 raise type(exc)(text if text.startswith(ds.name) else f"{ds.name}: {text}") from None
+    return all_splits
 
 
 def _configure_plugins(protocol: Protocol, jobs: int, out: str | None) -> None:
@@ -414,7 +418,7 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
         else:
             n_trains.append(None)
             prepared.append(ds)
-    check_experiment(prepared, pipelines, protocol, evaluators, n_trains)
+    all_splits = check_experiment(prepared, pipelines, protocol, evaluators, n_trains)
     protocol_desc = protocol.describe()
     versions = _versions()
     plugin_versions: dict[str, str] = {}
@@ -431,35 +435,38 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
     writer = ResultsWriter(out, resume=resume, experiment=statement)
     records: list[dict[str, Any]] = list(writer.previous)
     tasks: list[Task] = []
-    headers: dict[str, dict[str, Any]] = {}
     n_all = 0
+    descriptions = [pipeline.describe() for pipeline in pipelines]
     for d, ds in enumerate(prepared):
-        splits = protocol.splits(ds, n_trains[d])
-        sha = shas[d]
-        for p, pipeline in enumerate(pipelines):
-            desc = pipeline.describe()
-            for split in splits:
-                key = record_key(sha, desc, protocol_desc, split.repetition)
+        for p in range(len(pipelines)):
+            for split in all_splits[d]:
+                key = record_key(shas[d], descriptions[p], protocol_desc, split.repetition)
                 n_all += 1
-                if key in writer.done:
-                    continue
-                tasks.append(Task(d, p, split, key))
-                headers[key] = {
-                    "schema": RECORD_SCHEMA,
-                    "key": key,
-                    "dataset": {"name": ds.name, "path": ds.path, "sha256": sha, "n_instances": ds.n_instances,
-                                "n_classes": len(ds.classes), "classes": list(ds.classes), "relation": ds.relation},
-                    "pipeline": desc,
-                    "protocol": protocol_desc,
-                    "repetition": split.repetition,
-                    "split_seed": split.seed,
-                    "n_train": int(len(split.train)),
-                    "n_test": int(len(split.test)),
-                    "n_fit": int(len(split.fit)),
-                    "n_validation": int(len(split.validation)),
-                    "train_class_counts": _class_counts(ds, split.train),
-                    "env": {**versions, "plugins": _plugin_versions(pipeline)},
-                }
+                if key not in writer.done:
+                    tasks.append(Task(d, p, split, key))
+
+    def header(task: Task) -> dict[str, Any]:
+        """What a record says of its dataset, pipeline and split (made as its repetition finishes, so
+        that --jobs workers start sooner)."""
+        ds, split = prepared[task.dataset_index], task.split
+        return {
+            "schema": RECORD_SCHEMA,
+            "key": task.key,
+            "dataset": {"name": ds.name, "path": ds.path, "sha256": shas[task.dataset_index],
+                        "n_instances": ds.n_instances, "n_classes": len(ds.classes), "classes": list(ds.classes),
+                        "relation": ds.relation},
+            "pipeline": descriptions[task.pipeline_index],
+            "protocol": protocol_desc,
+            "repetition": split.repetition,
+            "split_seed": split.seed,
+            "n_train": int(len(split.train)),
+            "n_test": int(len(split.test)),
+            "n_fit": int(len(split.fit)),
+            "n_validation": int(len(split.validation)),
+            "train_class_counts": _class_counts(ds, split.train),
+            "env": {**versions, "plugins": _plugin_versions(pipelines[task.pipeline_index])},
+        }
+
     if notes is not None:
         for note in writer.notes:
             notes(note)
@@ -473,7 +480,7 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
 
     def finish(task: Task, body: dict[str, Any]) -> None:
         nonlocal done
-        record = {**headers[task.key], **body}
+        record = {**header(task), **body}
         writer.write(record)
         records.append(record)
         done += 1
