@@ -570,19 +570,34 @@ class RoundEngine:
         active0 = w.vec[:F] != 0
         if self.spec.scorer == "wts_fixed":
             active0 |= w.v0 != 0
-        self._ensure_pool(active0)
-        if len(mine) and self.sub1.changes["build"]:  # the new STS negatives: in the tail until sub1 is packed again
-            r = self.sub1.rows
-            full = mine[(r.indptr[mine + 1] > r.indptr[mine]) | (r.extra_indptr[mine + 1] > r.extra_indptr[mine])]
-            self.state1[full] = HELD_TAIL
-            self.tail1 = np.concatenate([self.tail1, np.sort(full)])
-        changed1 = self._ensure(self.sub1, w.vec[F:2 * F] != 0, 1)
-        if changed1 is True or self._repack_due(1):
-            self.packed1, self.single1, self.tail1 = self._pack(self.sub1, STS_NEGATIVE, self.state1)
-            self._tail_work[1] = 0
-        self._ensure(self.sub2, w.vec[2 * F:3 * F] != 0, 2)
-        keys = row_keys(self.sub2.rows, self._all_positives, w.vec, 2 * F, F)
-        order = positive_order(keys, self.positive_rows, self._perm)
+        active1, active2 = w.vec[F:2 * F] != 0, w.vec[2 * F:3 * F] != 0
+
+        def sts_and_positives() -> PositiveOrder:
+            """Block 1's rows (the STS negatives) and the positives' order: state of their own only."""
+            if len(mine) and self.sub1.changes["build"]:  # the new STS negatives: in the tail until sub1 is packed again
+                r = self.sub1.rows
+                full = mine[(r.indptr[mine + 1] > r.indptr[mine]) | (r.extra_indptr[mine + 1] > r.extra_indptr[mine])]
+                self.state1[full] = HELD_TAIL
+                self.tail1 = np.concatenate([self.tail1, np.sort(full)])
+            changed1 = self._ensure(self.sub1, active1, 1)
+            if changed1 is True or self._repack_due(1):
+                self.packed1, self.single1, self.tail1 = self._pack(self.sub1, STS_NEGATIVE, self.state1)
+                self._tail_work[1] = 0
+            self._ensure(self.sub2, active2, 2)
+            keys = row_keys(self.sub2.rows, self._all_positives, w.vec, 2 * F, F)
+            return positive_order(keys, self.positive_rows, self._perm)
+
+        # the pool's rows (sub0, packed0, ...) and the others' (sub1, sub2, the positives' order) share no state
+        # and their compiled steps release the GIL: one in this thread, the other in the pool
+        if self.executor is None:
+            self._ensure_pool(active0)
+            order = sts_and_positives()
+        else:
+            future = self.executor.submit(sts_and_positives)
+            try:
+                self._ensure_pool(active0)
+            finally:
+                order = future.result()
         return self._pass(order, count=True, m=self.spec.step if self.pool_left > 0 else 0)
 
 
