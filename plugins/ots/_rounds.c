@@ -1239,7 +1239,9 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
     enum { CH = 512 };
     double kb[CH];
     int64_t rb[CH], eb[CH], lb[CH];
+    uint8_t kr[CH];
     double top = (double)(nb - 1);
+    const double cut = kmin - 1e-8 * (1.0 + fabs(kmin));
     for (int c = 0; c < N_PACK; c++) {
         /* part `part` of `n_parts` of every class (the classes differ in cost), within lo:hi */
         Py_ssize_t cs = seg[c] + (seg[c + 1] - seg[c]) * part / n_parts;
@@ -1258,7 +1260,7 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
                         bad |= col >= uF;                                                \
                         s += w[col < uF ? col : 0];                                      \
                     }                                                                    \
-                    kb[nq] = tie_key(s);                                                 \
+                    kb[nq] = s;                                                          \
                     rb[nq] = j;                                                          \
                     eb[nq] = ioff[c] + (j - seg[c]) * L;                                 \
                     lb[nq] = L;                                                          \
@@ -1279,15 +1281,24 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
                         bad |= col >= uF;
                         s += w[col < uF ? col : 0];
                     }
-                    kb[nq] = tie_key(s);
+                    kb[nq] = s;
                     rb[nq] = j;
                     eb[nq] = e0;
                     lb[nq++] = e1 - e0;
                 }
             }
             visited += nq;
+            /* kb holds the sums: a sum below `cut` has a key below every positive's (the key is the sum
+               rounded to 9 decimals), so it is counted below them without its key; the others' keys
+               replace their sums (kr[q]: whether kb[q] is a key) */
             for (Py_ssize_t q = 0; q < nq; q++) {
-                double key = kb[q];
+                double sum = kb[q];
+                int low = sum < cut;
+                below += low & counted;
+                kr[q] = (uint8_t)!low;
+                if (low) continue;
+                double key = tie_key(sum);
+                kb[q] = key;
                 double x = (kmax - key) * scale;
                 x = x > 0.0 ? x : 0.0;
                 x = x < top ? x : top;
@@ -1309,6 +1320,12 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
             if (!choose) continue;
             for (Py_ssize_t q = 0; q < nq; q++) {
                 double key = kb[q];
+                if (!ws && !kr[q]) {
+                    /* a sum below `cut`: its key is within 1e-9 of it, so it is refused when the sum is
+                       far enough below the m-th held key */
+                    if (best.pruned && key < best.thr - 1e-8 * (1.0 + fabs(best.thr))) continue;
+                    key = tie_key(key);
+                }
                 if (ws) {
                     double s = 0.0;
                     for (int64_t e = eb[q]; e < eb[q] + lb[q]; e++) {

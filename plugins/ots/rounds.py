@@ -67,6 +67,7 @@ _TAIL_COST = 6
 _PACK_MAX_NNZ = 8_000_000  # restricted rows larger than this are not packed (memory: no second copy)
 _TAIL_MIN = 50_000
 _TAIL_SHARE = 8
+_CHAINS = True  # the pool's rows and the others' prepared in two threads (with n_threads > 1)
 
 
 class ColumnIndex:
@@ -612,7 +613,7 @@ class RoundEngine:
 
         # the pool's rows (sub0, packed0, ...) and the others' (sub1, sub2, the positives' order) share no state
         # and their compiled steps release the GIL: one in this thread, the other in the pool
-        if self.executor is None:
+        if self.executor is None or not _CHAINS:
             self._ensure_pool(active0)
             order = sts_and_positives()
         else:
