@@ -189,7 +189,7 @@ def round_weights_at(lp: np.ndarray, llp: np.ndarray, log_na: np.ndarray, log_n1
     room = tau - np.maximum(np.maximum(a, b), c)
     low = np.minimum(np.minimum(a, b), c) + tau
     margin = 1e-9
-    ok = ~on & (room > margin) & (low > margin) & (log_rest == log_rest)
+    ok = ~on & (room > margin) & (low > margin) & ~np.isnan(log_rest)
     safe_until[at] = np.where(ok, N + (room - margin) * 0.999 * np.exp(log_rest), -np.inf)
 
 

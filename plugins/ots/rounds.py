@@ -28,7 +28,6 @@ last round and the change of the counts.
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -67,7 +66,6 @@ _TAIL_COST = 6
 _PACK_MAX_NNZ = 8_000_000  # restricted rows larger than this are not packed (memory: no second copy)
 _TAIL_MIN = 50_000
 _TAIL_SHARE = 8
-_CHAINS = True  # the pool's rows and the others' prepared in two threads (with n_threads > 1)
 
 
 class ColumnIndex:
@@ -152,7 +150,6 @@ class TaskWeights:
         # recomputed until then (then w_sts, ... are stale for it: the forecast refreshes them first)
         self.safe_until = np.full(Fm, -np.inf)
         self._stale = False
-        self._lock = threading.Lock()  # the forecast may run in two threads
 
     @classmethod
     def of(cls, B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray, spec: TaskSpec) -> TaskWeights:
@@ -191,15 +188,14 @@ class TaskWeights:
     def _refresh(self) -> None:
         """The unthresholded weights of every feature at this N (update skips the features that surely
         have none): the same operations as update's."""
-        with self._lock:
-            if not self._stale:
-                return
-            log_rest = np.log(np.maximum(self.N - self.n, 0.0) + self.spec.alpha)
-            logit_q = self.log_na - log_rest
-            np.subtract(self.lp, logit_q, out=self.w_sts)
-            np.subtract(self.lp, self.log_n1a - log_rest, out=self.w_loo_neg)
-            np.subtract(self.llp, logit_q, out=self.w_loo_pos)
-            self._stale = False
+        if not self._stale:
+            return
+        log_rest = np.log(np.maximum(self.N - self.n, 0.0) + self.spec.alpha)
+        logit_q = self.log_na - log_rest
+        np.subtract(self.lp, logit_q, out=self.w_sts)
+        np.subtract(self.lp, self.log_n1a - log_rest, out=self.w_loo_neg)
+        np.subtract(self.llp, logit_q, out=self.w_loo_pos)
+        self._stale = False
 
     def initial_active(self) -> np.ndarray:
         return self.v0 != 0
@@ -594,34 +590,19 @@ class RoundEngine:
         active0 = w.vec[:F] != 0
         if self.spec.scorer == "wts_fixed":
             active0 |= w.v0 != 0
-        active1, active2 = w.vec[F:2 * F] != 0, w.vec[2 * F:3 * F] != 0
-
-        def sts_and_positives() -> PositiveOrder:
-            """Block 1's rows (the STS negatives) and the positives' order: state of their own only."""
-            if len(mine) and self.sub1.changes["build"]:  # the new STS negatives: in the tail until sub1 is packed again
-                r = self.sub1.rows
-                full = mine[(r.indptr[mine + 1] > r.indptr[mine]) | (r.extra_indptr[mine + 1] > r.extra_indptr[mine])]
-                self.state1[full] = HELD_TAIL
-                self.tail1 = np.concatenate([self.tail1, np.sort(full)])
-            changed1 = self._ensure(self.sub1, active1, 1)
-            if changed1 is True or self._repack_due(1):
-                self.packed1, self.single1, self.tail1 = self._pack(self.sub1, STS_NEGATIVE, self.state1)
-                self._tail_work[1] = 0
-            self._ensure(self.sub2, active2, 2)
-            keys = row_keys(self.sub2.rows, self._all_positives, w.vec, 2 * F, F)
-            return positive_order(keys, self.positive_rows, self._perm)
-
-        # the pool's rows (sub0, packed0, ...) and the others' (sub1, sub2, the positives' order) share no state
-        # and their compiled steps release the GIL: one in this thread, the other in the pool
-        if self.executor is None or not _CHAINS:
-            self._ensure_pool(active0)
-            order = sts_and_positives()
-        else:
-            future = self.executor.submit(sts_and_positives)
-            try:
-                self._ensure_pool(active0)
-            finally:
-                order = future.result()
+        self._ensure_pool(active0)
+        if len(mine) and self.sub1.changes["build"]:  # the new STS negatives: in the tail until sub1 is packed again
+            r = self.sub1.rows
+            full = mine[(r.indptr[mine + 1] > r.indptr[mine]) | (r.extra_indptr[mine + 1] > r.extra_indptr[mine])]
+            self.state1[full] = HELD_TAIL
+            self.tail1 = np.concatenate([self.tail1, np.sort(full)])
+        changed1 = self._ensure(self.sub1, w.vec[F:2 * F] != 0, 1)
+        if changed1 is True or self._repack_due(1):
+            self.packed1, self.single1, self.tail1 = self._pack(self.sub1, STS_NEGATIVE, self.state1)
+            self._tail_work[1] = 0
+        self._ensure(self.sub2, w.vec[2 * F:3 * F] != 0, 2)
+        keys = row_keys(self.sub2.rows, self._all_positives, w.vec, 2 * F, F)
+        order = positive_order(keys, self.positive_rows, self._perm)
         return self._pass(order, count=True, m=self.spec.step if self.pool_left > 0 else 0)
 
 
