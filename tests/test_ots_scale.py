@@ -262,6 +262,79 @@ def test_round_weights_compiled_equal_numpy_bit_for_bit():
     assert np.array_equal(v1[:F], expected)
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+def test_round_weights_at_some_features_equal_the_full_weights_there(compiled, monkeypatch):
+    if compiled and not kernel.compiled():
+        pytest.skip("the compiled round kernel is not built")
+    if not compiled:
+        monkeypatch.setattr(kernel, "_rounds", None)
+    rng = np.random.default_rng(10)
+    F, tau = 4_000, 1.0
+    lp, llp, lna, ln1a, lr = [rng.normal(0, 2, F) for _ in range(5)]
+    lp[:40] = lna[:40] - lr[:40] + tau  # weights exactly at the thresholds
+    lp[40:80] = lna[40:80] - lr[40:80] - tau
+    lr[80:90] = np.nan
+    for at in (np.zeros(0, dtype=np.int64), np.arange(F), np.flatnonzero(rng.random(F) < 0.3)):
+        full_vec, full_w = np.full(3 * F, 7.0), [np.empty(F) for _ in range(3)]
+        full_active = np.zeros(F, dtype=bool)
+        with monkeypatch.context() as mp:  # the full weights by the plain numpy formulas
+            mp.setattr(kernel, "_rounds", None)
+            kernel.round_weights(lp, llp, lna, ln1a, lr, tau, full_vec, *full_w, full_active)
+        vec, w = np.full(3 * F, 5.0), [np.full(F, 3.0) for _ in range(3)]
+        active, safe = np.ones(F, dtype=bool), np.full(F, 11.0)
+        kernel.round_weights_at(lp, llp, lna, ln1a, at, lr[at], tau, 1000.0, 1.0, vec, *w, active, safe)
+        rest = np.setdiff1d(np.arange(F), at)
+        for b in range(3):
+            assert np.array_equal(vec[b * F + at].view(np.int64), full_vec[b * F + at].view(np.int64))
+            assert np.all(vec[b * F + rest] == 5.0)
+            assert np.array_equal(w[b][at].view(np.int64), full_w[b][at].view(np.int64))
+            assert np.all(w[b][rest] == 3.0)
+        assert np.array_equal(active[at], full_active[at]) and np.all(active[rest])
+        assert np.all(safe[rest] == 11.0)
+        # a feature with a weight, at a threshold or with a NaN is seen again next round
+        assert np.all(safe[at][full_active[at] | (at < 90)] == -np.inf)
+        assert np.all(safe[at][~full_active[at] & (at >= 90)] > 1000.0)
+
+
+@pytest.mark.parametrize("tau, alpha, step", [(1.0, 1.0, 100), (0.5, 0.5, 3), (2.0, 1.0, 2_000), (0.0, 1.0, 50)])
+def test_task_weights_skipping_features_without_weight_equal_the_full_weights_every_round(tau, alpha, step):
+    # counts of a long search: each round adds `step` negatives, a few features at a time, so most features keep
+    # their n for many rounds while N grows and their weights rise towards the threshold
+    from toolkit.plugins.ots.bim import BIMCounts
+    from toolkit.plugins.ots.rounds import TaskWeights
+    from toolkit.plugins.ots.search import task_spec
+
+    rng = np.random.default_rng(int(tau * 10 + step))
+    F, P = 3_000, 400
+    n_pos = rng.integers(1, P, F).astype(float)
+    spec = task_spec(P, alpha=alpha, threshold=tau, step=step, init="sts")
+    weights = TaskWeights(BIMCounts(n_pos, np.zeros(F), P, 0.0), None, F, spec)
+    assert weights.Fm == F
+    n, N, skipped = np.zeros(F), 0.0, 0
+    for _ in range(300):
+        changed = np.unique(rng.integers(0, F, rng.integers(0, 30)))
+        increment = rng.integers(1, step + 1, len(changed)).astype(float)
+        increment = np.minimum(increment, step)
+        weights.add(changed, increment, step)
+        n[changed] += increment
+        N += step
+        skipped += int(np.sum(weights.safe_until >= weights.N))
+        weights.update()
+        log_rest = np.log(np.maximum(N - n, 0.0) + alpha)
+        vec, w, active = np.zeros(3 * F), [np.empty(F) for _ in range(3)], np.zeros(F, dtype=bool)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(kernel, "_rounds", None)
+            kernel.round_weights(weights.lp, weights.llp, np.log(n + alpha), np.log(np.maximum(n - 1.0, 0.0) + alpha),
+                                 log_rest, tau, vec, *w, active)
+        assert np.array_equal(weights.vec[:3 * F].view(np.int64), vec.view(np.int64))
+        assert np.array_equal(weights._active, active)
+        weights._refresh()  # the forecast's unthresholded weights, every feature
+        for got, want in zip((weights.w_sts, weights.w_loo_neg, weights.w_loo_pos), w):
+            assert np.array_equal(got.view(np.int64), want.view(np.int64))
+    if tau > 0:
+        assert skipped > 0  # the skipping was exercised
+
+
 def test_average_precision_from_counts_is_the_ranking_ap():
     from toolkit.plugins.ots.leave_one_out import ranked_average_precision
 

@@ -621,6 +621,77 @@ fail:
     return NULL;
 }
 
+/* weights_at(lp, llp, log_na, log_n1a, at, log_rest, tau, N, alpha, vec, w_sts, w_loo_neg, w_loo_pos, active,
+   safe_until) -> active count among at: ``weights`` for the features ``at`` only (log_rest[q] belongs to
+   feature at[q]), the same operations bit for bit; the others keep their values. For a feature left with no
+   weight in any block, safe_until[t] is an N up to which it surely keeps none while its count n stays: all
+   three weights rise with N by log((N' - n + a) / (N - n + a)) <= (N' - N) / (N - n + a), so it stays
+   within [-tau, tau] while that rise is below its distance to tau less a margin (1e-9, far above the
+   rounding of the sums); -inf (recompute next round) when it is within the margin of -tau or tau, and for
+   a feature with a weight */
+static PyObject *weights_at(PyObject *self, PyObject *args)
+{
+    PyObject *o[12];
+    Py_buffer v[12];
+    int got = 0;
+    double tau, N, alpha;
+    if (!PyArg_ParseTuple(args, "OOOOOOdddOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &tau, &N, &alpha, &o[6],
+                          &o[7], &o[8], &o[9], &o[10], &o[11]))
+        return NULL;
+    GET(0, 'f', 8, 0, "lp") GET(1, 'f', 8, 0, "llp") GET(2, 'f', 8, 0, "log_na") GET(3, 'f', 8, 0, "log_n1a")
+    GET(4, 'i', 8, 0, "at") GET(5, 'f', 8, 0, "log_rest") GET(6, 'f', 8, 1, "vec") GET(7, 'f', 8, 1, "w_sts")
+    GET(8, 'f', 8, 1, "w_loo_neg") GET(9, 'f', 8, 1, "w_loo_pos") GET(10, 'u', 1, 1, "active")
+    GET(11, 'f', 8, 1, "safe_until")
+    Py_ssize_t F = v[0].shape[0], K = v[4].shape[0];
+    int bad = v[5].shape[0] != K || v[6].shape[0] < 3 * F;
+    for (int k = 1; k < 12; k++)
+        if (k != 4 && k != 5 && k != 6 && v[k].shape[0] != F) bad = 1;
+    const int64_t *at = (const int64_t *)v[4].buf;
+    for (Py_ssize_t q = 0; q < K && !bad; q++)
+        if (at[q] < 0 || at[q] >= F) bad = 1;
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "weights_at: inconsistent array sizes or a feature out of range");
+        goto fail;
+    }
+    const double *lp = (const double *)v[0].buf, *llp = (const double *)v[1].buf, *lna = (const double *)v[2].buf,
+                 *ln1a = (const double *)v[3].buf, *lrv = (const double *)v[5].buf;
+    double *vec = (double *)v[6].buf, *ws = (double *)v[7].buf, *wn = (double *)v[8].buf, *wp = (double *)v[9].buf;
+    uint8_t *act = (uint8_t *)v[10].buf;
+    double *safe = (double *)v[11].buf;
+    const double margin = 1e-9;
+    Py_ssize_t n_active = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t q = 0; q < K; q++) {
+        int64_t t = at[q];
+        double lr = lrv[q];
+        double logit_q = lna[t] - lr;
+        double a = lp[t] - logit_q, b = lp[t] - (ln1a[t] - lr), c = llp[t] - logit_q;
+        ws[t] = a;
+        wn[t] = b;
+        wp[t] = c;
+        double ta = fabs(a) > tau ? a : 0.0, tb = fabs(b) > tau ? b : 0.0, tc = fabs(c) > tau ? c : 0.0;
+        vec[t] = ta;
+        vec[F + t] = tb;
+        vec[2 * F + t] = tc;
+        int on = ta != 0 || tb != 0 || tc != 0;
+        act[t] = (uint8_t)on;
+        n_active += on;
+        double hi = a > b ? a : b, lo = a < b ? a : b;
+        hi = hi > c ? hi : c;
+        lo = lo < c ? lo : c;
+        double room = tau - hi; /* how far the highest may still rise */
+        /* N - n + a is exp(lr) to a relative 1e-15 (the factor 0.999 more than covers it) */
+        if (on || !(room > margin) || !(lo + tau > margin) || !(lr == lr)) safe[t] = -INFINITY;
+        else safe[t] = N + (room - margin) * 0.999 * exp(lr);
+    }
+    Py_END_ALLOW_THREADS
+    for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+    return PyLong_FromSsize_t(n_active);
+fail:
+    for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+    return NULL;
+}
+
 /* nonempty(indptr, extra_indptr, kind, k, out) -> count: the rows of kind k whose pattern (both parts) is not
    empty, ascending, written into out (at least as long as the rows) */
 static PyObject *nonempty_rows(PyObject *self, PyObject *args)
@@ -1168,7 +1239,9 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
     enum { CH = 512 };
     double kb[CH];
     int64_t rb[CH], eb[CH], lb[CH];
+    uint8_t kr[CH];
     double top = (double)(nb - 1);
+    const double cut = kmin - 1e-8 * (1.0 + fabs(kmin));
     for (int c = 0; c < N_PACK; c++) {
         /* part `part` of `n_parts` of every class (the classes differ in cost), within lo:hi */
         Py_ssize_t cs = seg[c] + (seg[c + 1] - seg[c]) * part / n_parts;
@@ -1187,7 +1260,7 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
                         bad |= col >= uF;                                                \
                         s += w[col < uF ? col : 0];                                      \
                     }                                                                    \
-                    kb[nq] = tie_key(s);                                                 \
+                    kb[nq] = s;                                                          \
                     rb[nq] = j;                                                          \
                     eb[nq] = ioff[c] + (j - seg[c]) * L;                                 \
                     lb[nq] = L;                                                          \
@@ -1208,15 +1281,24 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
                         bad |= col >= uF;
                         s += w[col < uF ? col : 0];
                     }
-                    kb[nq] = tie_key(s);
+                    kb[nq] = s;
                     rb[nq] = j;
                     eb[nq] = e0;
                     lb[nq++] = e1 - e0;
                 }
             }
             visited += nq;
+            /* kb holds the sums: a sum below `cut` has a key below every positive's (the key is the sum
+               rounded to 9 decimals), so it is counted below them without its key; the others' keys
+               replace their sums (kr[q]: whether kb[q] is a key) */
             for (Py_ssize_t q = 0; q < nq; q++) {
-                double key = kb[q];
+                double sum = kb[q];
+                int low = sum < cut;
+                below += low & counted;
+                kr[q] = (uint8_t)!low;
+                if (low) continue;
+                double key = tie_key(sum);
+                kb[q] = key;
                 double x = (kmax - key) * scale;
                 x = x > 0.0 ? x : 0.0;
                 x = x < top ? x : top;
@@ -1238,6 +1320,12 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
             if (!choose) continue;
             for (Py_ssize_t q = 0; q < nq; q++) {
                 double key = kb[q];
+                if (!ws && !kr[q]) {
+                    /* a sum below `cut`: its key is within 1e-9 of it, so it is refused when the sum is
+                       far enough below the m-th held key */
+                    if (best.pruned && key < best.thr - 1e-8 * (1.0 + fabs(best.thr))) continue;
+                    key = tie_key(key);
+                }
                 if (ws) {
                     double s = 0.0;
                     for (int64_t e = eb[q]; e < eb[q] + lb[q]; e++) {
@@ -1433,6 +1521,7 @@ static PyMethodDef methods[] = {
     {"nonempty_rows", nonempty_rows, METH_VARARGS, "The rows of a kind whose pattern is not empty."},
     {"first_empty", first_empty, METH_VARARGS, "The first rows of a kind whose pattern is empty."},
     {"weights", weights, METH_VARARGS, "A round's thresholded weights from the cached logarithms."},
+    {"weights_at", weights_at, METH_VARARGS, "weights for some features; when each without weight must be seen again."},
     {"round_pass", round_pass, METH_VARARGS, "Scores, AP gap counts and the m best pool rows of a block of rows."},
     {"row_keys", row_keys, METH_VARARGS, "Tie keys of the given rows under vec[offset:offset + F]."},
     {"restrict_rows", restrict_rows, METH_VARARGS, "The entries of mapped columns, renumbered."},

@@ -35,7 +35,7 @@ except ImportError:  # not built: the numpy path computes the same, slower
 
 __all__ = ["NOT_TRAINING", "POOL", "STS_NEGATIVE", "POSITIVE", "Rows", "PositiveOrder", "positive_order",
            "round_pass", "visit_pass", "class_pass", "single_pass", "SingleRows", "PackedRows", "pack_rows", "packed_pass", "HELD_PACKED", "HELD_SINGLE", "HELD_TAIL", "touch_rows", "VisitRows", "N_CLASSES", "nonempty_rows", "first_empty", "row_keys", "average_precision_from_counts", "merge_top", "compiled", "restrict_rows",
-           "merge_rows", "filter_rows", "column_index", "gather_columns", "round_weights"]
+           "merge_rows", "filter_rows", "column_index", "gather_columns", "round_weights", "round_weights_at"]
 
 # what a row is in the current round; a row's weights are block (kind - 1) of the weight vector
 NOT_TRAINING, POOL, STS_NEGATIVE, POSITIVE = 0, 1, 2, 3
@@ -158,6 +158,39 @@ def round_weights(lp: np.ndarray, llp: np.ndarray, log_na: np.ndarray, log_n1a: 
         part = vec[block * F:(block + 1) * F]
         np.copyto(part, np.where(np.abs(w) > tau, w, 0.0))
         active |= part != 0
+
+
+def round_weights_at(lp: np.ndarray, llp: np.ndarray, log_na: np.ndarray, log_n1a: np.ndarray, at: np.ndarray,
+                     log_rest: np.ndarray, tau: float, N: float, alpha: float, vec: np.ndarray, w_sts: np.ndarray,
+                     w_loo_neg: np.ndarray, w_loo_pos: np.ndarray, active: np.ndarray, safe_until: np.ndarray) -> None:
+    """``round_weights`` for the features ``at`` only (``log_rest[q]`` is feature ``at[q]``'s): the same
+    values bit for bit there, every other entry kept. ``safe_until[t]`` (written for ``at``) is an N up to
+    which feature t surely has no weight in any block while its count n does not change (-inf: none, or it
+    has a weight): with n fixed its three weights rise with N by log((N' - n + a)/(N - n + a)) <=
+    (N' - N)/(N - n + a), so it keeps none while that stays below its distance to tau, less a margin."""
+    at = np.ascontiguousarray(at, dtype=np.int64)
+    if _rounds is not None:
+        _rounds.weights_at(lp, llp, log_na, log_n1a, at, np.ascontiguousarray(log_rest, dtype=np.float64), float(tau),
+                           float(N), float(alpha), vec, w_sts, w_loo_neg, w_loo_pos, active.view(np.uint8),
+                           safe_until)
+        return
+    F = len(lp)
+    logit_q = log_na[at] - log_rest
+    a = lp[at] - logit_q
+    b = lp[at] - (log_n1a[at] - log_rest)
+    c = llp[at] - logit_q
+    w_sts[at], w_loo_neg[at], w_loo_pos[at] = a, b, c
+    on = np.zeros(len(at), dtype=bool)
+    for block, x in enumerate((a, b, c)):
+        kept = np.where(np.abs(x) > tau, x, 0.0)
+        vec[block * F + at] = kept
+        on |= kept != 0
+    active[at] = on
+    room = tau - np.maximum(np.maximum(a, b), c)
+    low = np.minimum(np.minimum(a, b), c) + tau
+    margin = 1e-9
+    ok = ~on & (room > margin) & (low > margin) & ~np.isnan(log_rest)
+    safe_until[at] = np.where(ok, N + (room - margin) * 0.999 * np.exp(log_rest), -np.inf)
 
 
 def round_pass(rows: Rows, kind: np.ndarray, vec: np.ndarray, F: int, lo: int, hi: int, row_base: int,

@@ -39,7 +39,7 @@ from toolkit.plugins.ots.bim import (
 )
 from toolkit.plugins.ots.kernel import (
     NOT_TRAINING, POOL, POSITIVE, STS_NEGATIVE, PositiveOrder, Rows, column_index, filter_rows, first_empty,
-    gather_columns, merge_rows, positive_order, restrict_rows, round_weights, row_keys, HELD_PACKED, HELD_SINGLE, HELD_TAIL, N_CLASSES, N_PACK, PackedRows, SingleRows,
+    gather_columns, merge_rows, positive_order, restrict_rows, round_weights_at, row_keys, HELD_PACKED, HELD_SINGLE, HELD_TAIL, N_CLASSES, N_PACK, PackedRows, SingleRows,
     VisitRows, class_pass, nonempty_rows, pack_rows, packed_pass, single_pass, touch_rows,
 )
 from toolkit.plugins.ots.leave_one_out import loo_smoothed_logit
@@ -146,6 +146,10 @@ class TaskWeights:
         self.vec[3 * Fm:] = self.v0
         self.w_sts, self.w_loo_neg, self.w_loo_pos = np.zeros(Fm), np.zeros(Fm), np.zeros(Fm)
         self._active = np.zeros(Fm, dtype=bool)  # written each round (update's result)
+        # a feature without weight keeps none while N <= safe_until (and its n stays): its weights are not
+        # recomputed until then (then w_sts, ... are stale for it: the forecast refreshes them first)
+        self.safe_until = np.full(Fm, -np.inf)
+        self._stale = False
 
     @classmethod
     def of(cls, B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray, spec: TaskSpec) -> TaskWeights:
@@ -166,17 +170,32 @@ class TaskWeights:
         n = self.n[changed]
         self.log_na[changed] = np.log(n + alpha)
         self.log_n1a[changed] = np.log(np.maximum(n - 1.0, 0.0) + alpha)
+        self.safe_until[changed] = -np.inf
 
     def update(self) -> np.ndarray:
         """This round's vector; returns the features with a weight in any block."""
         alpha = self.spec.alpha
-        log_rest = np.log(np.maximum(self.N - self.n, 0.0) + alpha)  # log(max(N - n, 0) + a)
+        at = np.flatnonzero(self.safe_until < self.N)  # the others surely keep no weight (their vec stays 0)
+        log_rest = np.log(np.maximum(self.N - self.n[at], 0.0) + alpha)  # log(max(N - n, 0) + a)
         active = self._active
-        round_weights(self.lp, self.llp, self.log_na, self.log_n1a, log_rest, self.spec.tau, self.vec, self.w_sts,
-                      self.w_loo_neg, self.w_loo_pos, active)
+        round_weights_at(self.lp, self.llp, self.log_na, self.log_n1a, at, log_rest, self.spec.tau, self.N, alpha,
+                         self.vec, self.w_sts, self.w_loo_neg, self.w_loo_pos, active, self.safe_until)
+        self._stale = len(at) < self.Fm
         if self.spec.scorer == "wts_fixed":
             active = active | (self.v0 != 0)
         return active
+
+    def _refresh(self) -> None:
+        """The unthresholded weights of every feature at this N (update skips the features that surely
+        have none): the same operations as update's."""
+        if not self._stale:
+            return
+        log_rest = np.log(np.maximum(self.N - self.n, 0.0) + self.spec.alpha)
+        logit_q = self.log_na - log_rest
+        np.subtract(self.lp, logit_q, out=self.w_sts)
+        np.subtract(self.lp, self.log_n1a - log_rest, out=self.w_loo_neg)
+        np.subtract(self.llp, logit_q, out=self.w_loo_pos)
+        self._stale = False
 
     def initial_active(self) -> np.ndarray:
         return self.v0 != 0
@@ -189,6 +208,7 @@ class TaskWeights:
         negative (a feature in none gains its first rarely, and is added when it does). Only a forecast:
         a feature that gains weight unforeseen is added then; the sums never miss a weight."""
         alpha, tau = self.spec.alpha, self.spec.tau
+        self._refresh()
         if block is None:  # any block
             highest = np.maximum(np.maximum(self.w_sts, self.w_loo_neg), self.w_loo_pos)
             lowest = np.minimum(np.minimum(self.w_sts, self.w_loo_neg), self.w_loo_pos)
