@@ -567,6 +567,30 @@ fail:
     return NULL;
 }
 
+/* One feature t's three weights at log(max(N - n, 0) + a) = lr: the raw ones into ws/wn/wp, the thresholded
+   ones (|w| > tau strictly, else 0) into vec's blocks 0-2, active[t]; the same subtractions as numpy's, in
+   the same order. Returns whether t has a weight; *hi and *lo get the highest and lowest raw weight. */
+static inline int feature_weights(Py_ssize_t t, Py_ssize_t F, double lr, double tau, const double *lp,
+                                  const double *llp, const double *lna, const double *ln1a, double *vec,
+                                  double *ws, double *wn, double *wp, uint8_t *act, double *hi, double *lo)
+{
+    double logit_q = lna[t] - lr;
+    double a = lp[t] - logit_q, b = lp[t] - (ln1a[t] - lr), c = llp[t] - logit_q;
+    ws[t] = a;
+    wn[t] = b;
+    wp[t] = c;
+    double ta = fabs(a) > tau ? a : 0.0, tb = fabs(b) > tau ? b : 0.0, tc = fabs(c) > tau ? c : 0.0;
+    vec[t] = ta;
+    vec[F + t] = tb;
+    vec[2 * F + t] = tc;
+    int on = ta != 0 || tb != 0 || tc != 0;
+    act[t] = (uint8_t)on;
+    double h = a > b ? a : b, l = a < b ? a : b;
+    *hi = h > c ? h : c;
+    *lo = l < c ? l : c;
+    return on;
+}
+
 /* weights(lp, llp, log_na, log_n1a, log_rest, tau, vec, w_sts, w_loo_neg, w_loo_pos, active) -> active count:
    a round's weights from the cached logarithms (rounds.TaskWeights.update): the same subtractions as
    numpy's, in the same order, thresholded (|w| > tau strictly, else 0) into vec's blocks 0-2 */
@@ -598,21 +622,9 @@ static PyObject *weights(PyObject *self, PyObject *args)
     uint8_t *act = (uint8_t *)v[9].buf;
     Py_ssize_t n_active = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t t = 0; t < F; t++) {
-        double logit_q = lna[t] - lr[t];
-        double a = lp[t] - logit_q, b = lp[t] - (ln1a[t] - lr[t]), c = llp[t] - logit_q;
-        ws[t] = a;
-        wn[t] = b;
-        wp[t] = c;
-        a = fabs(a) > tau ? a : 0.0;
-        b = fabs(b) > tau ? b : 0.0;
-        c = fabs(c) > tau ? c : 0.0;
-        vec[t] = a;
-        vec[F + t] = b;
-        vec[2 * F + t] = c;
-        act[t] = a != 0 || b != 0 || c != 0;
-        n_active += act[t];
-    }
+    double hi, lo;
+    for (Py_ssize_t t = 0; t < F; t++)
+        n_active += feature_weights(t, F, lr[t], tau, lp, llp, lna, ln1a, vec, ws, wn, wp, act, &hi, &lo);
     Py_END_ALLOW_THREADS
     for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
     return PyLong_FromSsize_t(n_active);
@@ -663,22 +675,9 @@ static PyObject *weights_at(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t q = 0; q < K; q++) {
         int64_t t = at[q];
-        double lr = lrv[q];
-        double logit_q = lna[t] - lr;
-        double a = lp[t] - logit_q, b = lp[t] - (ln1a[t] - lr), c = llp[t] - logit_q;
-        ws[t] = a;
-        wn[t] = b;
-        wp[t] = c;
-        double ta = fabs(a) > tau ? a : 0.0, tb = fabs(b) > tau ? b : 0.0, tc = fabs(c) > tau ? c : 0.0;
-        vec[t] = ta;
-        vec[F + t] = tb;
-        vec[2 * F + t] = tc;
-        int on = ta != 0 || tb != 0 || tc != 0;
-        act[t] = (uint8_t)on;
+        double lr = lrv[q], hi, lo;
+        int on = feature_weights(t, F, lr, tau, lp, llp, lna, ln1a, vec, ws, wn, wp, act, &hi, &lo);
         n_active += on;
-        double hi = a > b ? a : b, lo = a < b ? a : b;
-        hi = hi > c ? hi : c;
-        lo = lo < c ? lo : c;
         double room = tau - hi; /* how far the highest may still rise */
         /* N - n + a is exp(lr) to a relative 1e-15 (the factor 0.999 more than covers it) */
         if (on || !(room > margin) || !(lo + tau > margin) || !(lr == lr)) safe[t] = -INFINITY;
