@@ -481,3 +481,42 @@ def test_without_the_compiled_kernel_the_search_is_the_same(monkeypatch):
     monkeypatch.setattr(kernel, "_rounds", None)
     assert not kernel.compiled()
     _same(optimal_training_set(X, y == 1, y == 0, **params), plain)
+
+
+@pytest.mark.skipif(not kernel.compiled(), reason="the compiled round kernel is not built")
+@pytest.mark.parametrize("parts", [1, 2, 3, 7])
+def test_packing_in_row_ranges_equals_the_numpy_packing(parts, monkeypatch):
+    # the compiled packing counts and writes row ranges separately (in threads); any number of ranges must
+    # give what the numpy packing (one pass, sorts) gives: the same classes, patterns, groups and states
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(40 + parts)
+    n, F = 3_000, 60
+    lengths = rng.choice([0, 1, 1, 2, 3, 4, 5, 9], n)
+    base_ptr, base_idx, extra_ptr, extra_idx = [0], [], [0], []
+    for L in lengths:
+        cols = np.sort(rng.choice(F, L, replace=False))
+        in_extra = rng.random(L) < 0.3
+        base_idx.extend(cols[~in_extra]); extra_idx.extend(cols[in_extra])
+        base_ptr.append(len(base_idx)); extra_ptr.append(len(extra_idx))
+    rows = kernel.Rows(np.array(base_ptr, dtype=np.int64), np.array(base_idx, dtype=np.int32),
+                       np.array(extra_ptr, dtype=np.int64), np.array(extra_idx, dtype=np.int32))
+    kind = rng.choice([kernel.POOL, kernel.STS_NEGATIVE, kernel.NOT_TRAINING], n).astype(np.uint8)
+    want_state = np.full(n, 9, dtype=np.uint8)
+    with monkeypatch.context() as mp:
+        mp.setattr(kernel, "_rounds", None)
+        want_packed, want_single = kernel.pack_rows(rows, kind, kernel.POOL, F, want_state)
+    monkeypatch.setattr(kernel, "PACK_ROWS_PER_PART", 100)
+    state = np.full(n, 9, dtype=np.uint8)
+    with ThreadPoolExecutor(3) as pool:
+        packed, single = kernel.pack_rows(rows, kind, kernel.POOL, F, state, parts,
+                                          lambda calls: [f.result() for f in [pool.submit(c) for c in calls]])
+    assert np.array_equal(state, want_state) and set(np.unique(state)) <= {0, kernel.HELD_PACKED, kernel.HELD_SINGLE}
+    for name in ("rows", "seg", "idx", "ioff", "gptr", "alive", "pos"):
+        assert np.array_equal(getattr(packed, name), getattr(want_packed, name)), name
+    for name in ("ptr", "rows", "live"):
+        assert np.array_equal(getattr(single, name), getattr(want_single, name)), name
+    # and both against the patterns themselves: packed row j is row rows[j], merged by column
+    union = rows.as_csr(F)
+    assert (packed.as_csr(F) != union[packed.rows]).nnz == 0
+    assert np.all(np.diff(union.indptr)[packed.rows] >= 2)

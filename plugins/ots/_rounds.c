@@ -1061,43 +1061,35 @@ sfail:
 
 #define N_PACK 4 /* classes: 2, 3, 4 entries; any other (>= 5) */
 
-/* pack(ip, ix, jp, jx, kind, k, rows, seg, idx, ioff, gptr, sptr, srows, live) -> entries: the rows of kind
-   k whose pattern is not empty: those of one entry grouped by it (sptr over F features, srows ascending
-   within each, live the counts), the others by class into rows / idx (seg: N_PACK + 1 offsets into rows;
-   ioff: N_PACK + 1 offsets into idx; gptr: the general class's row pointers, relative to ioff[N_PACK-1]) */
-static PyObject *pack_rows(PyObject *self, PyObject *args)
+/* pack_count(ip, ix, jp, jx, kind, k, lo, hi, size, ent, live): the first half of packing rows lo:hi of kind k
+   (kernel.pack_rows): size[c] and ent[c] the rows and entries of class c (rows of 2, 3, 4 entries, then any
+   other), live[f] the rows whose one entry is f. Several row ranges run in threads; the caller adds up. */
+static PyObject *pack_count(PyObject *self, PyObject *args)
 {
-    PyObject *o[15];
-    Py_buffer v[15];
+    PyObject *o[8];
+    Py_buffer v[8];
     int got = 0, k;
-    if (!PyArg_ParseTuple(args, "OOOOOiOOOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &k, &o[5], &o[6], &o[7], &o[8],
-                          &o[9], &o[10], &o[11], &o[12], &o[13], &o[14]))
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "OOOOOinnOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &k, &lo, &hi, &o[5], &o[6], &o[7]))
         return NULL;
     GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 4, 0, "indices") GET(2, 'i', 8, 0, "extra indptr")
-    GET(3, 'i', 4, 0, "extra indices") GET(4, 'u', 1, 0, "kind") GET(5, 'i', 8, 1, "rows") GET(6, 'i', 8, 1, "seg")
-    GET(7, 'i', 4, 1, "idx") GET(8, 'i', 8, 1, "ioff") GET(9, 'i', 8, 1, "gptr") GET(10, 'i', 8, 1, "sptr")
-    GET(11, 'i', 8, 1, "srows") GET(12, 'i', 8, 1, "live") GET(13, 'u', 1, 1, "state") GET(14, 'i', 4, 1, "pos")
-    Py_ssize_t n = v[4].shape[0], F = v[12].shape[0], cap = v[7].shape[0];
+    GET(3, 'i', 4, 0, "extra indices") GET(4, 'u', 1, 0, "kind") GET(5, 'i', 8, 1, "size") GET(6, 'i', 8, 1, "ent")
+    GET(7, 'i', 8, 1, "live")
+    Py_ssize_t n = v[4].shape[0], F = v[7].shape[0];
     const int64_t *ip = (const int64_t *)v[0].buf, *jp = (const int64_t *)v[2].buf;
     const int32_t *ix = (const int32_t *)v[1].buf, *jx = (const int32_t *)v[3].buf;
     const uint8_t *kd = (const uint8_t *)v[4].buf;
-    int64_t *rows = (int64_t *)v[5].buf, *seg = (int64_t *)v[6].buf, *ioff = (int64_t *)v[8].buf;
-    int64_t *gptr = (int64_t *)v[9].buf, *sptr = (int64_t *)v[10].buf, *srows = (int64_t *)v[11].buf;
-    int64_t *live = (int64_t *)v[12].buf;
-    int32_t *idx = (int32_t *)v[7].buf;
-    uint8_t *state = (uint8_t *)v[13].buf;
-    int32_t *pos = (int32_t *)v[14].buf;
-    if (v[14].shape[0] != n || n > INT32_MAX || v[13].shape[0] != n || v[0].shape[0] < n + 1 || v[2].shape[0] < n + 1 || v[5].shape[0] < n || v[6].shape[0] != N_PACK + 1 ||
-        v[8].shape[0] != N_PACK + 1 || v[9].shape[0] < n + 1 || v[10].shape[0] != F + 1 || v[11].shape[0] < n ||
-        ip[n] > v[1].shape[0] || jp[n] > v[3].shape[0]) {
-        PyErr_SetString(PyExc_ValueError, "pack_rows: inconsistent array sizes");
+    int64_t *size = (int64_t *)v[5].buf, *ent = (int64_t *)v[6].buf, *live = (int64_t *)v[7].buf;
+    if (n > INT32_MAX || v[0].shape[0] < n + 1 || v[2].shape[0] < n + 1 || v[5].shape[0] != N_PACK ||
+        v[6].shape[0] != N_PACK || lo < 0 || hi > n || lo > hi || ip[n] > v[1].shape[0] || jp[n] > v[3].shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "pack_count: inconsistent array sizes");
         goto fail;
     }
     int bad = 0;
     Py_BEGIN_ALLOW_THREADS
-    int64_t size[N_PACK] = {0}, ent[N_PACK] = {0};
+    for (int c = 0; c < N_PACK; c++) size[c] = ent[c] = 0;
     memset(live, 0, (size_t)F * sizeof(int64_t));
-    for (Py_ssize_t i = 0; i < n && !bad; i++) {
+    for (Py_ssize_t i = lo; i < hi; i++) {
         if (kd[i] != k) continue;
         int64_t a = ip[i], a1 = ip[i + 1], b = jp[i], b1 = jp[i + 1];
         if (a1 < a || b1 < b || a < 0 || b < 0) { bad = 1; break; }
@@ -1113,63 +1105,100 @@ static PyObject *pack_rows(PyObject *self, PyObject *args)
         size[c]++;
         ent[c] += L;
     }
-    if (!bad) {
-        seg[0] = 0;
-        ioff[0] = 0;
-        for (int c = 0; c < N_PACK; c++) {
-            seg[c + 1] = seg[c] + size[c];
-            ioff[c + 1] = ioff[c] + ent[c];
-        }
-        if (ioff[N_PACK] > cap) bad = 2;
-    }
-    if (!bad) {
-        sptr[0] = 0;
-        for (Py_ssize_t f = 0; f < F; f++) sptr[f + 1] = sptr[f] + live[f];
-        int64_t next[N_PACK], inext[N_PACK];
-        for (int c = 0; c < N_PACK; c++) {
-            next[c] = seg[c];
-            inext[c] = ioff[c];
-        }
-        int64_t ng = 0;
-        gptr[0] = 0;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            state[i] = 0;
-            pos[i] = -1;
-            if (kd[i] != k) continue;
-            int64_t a = ip[i], a1 = ip[i + 1], b = jp[i], b1 = jp[i + 1];
-            int64_t L = (a1 - a) + (b1 - b);
-            if (L == 0) continue;
-            if (L == 1) {
-                int32_t f = a1 > a ? ix[a] : jx[b];
-                srows[sptr[f]++] = i;
-                state[i] = 2;
-                continue;
-            }
-            state[i] = 1;
-            int c = L <= N_PACK ? (int)L - 2 : N_PACK - 1;
-            pos[i] = (int32_t)next[c];
-            rows[next[c]++] = i;
-            int32_t *out = idx + inext[c];
-            while (a < a1 && b < b1) *out++ = ix[a] < jx[b] ? ix[a++] : jx[b++];
-            while (a < a1) *out++ = ix[a++];
-            while (b < b1) *out++ = jx[b++];
-            inext[c] += L;
-            if (c == N_PACK - 1) {
-                ng++;
-                gptr[ng] = inext[c] - ioff[c];
-            }
-        }
-        for (Py_ssize_t f = F; f > 0; f--) sptr[f] = sptr[f - 1];
-        sptr[0] = 0;
-    }
     Py_END_ALLOW_THREADS
     if (bad) {
-        PyErr_SetString(PyExc_ValueError, bad == 1 ? "pack_rows: an index is out of range"
-                                                   : "pack_rows: the output is too small");
+        PyErr_SetString(PyExc_ValueError, "pack_count: an index is out of range");
         goto fail;
     }
     for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
-    return PyLong_FromLongLong(ioff[N_PACK]);
+    Py_RETURN_NONE;
+fail:
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    return NULL;
+}
+
+/* pack_write(ip, ix, jp, jx, kind, k, lo, hi, next, inext, ng, ioff, cursor, rows, idx, gptr, srows, state, pos):
+   the second half for rows lo:hi, after pack_count: row i of class c goes to rows[next[c]++] with its
+   pattern (both parts merged by column) at idx[inext[c]], a row of the general class also gets
+   gptr[++ng] (relative to ioff[N_PACK - 1]); a row of one entry f goes to srows[cursor[f]++]. The caller
+   starts each range's next, inext, ng and cursor where the ranges before it end, so the ranges together
+   write what one range would. state[i] (0, 1 packed, 2 single) and pos[i] (its place in rows, -1) are
+   written for every row of lo:hi. */
+static PyObject *pack_write(PyObject *self, PyObject *args)
+{
+    PyObject *o[16];
+    Py_buffer v[16];
+    int got = 0, k;
+    Py_ssize_t lo, hi, ng;
+    if (!PyArg_ParseTuple(args, "OOOOOinnOOnOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &k, &lo, &hi, &o[5], &o[6],
+                          &ng, &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14]))
+        return NULL;
+    GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 4, 0, "indices") GET(2, 'i', 8, 0, "extra indptr")
+    GET(3, 'i', 4, 0, "extra indices") GET(4, 'u', 1, 0, "kind") GET(5, 'i', 8, 0, "next") GET(6, 'i', 8, 0, "inext")
+    GET(7, 'i', 8, 0, "ioff") GET(8, 'i', 8, 0, "cursor") GET(9, 'i', 8, 1, "rows") GET(10, 'i', 4, 1, "idx")
+    GET(11, 'i', 8, 1, "gptr") GET(12, 'i', 8, 1, "srows") GET(13, 'u', 1, 1, "state") GET(14, 'i', 4, 1, "pos")
+    Py_ssize_t n = v[4].shape[0], F = v[8].shape[0];
+    const int64_t *ip = (const int64_t *)v[0].buf, *jp = (const int64_t *)v[2].buf;
+    const int32_t *ix = (const int32_t *)v[1].buf, *jx = (const int32_t *)v[3].buf;
+    const uint8_t *kd = (const uint8_t *)v[4].buf;
+    const int64_t *ioff = (const int64_t *)v[7].buf;
+    int64_t next[N_PACK], inext[N_PACK], *cur = NULL;
+    int64_t *rows = (int64_t *)v[9].buf, *gptr = (int64_t *)v[11].buf, *srows = (int64_t *)v[12].buf;
+    int32_t *idx = (int32_t *)v[10].buf, *pos = (int32_t *)v[14].buf;
+    uint8_t *state = (uint8_t *)v[13].buf;
+    Py_ssize_t n_rows = v[9].shape[0], n_idx = v[10].shape[0], n_g = v[11].shape[0], n_s = v[12].shape[0];
+    if (n > INT32_MAX || v[0].shape[0] < n + 1 || v[2].shape[0] < n + 1 || v[5].shape[0] != N_PACK ||
+        v[6].shape[0] != N_PACK || v[7].shape[0] != N_PACK + 1 || v[13].shape[0] != n || v[14].shape[0] != n ||
+        lo < 0 || hi > n || lo > hi || ng < 0 || ip[n] > v[1].shape[0] || jp[n] > v[3].shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "pack_write: inconsistent array sizes");
+        goto fail;
+    }
+    cur = (int64_t *)malloc((size_t)(F > 0 ? F : 1) * sizeof(int64_t));
+    if (!cur) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    memcpy(cur, v[8].buf, (size_t)F * sizeof(int64_t));
+    memcpy(next, v[5].buf, sizeof(next));
+    memcpy(inext, v[6].buf, sizeof(inext));
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = lo; i < hi && !bad; i++) {
+        state[i] = 0;
+        pos[i] = -1;
+        if (kd[i] != k) continue;
+        int64_t a = ip[i], a1 = ip[i + 1], b = jp[i], b1 = jp[i + 1];
+        if (a1 < a || b1 < b || a < 0 || b < 0) { bad = 1; break; }
+        int64_t L = (a1 - a) + (b1 - b);
+        if (L == 0) continue;
+        if (L == 1) {
+            int32_t f = a1 > a ? ix[a] : jx[b];
+            if (f < 0 || f >= F || cur[f] < 0 || cur[f] >= n_s) { bad = 1; break; }
+            srows[cur[f]++] = i;
+            state[i] = 2;
+            continue;
+        }
+        int c = L <= N_PACK ? (int)L - 2 : N_PACK - 1;
+        if (next[c] < 0 || next[c] >= n_rows || inext[c] < 0 || inext[c] + L > n_idx ||
+            (c == N_PACK - 1 && ng + 1 >= n_g)) { bad = 1; break; }
+        state[i] = 1;
+        pos[i] = (int32_t)next[c];
+        rows[next[c]++] = i;
+        int32_t *out = idx + inext[c];
+        while (a < a1 && b < b1) *out++ = ix[a] < jx[b] ? ix[a++] : jx[b++];
+        while (a < a1) *out++ = ix[a++];
+        while (b < b1) *out++ = jx[b++];
+        inext[c] += L;
+        if (c == N_PACK - 1) gptr[++ng] = inext[c] - ioff[c];
+    }
+    Py_END_ALLOW_THREADS
+    free(cur);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "pack_write: an index is out of range or the output is too small");
+        goto fail;
+    }
+    for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
+    Py_RETURN_NONE;
 fail:
     for (int j = 0; j < got; j++) PyBuffer_Release(&v[j]);
     return NULL;
@@ -1513,7 +1542,8 @@ fail:
 static PyMethodDef methods[] = {
     {"order_positives", order_positives, METH_VARARGS, "The positives in rank order and their buckets."},
     {"touch_rows", touch_rows, METH_VARARGS, "Move the rows holding some features to the tail."},
-    {"pack_rows", pack_rows, METH_VARARGS, "The rows of a kind, packed by the length of their pattern."},
+    {"pack_count", pack_count, METH_VARARGS, "Packing a range of rows: the sizes of its classes and groups."},
+    {"pack_write", pack_write, METH_VARARGS, "Packing a range of rows: their patterns, by class and group."},
     {"packed_pass", packed_pass, METH_VARARGS, "class_pass over packed rows."},
     {"single_pass", single_pass, METH_VARARGS, "The rows of one feature, one key per feature."},
     {"class_pass", class_pass, METH_VARARGS, "round_pass over rows grouped by the length of their pattern."},

@@ -21,7 +21,9 @@ numpy (``_round_pass_numpy``; tests check that both agree with the plain product
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -307,6 +309,7 @@ def single_pass(singles: SingleRows, state: np.ndarray, vec: np.ndarray, F: int,
 
 
 N_PACK = 4  # packed classes: rows of 2, 3, 4 entries, then any other
+PACK_ROWS_PER_PART = 65536  # pack_rows gives each thread at least this many rows
 
 
 @dataclass
@@ -339,27 +342,49 @@ class PackedRows:
                              shape=(len(self), F))
 
 
-def pack_rows(rows: Rows, kind: np.ndarray, k: int, F: int, state: np.ndarray) -> tuple[PackedRows, SingleRows]:
+def pack_rows(rows: Rows, kind: np.ndarray, k: int, F: int, state: np.ndarray, parts: int = 1,
+              run: Callable[[list[Callable[[], object]]], list[object]] | None = None) -> tuple[PackedRows, SingleRows]:
     """The rows of kind ``k`` whose pattern holds an entry: those of one entry as ``SingleRows``, the others
     packed (``PackedRows``), both parts of a pattern merged by column; ascending within each group.
-    ``state`` (uint8, one per row) is set to HELD_SINGLE / HELD_PACKED for them, 0 for every other row."""
+    ``state`` (uint8, one per row) is set to HELD_SINGLE / HELD_PACKED for them, 0 for every other row.
+    The compiled path cuts the rows into ``parts`` ranges, counted and then written by ``run`` (which calls
+    a list of functions, in threads if it likes): each range starts writing where the ranges before it end,
+    so the result is the same for any number of parts."""
     n = len(kind)
     seg = np.zeros(N_PACK + 1, dtype=np.int64)
     ioff = np.zeros(N_PACK + 1, dtype=np.int64)
     if _rounds is not None:
-        out = np.empty(n, dtype=np.int64)
-        idx = np.empty(rows.nnz, dtype=np.int32)
-        gptr = np.empty(n + 1, dtype=np.int64)
-        sptr = np.empty(F + 1, dtype=np.int64)
-        srows = np.empty(n, dtype=np.int64)
-        live = np.empty(F, dtype=np.int64)
-        pos = np.empty(n, dtype=np.int32)
-        total = _rounds.pack_rows(rows.indptr, rows.indices, rows.extra_indptr, rows.extra_indices, kind, int(k), out,
-                                  seg, idx, ioff, gptr, sptr, srows, live, state, pos)
+        run = run or (lambda calls: [c() for c in calls])
+        parts = max(1, min(int(parts), n // PACK_ROWS_PER_PART + 1))  # a small block is not worth a thread
+        cuts = np.linspace(0, n, parts + 1).astype(np.int64).tolist()
+        ranges = list(zip(cuts[:-1], cuts[1:]))
+        size = np.zeros((parts, N_PACK), dtype=np.int64)
+        ent = np.zeros((parts, N_PACK), dtype=np.int64)
+        live = np.zeros((parts, F), dtype=np.int64)
+        ip, ix, jp, jx = rows.indptr, rows.indices, rows.extra_indptr, rows.extra_indices
+        run([partial(_rounds.pack_count, ip, ix, jp, jx, kind, int(k), lo, hi, size[j], ent[j], live[j])
+             for j, (lo, hi) in enumerate(ranges)])
+        np.cumsum(size.sum(axis=0), out=seg[1:])
+        np.cumsum(ent.sum(axis=0), out=ioff[1:])
+        sptr = np.zeros(F + 1, dtype=np.int64)
+        np.cumsum(live.sum(axis=0), out=sptr[1:])
+        # where each range starts: after the ranges before it, in every class and group
+        before = lambda a: np.cumsum(a, axis=0) - a  # noqa: E731
+        nxt = seg[:-1] + before(size)
+        inext = ioff[:-1] + before(ent)
+        ng = before(size[:, N_PACK - 1])
+        cursor = sptr[:-1] + before(live)
         n_g = int(seg[-1] - seg[-2])
-        return (PackedRows(out[:seg[-1]].copy(), seg, idx[:total].copy(), ioff, gptr[:n_g + 1].copy(),
-                           np.ones(int(seg[-1]), dtype=np.uint8), pos),
-                SingleRows(sptr, srows[:sptr[-1]].copy(), live))
+        out = np.empty(int(seg[-1]), dtype=np.int64)
+        idx = np.empty(int(ioff[-1]), dtype=np.int32)
+        gptr = np.empty(n_g + 1, dtype=np.int64)
+        gptr[0] = 0
+        srows = np.empty(int(sptr[-1]), dtype=np.int64)
+        pos = np.empty(n, dtype=np.int32)
+        run([partial(_rounds.pack_write, ip, ix, jp, jx, kind, int(k), lo, hi, nxt[j], inext[j], int(ng[j]), ioff,
+                     cursor[j], out, idx, gptr, srows, state, pos) for j, (lo, hi) in enumerate(ranges)])
+        return (PackedRows(out, seg, idx, ioff, gptr, np.ones(len(out), dtype=np.uint8), pos),
+                SingleRows(sptr, srows, live.sum(axis=0)))
     csr = rows.as_csr(F)[:n]
     length = np.diff(csr.indptr)
     mine = (kind == k) & (length > 0)

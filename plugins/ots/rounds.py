@@ -423,7 +423,7 @@ class RoundEngine:
         would double them: then every row with an entry is in the tail instead."""
         F = self.weights.Fm
         if sub.rows.nnz <= _PACK_MAX_NNZ:
-            packed, single = pack_rows(sub.rows, self.own_kind, k, F, state[:self.n_own])
+            packed, single = pack_rows(sub.rows, self.own_kind, k, F, state[:self.n_own], self.n_threads, self._run)
             return packed, single, np.zeros(0, dtype=np.int64)
         rows = nonempty_rows(sub.rows, self.own_kind, k)
         state[:] = 0
@@ -587,6 +587,10 @@ class RoundEngine:
         w.add(changed, increment, len(chosen))
         w.update()
         F = w.Fm
+        # the positives' keys and order need only sub2 and block 2 of the weights: computed in the pool's
+        # thread while this one brings sub0 and sub1 up to date (nothing they change is read there)
+        self._ensure(self.sub2, w.vec[2 * F:3 * F] != 0, 2)
+        ordering = self._positive_order if self.executor is None else self.executor.submit(self._positive_order)
         active0 = w.vec[:F] != 0
         if self.spec.scorer == "wts_fixed":
             active0 |= w.v0 != 0
@@ -600,10 +604,21 @@ class RoundEngine:
         if changed1 is True or self._repack_due(1):
             self.packed1, self.single1, self.tail1 = self._pack(self.sub1, STS_NEGATIVE, self.state1)
             self._tail_work[1] = 0
-        self._ensure(self.sub2, w.vec[2 * F:3 * F] != 0, 2)
-        keys = row_keys(self.sub2.rows, self._all_positives, w.vec, 2 * F, F)
-        order = positive_order(keys, self.positive_rows, self._perm)
+        order = ordering() if self.executor is None else ordering.result()
         return self._pass(order, count=True, m=self.spec.step if self.pool_left > 0 else 0)
+
+    def _run(self, calls: list) -> list:
+        """Call ``calls`` (functions of no argument), the first in this thread and the others in the pool."""
+        if self.executor is None or len(calls) < 2:
+            return [c() for c in calls]
+        futures = [self.executor.submit(c) for c in calls[1:]]
+        return [calls[0]()] + [f.result() for f in futures]
+
+    def _positive_order(self) -> PositiveOrder:
+        """The positives' keys under their leave-one-out weights (block 2), in rank order."""
+        w = self.weights
+        keys = row_keys(self.sub2.rows, self._all_positives, w.vec, 2 * w.Fm, w.Fm)
+        return positive_order(keys, self.positive_rows, self._perm)
 
 
 def segments(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
