@@ -206,6 +206,18 @@ def test_pattern_passes_equal_scipy(compiled, monkeypatch):
     union.sort_indices()
     assert np.array_equal(m_ptr, union.indptr)
     assert np.array_equal(m, np.union1d(kept, extra)[union.indices])
+    # the same in row ranges (threads), down to ranges of a few rows
+    monkeypatch.setattr(kernel, "PACK_ROWS_PER_PART", 50)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(3) as pool:
+        def run(calls):
+            return [f.result() for f in [pool.submit(c) for c in calls]]
+
+        for parts in (2, 3, 13):
+            assert all(np.array_equal(a, b) for a, b in zip(kernel.gather_columns(colptr, colrows, extra, ids, n,
+                                                                                  parts, run), (g_ptr, g)))
+            assert all(np.array_equal(a, b) for a, b in zip(kernel.merge_rows(base, parts, run), (m_ptr, m)))
     keep = rng.random(F) < 0.5
     f_ptr, f = kernel.filter_rows(m_ptr.copy(), m.copy(), keep)
     ref = A[:, np.flatnonzero(keep & np.isin(np.arange(F), np.union1d(kept, extra)))].tocsr()

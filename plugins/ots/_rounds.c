@@ -381,26 +381,30 @@ static PyObject *merge_rows(PyObject *self, PyObject *args)
     PyObject *o[6];
     Py_buffer v[6];
     int got = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5])) return NULL;
+    Py_ssize_t lo = 0, hi = -1;
+    if (!PyArg_ParseTuple(args, "OOOOOO|nn", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &lo, &hi)) return NULL;
     GET(0, 'i', 8, 0, "indptr") GET(1, 'i', 4, 0, "indices") GET(2, 'i', 8, 0, "extra indptr")
     GET(3, 'i', 4, 0, "extra indices") GET(4, 'i', 8, 1, "out indptr") GET(5, 'i', 4, 1, "out indices")
     Py_ssize_t n = v[0].shape[0] - 1;
+    if (hi < 0) hi = n;
     const int64_t *ip = (const int64_t *)v[0].buf, *jp = (const int64_t *)v[2].buf;
     const int32_t *ix = (const int32_t *)v[1].buf, *jx = (const int32_t *)v[3].buf;
     int64_t *op = (int64_t *)v[4].buf;
     int32_t *ox = (int32_t *)v[5].buf;
     if (n < 0 || v[2].shape[0] != n + 1 || v[4].shape[0] != n + 1 || ip[0] != 0 || jp[0] != 0 ||
-        ip[n] > v[1].shape[0] || jp[n] > v[3].shape[0] || ip[n] + jp[n] > v[5].shape[0]) {
+        ip[n] > v[1].shape[0] || jp[n] > v[3].shape[0] || ip[n] + jp[n] > v[5].shape[0] || lo < 0 || hi > n ||
+        lo > hi) {
         PyErr_SetString(PyExc_ValueError, "merge_rows: inconsistent array sizes");
         goto fail;
     }
     int bad = 0;
     Py_BEGIN_ALLOW_THREADS
-    int64_t q = 0;
-    op[0] = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
+    /* row i starts at ip[i] + jp[i] in the union: rows lo:hi are written without the rows before them */
+    int64_t q = ip[lo] + jp[lo];
+    if (lo == 0) op[0] = 0;
+    for (Py_ssize_t i = lo; i < hi; i++) {
         int64_t a = ip[i], a1 = ip[i + 1], b = jp[i], b1 = jp[i + 1];
-        if (a1 < a || b1 < b || a1 > ip[n] || b1 > jp[n]) { bad = 1; break; }
+        if (a1 < a || b1 < b || a1 > ip[n] || b1 > jp[n] || a < 0 || b < 0) { bad = 1; break; }
         while (a < a1 && b < b1) ox[q++] = ix[a] < jx[b] ? ix[a++] : jx[b++];
         while (a < a1) ox[q++] = ix[a++];
         while (b < b1) ox[q++] = jx[b++];
@@ -510,59 +514,102 @@ fail:
     return NULL;
 }
 
-/* gather(colptr, rows, features, ids, out_indptr, out_indices) -> nnz: the row-major pattern of the
-   columns ``features`` (ascending) of a column index, column features[k] renumbered ids[k] (ascending) */
+/* the first position in r[a:b] (ascending) holding a value >= x */
+static inline int64_t first_at_least(const int32_t *r, int64_t a, int64_t b, int64_t x)
+{
+    while (a < b) {
+        int64_t mid = a + (b - a) / 2;
+        if (r[mid] < x) a = mid + 1;
+        else b = mid;
+    }
+    return a;
+}
+
+/* gather(colptr, rows, features, ids, out_indptr, out_indices[, lo, hi]) -> nnz: the row-major pattern of the
+   columns ``features`` (ascending) of a column index, column features[k] renumbered ids[k] (ascending);
+   with lo:hi only those rows (out_indptr[lo + 1:hi + 1] and their entries; ranges run in threads),
+   returning where they end */
 static PyObject *gather_columns(PyObject *self, PyObject *args)
 {
     PyObject *o[6];
     Py_buffer v[6];
     int got = 0;
-    if (!PyArg_ParseTuple(args, "OOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5])) return NULL;
+    Py_ssize_t lo = 0, hi = -1;
+    if (!PyArg_ParseTuple(args, "OOOOOO|nn", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &lo, &hi)) return NULL;
     GET(0, 'i', 8, 0, "colptr") GET(1, 'i', 4, 0, "rows") GET(2, 'i', 8, 0, "features") GET(3, 'i', 4, 0, "ids")
     GET(4, 'i', 8, 1, "out indptr") GET(5, 'i', 4, 1, "out indices")
     Py_ssize_t F = v[0].shape[0] - 1, K = v[2].shape[0], n = v[4].shape[0] - 1, cap = v[5].shape[0];
+    if (hi < 0) hi = n;
     const int64_t *cp = (const int64_t *)v[0].buf, *feat = (const int64_t *)v[2].buf;
     const int32_t *rows = (const int32_t *)v[1].buf, *ids = (const int32_t *)v[3].buf;
     int64_t *op = (int64_t *)v[4].buf;
     int32_t *ox = (int32_t *)v[5].buf;
-    if (F < 0 || n < 0 || v[3].shape[0] != K || cp[F] > v[1].shape[0]) {
+    int64_t *span = NULL, *cur = NULL;
+    if (F < 0 || n < 0 || v[3].shape[0] != K || cp[F] > v[1].shape[0] || lo < 0 || hi > n || lo > hi) {
         PyErr_SetString(PyExc_ValueError, "gather_columns: inconsistent array sizes");
         goto fail;
     }
+    span = (int64_t *)malloc((size_t)(2 * K + 1) * sizeof(int64_t));
+    cur = (int64_t *)malloc((size_t)(hi - lo + 1) * sizeof(int64_t));
+    if (!span || !cur) {
+        PyErr_NoMemory();
+        goto fail;
+    }
     int bad = 0;
+    int64_t base = 0;
     Py_BEGIN_ALLOW_THREADS
-    int64_t total = 0;
+    /* rows lo:hi only: each column's rows are ascending, so its entries in the range are one span of it,
+       and the entries of the rows before lo (where this range starts writing) are the spans before */
     for (Py_ssize_t k = 0; k < K && !bad; k++) {
         int64_t f = feat[k];
-        if (f < 0 || f >= F || cp[f + 1] < cp[f] || (k && (f <= feat[k - 1] || ids[k] <= ids[k - 1]))) bad = 1;
-        else total += cp[f + 1] - cp[f];
+        if (f < 0 || f >= F || cp[f + 1] < cp[f] || cp[f] < 0 || (k && (f <= feat[k - 1] || ids[k] <= ids[k - 1]))) {
+            bad = 1;
+            break;
+        }
+        int64_t a = first_at_least(rows, cp[f], cp[f + 1], lo), b = first_at_least(rows, a, cp[f + 1], hi);
+        if ((lo == 0 && a != cp[f]) || (hi == n && b != cp[f + 1])) { /* a row below 0 or not below n */
+            bad = 1;
+            break;
+        }
+        span[2 * k] = a;
+        span[2 * k + 1] = b;
+        base += a - cp[f];
     }
-    if (!bad && total > cap) bad = 2;
     if (!bad) {
-        memset(op, 0, (size_t)(n + 1) * sizeof(int64_t));
+        int64_t total = base;
+        for (Py_ssize_t k = 0; k < K; k++) total += cp[feat[k] + 1] - span[2 * k];
+        if (total > cap) bad = 2;
+    }
+    if (!bad) {
+        memset(cur, 0, (size_t)(hi - lo + 1) * sizeof(int64_t));
         for (Py_ssize_t k = 0; k < K && !bad; k++)
-            for (int64_t a = cp[feat[k]]; a < cp[feat[k] + 1]; a++) {
+            for (int64_t a = span[2 * k]; a < span[2 * k + 1]; a++) {
                 int32_t r = rows[a];
-                if (r < 0 || r >= n) { bad = 1; break; }
-                op[r + 1]++;
+                if (r < lo || r >= hi) { bad = 1; break; } /* not ascending */
+                cur[r - lo + 1]++;
             }
     }
     if (!bad) {
-        for (Py_ssize_t i = 0; i < n; i++) op[i + 1] += op[i];
+        cur[0] = base;
+        for (Py_ssize_t i = 0; i < hi - lo; i++) cur[i + 1] += cur[i];
+        for (Py_ssize_t i = 0; i < hi - lo; i++) op[lo + i + 1] = cur[i + 1];
+        if (lo == 0) op[0] = 0;
         for (Py_ssize_t k = 0; k < K; k++)
-            for (int64_t a = cp[feat[k]]; a < cp[feat[k] + 1]; a++) ox[op[rows[a]]++] = ids[k];
-        for (Py_ssize_t i = n; i > 0; i--) op[i] = op[i - 1];
-        op[0] = 0;
+            for (int64_t a = span[2 * k]; a < span[2 * k + 1]; a++) ox[cur[rows[a] - lo]++] = ids[k];
     }
     Py_END_ALLOW_THREADS
+    free(span);
+    free(cur);
     if (bad) {
         PyErr_SetString(PyExc_ValueError, bad == 1 ? "gather_columns: a feature or row is out of range or unsorted"
                                                    : "gather_columns: the output is too small");
         goto fail;
     }
     for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
-    return PyLong_FromLongLong(op[n]);
+    return PyLong_FromLongLong(op[hi]);
 fail:
+    free(span);
+    free(cur);
     for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
     return NULL;
 }

@@ -309,7 +309,7 @@ def single_pass(singles: SingleRows, state: np.ndarray, vec: np.ndarray, F: int,
 
 
 N_PACK = 4  # packed classes: rows of 2, 3, 4 entries, then any other
-PACK_ROWS_PER_PART = 65536  # pack_rows gives each thread at least this many rows
+PACK_ROWS_PER_PART = 65536  # the functions over row ranges give each thread at least this many rows
 
 
 @dataclass
@@ -354,10 +354,9 @@ def pack_rows(rows: Rows, kind: np.ndarray, k: int, F: int, state: np.ndarray, p
     seg = np.zeros(N_PACK + 1, dtype=np.int64)
     ioff = np.zeros(N_PACK + 1, dtype=np.int64)
     if _rounds is not None:
-        run = run or (lambda calls: [c() for c in calls])
-        parts = max(1, min(int(parts), n // PACK_ROWS_PER_PART + 1))  # a small block is not worth a thread
-        cuts = np.linspace(0, n, parts + 1).astype(np.int64).tolist()
-        ranges = list(zip(cuts[:-1], cuts[1:]))
+        run = run or _serially
+        ranges = _row_ranges(n, parts)
+        parts = len(ranges)
         size = np.zeros((parts, N_PACK), dtype=np.int64)
         ent = np.zeros((parts, N_PACK), dtype=np.int64)
         live = np.zeros((parts, F), dtype=np.int64)
@@ -636,13 +635,26 @@ def restrict_rows(indptr: np.ndarray, indices: np.ndarray, mapping: np.ndarray, 
     return out_ptr, out
 
 
-def merge_rows(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
-    """Both parts of ``rows`` as one pattern, rows sorted."""
+def _row_ranges(n: int, parts: int) -> list[tuple[int, int]]:
+    """``parts`` ranges of about equal rows (fewer for a small block: not worth a thread)."""
+    parts = max(1, min(int(parts), n // PACK_ROWS_PER_PART + 1))
+    cuts = np.linspace(0, n, parts + 1).astype(np.int64).tolist()
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def _serially(calls: list[Callable[[], object]]) -> list[object]:
+    return [c() for c in calls]
+
+
+def merge_rows(rows: Rows, parts: int = 1,
+               run: Callable[[list[Callable[[], object]]], list[object]] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Both parts of ``rows`` as one pattern, rows sorted (compiled: ``parts`` row ranges called by ``run``)."""
     n = rows.n_rows
     if _rounds is not None:
         out_ptr = np.empty(n + 1, dtype=np.int64)
         out = np.empty(rows.nnz, dtype=np.int32)
-        _rounds.merge_rows(rows.indptr, rows.indices, rows.extra_indptr, rows.extra_indices, out_ptr, out)
+        (run or _serially)([partial(_rounds.merge_rows, rows.indptr, rows.indices, rows.extra_indptr,
+                                    rows.extra_indices, out_ptr, out, lo, hi) for lo, hi in _row_ranges(n, parts)])
         return out_ptr, out
     F = int(max(rows.indices.max(initial=-1), rows.extra_indices.max(initial=-1))) + 1
     csr = rows.as_csr(F)
@@ -676,16 +688,20 @@ def column_index(indptr: np.ndarray, indices: np.ndarray, n_columns: int) -> tup
 
 
 def gather_columns(colptr: np.ndarray, colrows: np.ndarray, features: np.ndarray, ids: np.ndarray,
-                   n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+                   n_rows: int, parts: int = 1,
+                   run: Callable[[list[Callable[[], object]]], list[object]] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """The row-major pattern (``n_rows`` rows) of columns ``features`` (ascending) of a column index,
-    column ``features[k]`` renumbered ``ids[k]`` (ascending)."""
+    column ``features[k]`` renumbered ``ids[k]`` (ascending); compiled: ``parts`` row ranges called by
+    ``run``."""
     features = np.ascontiguousarray(features, dtype=np.int64)
     ids = np.ascontiguousarray(ids, dtype=np.int32)
     total = int((colptr[features + 1] - colptr[features]).sum())
     if _rounds is not None:
         out_ptr = np.empty(n_rows + 1, dtype=np.int64)
         out = np.empty(total, dtype=np.int32)
-        _rounds.gather_columns(colptr, colrows, features, ids, out_ptr, out)
+        (run or _serially)([partial(_rounds.gather_columns, colptr, colrows, features, ids, out_ptr, out, lo, hi)
+                            for lo, hi in _row_ranges(n_rows, parts)])
         return out_ptr, out
     starts, lengths = colptr[features], colptr[features + 1] - colptr[features]
     shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)

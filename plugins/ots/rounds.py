@@ -28,6 +28,7 @@ last round and the change of the counts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -90,10 +91,12 @@ class ColumnIndex:
     def column_nnz(self) -> np.ndarray:
         return np.diff(self._build()[0])
 
-    def rows_of(self, features: np.ndarray, ids: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-        """The row-major pattern (``n_rows`` rows) of ``features`` (ascending), renumbered ``ids``."""
+    def rows_of(self, features: np.ndarray, ids: np.ndarray, n_rows: int, parts: int = 1,
+                run: Callable[[list], list] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The row-major pattern (``n_rows`` rows) of ``features`` (ascending), renumbered ``ids`` (in
+        ``parts`` row ranges called by ``run``)."""
         colptr, rows = self._build()
-        return gather_columns(colptr, rows, features, ids, n_rows)
+        return gather_columns(colptr, rows, features, ids, n_rows, parts, run)
 
 
 @dataclass(frozen=True)
@@ -235,6 +238,7 @@ class RestrictedRows:
         self.rows = Rows.of(np.zeros(self.n_rows + 1, dtype=np.int64), np.zeros(0, dtype=np.int32))
         self._in_extra = np.zeros(len(feature), dtype=bool)  # kept features whose entries are in the extra part
         self.changes = {"build": 0, "add": 0, "combine": 0, "filter": 0}
+        self.parts, self.run = 1, None  # the engine's threads, for the passes over row ranges
 
     def nnz_of(self, features: np.ndarray) -> int:
         return int(self.feature_nnz[features].sum())
@@ -257,7 +261,8 @@ class RestrictedRows:
         r = self.rows
         self.rows = Rows(r.indptr, r.indices, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32))
         del r  # the old extra part goes before the new one is built
-        extra_indptr, extra_indices = self.columns.rows_of(self.feature[in_extra], in_extra, self.n_rows)
+        extra_indptr, extra_indices = self.columns.rows_of(self.feature[in_extra], in_extra, self.n_rows,
+                                                           self.parts, self.run)
         self.rows = Rows(self.rows.indptr, self.rows.indices, extra_indptr, extra_indices)
         self.kept[features] = True
         self._in_extra[in_extra] = True
@@ -267,7 +272,7 @@ class RestrictedRows:
 
     def _combine(self) -> None:
         """Move the extra part into the base (a linear merge of two sorted patterns)."""
-        indptr, indices = merge_rows(self.rows)
+        indptr, indices = merge_rows(self.rows, self.parts, self.run)
         self.rows = Rows.of(indptr, indices)
         self._in_extra[:] = False
         self.changes["combine"] += 1
@@ -339,6 +344,8 @@ class RoundEngine:
         self.rounds = 0
         self.n_threads = max(1, int(n_threads))
         self.executor = ThreadPoolExecutor(self.n_threads - 1) if self.n_threads > 1 else None
+        for sub in (self.sub0, self.sub1):
+            sub.parts, sub.run = self.n_threads, self._run
         nothing = np.zeros(0, dtype=np.int64)
         self.packed0 = self.packed1 = PackedRows(nothing, np.zeros(N_PACK + 1, dtype=np.int64), np.zeros(0, np.int32),
                                                  np.zeros(N_PACK + 1, dtype=np.int64), np.zeros(1, dtype=np.int64),
