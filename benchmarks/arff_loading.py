@@ -22,8 +22,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
-import time
 from pathlib import Path
 
 import numpy as np

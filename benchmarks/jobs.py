@@ -73,7 +73,7 @@ def main() -> None:
           f"{workers:.2f}. If the cores were free: about {one / (parent + workers / args.jobs):.2f}x "
           f"(--jobs 1 CPU / (parent + workers / {args.jobs}); a model, not a measurement)")
 
-    harness_pairs = record(interleaved(f"main job, harness in process", "--jobs 1", in_process(1),
+    harness_pairs = record(interleaved("main job, harness in process", "--jobs 1", in_process(1),
                                        f"--jobs {args.jobs}", in_process(args.jobs), pairs=args.pairs),
                            goal="<= 0.59 (1.7x)")
 

@@ -184,7 +184,6 @@ def uci_part(shared: Path, out_dir: Path, cache: Path, jobs: int, runs: int, fre
     print("thesis protocol ...", file=sys.stderr)
     thesis = _run(files, [Pipeline(THESIS_LR), Pipeline(THESIS_SVM), Pipeline(THESIS_SVM_JAVA)], Protocol(name="thesis"),
                   cache / "uci-thesis.jsonl", fresh, jobs, ["error"])
-    t1 = time.perf_counter()
     print("default protocol ...", file=sys.stderr)
     default = _run(files, [Pipeline(DEFAULT_LR), Pipeline(DEFAULT_SVM)], Protocol(repetitions=runs, seed=1),
                    cache / "uci-default.jsonl", fresh, jobs, ["error"])
@@ -423,7 +422,7 @@ def text_part(shared: Path, out_dir: Path, cache: Path, jobs: int, runs: int, fr
             lines.append(f"* {lab}: mean accuracy ≥ NB-M on {w} of {w + l} datasets.")
     if absent:
         lines.append(f"Not found (skipped): {', '.join(absent)}.")
-    lines += ["", f"Compute time in the records (tuning + refit + test, summed over all runs): "
+    lines += ["", "Compute time in the records (tuning + refit + test, summed over all runs): "
               + ", ".join(f"{p.name} {_seconds([r for r in res.ok() if r['pipeline']['name'] == p.name]):.0f} s"
                           for p in pipelines)
               + f"; this invocation took {wall:.0f} s with jobs={jobs} (records already in `results/linear/` are "

@@ -121,6 +121,9 @@ def test_libsvm_reading(tmp_path):
         path.write_text(text)
         with pytest.raises(DatasetError, match=problem):
             load_dataset(path)
+    path.write_text("# header\n1 1:1 2:2\n\n-1 4:1 2:1 4:3\n")
+    with pytest.raises(DatasetError, match=r"d\.svm:4: index 4 appears twice"):
+        load_dataset(path)
 
 
 def test_convert_refuses_unknown_formats(tmp_path):

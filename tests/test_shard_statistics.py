@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 import toolkit
 from conftest import ROOT, shared_path
-from shard_data import (COUNT_MODELS, EXACT_WITH_COUNTS, MULTINOMIAL, NB_FAMILY, assert_statistics_equal, ranges,
+from shard_data import (COUNT_MODELS, EXACT_WITH_COUNTS, NB_FAMILY, assert_statistics_equal, ranges,
                         word_count_arff)
 from toolkit.api import Schema, SufficientStatistics, statistics_support
 from toolkit.data import arff
