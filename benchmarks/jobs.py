@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _common import interleaved, load_average, record, shared
+from _common import bytecode_line, interleaved, load_average, process_env, record, shared
 
 import toolkit
 from toolkit.evaluation import harness
@@ -54,6 +54,8 @@ def main() -> None:
     datasets = [toolkit.load_arff(p) for p in paths]
     print(f"cores: os.cpu_count() = {os.cpu_count()}, usable = {len(os.sched_getaffinity(0))}; load {load_average():.2f}")
     print(f"  thread pools in this process: {_pools()}")
+    if bytecode_line():
+        print(bytecode_line())
     print(f"  thread pools in a worker of --jobs {args.jobs}: {worker_pools(args.jobs)}")
 
     def in_process(jobs):
@@ -84,7 +86,7 @@ def main() -> None:
         def go():
             subprocess.run(base + ["evaluate", *map(str, paths), "-c", CLASSIFIERS[0], "-c", CLASSIFIERS[1], "--runs",
                                    str(args.runs), "--jobs", str(jobs)],
-                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=process_env())
         return go
 
     whole_pairs = record(interleaved("main job, whole toolkit evaluate process", "--jobs 1", whole(1),
