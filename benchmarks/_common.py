@@ -64,11 +64,11 @@ def process_env() -> dict[str, str]:
     return env
 
 
-def bytecode_line() -> str:
+def print_bytecode_note() -> None:
+    """Say so where ``process_env`` drops the variable."""
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
-        return ("  PYTHONDONTWRITEBYTECODE is set here; the timed toolkit processes run without it (their "
-                "warm-up writes the .pyc files a normal install has)")
-    return ""
+        print("  PYTHONDONTWRITEBYTECODE is set here; the timed toolkit processes run without it (their "
+              "warm-up writes the .pyc files a normal install has)")
 
 
 def load_average() -> float:

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _common import bytecode_line, interleaved, load_average, process_env, record, shared
+from _common import interleaved, load_average, print_bytecode_note, process_env, record, shared
 
 import toolkit
 from toolkit.evaluation import harness
@@ -54,8 +54,7 @@ def main() -> None:
     datasets = [toolkit.load_arff(p) for p in paths]
     print(f"cores: os.cpu_count() = {os.cpu_count()}, usable = {len(os.sched_getaffinity(0))}; load {load_average():.2f}")
     print(f"  thread pools in this process: {_pools()}")
-    if bytecode_line():
-        print(bytecode_line())
+    print_bytecode_note()
     print(f"  thread pools in a worker of --jobs {args.jobs}: {worker_pools(args.jobs)}")
 
     def in_process(jobs):

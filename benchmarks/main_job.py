@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import Pairs, bytecode_line, load_average, process_env, record, shared
+from _common import Pairs, load_average, print_bytecode_note, process_env, record, shared
 
 import toolkit
 from toolkit.data import arff
@@ -91,8 +91,7 @@ def main() -> None:
         n_splits = len(datasets) * args.runs
         print(f"main job: {len(datasets)} datasets x {args.runs} repetitions = {n_splits} splits; toolkit runs "
               f"{' + '.join(CLASSIFIERS)} ({2 * n_splits} tasks), WEKA runs NaiveBayes")
-        if bytecode_line():
-            print(bytecode_line())
+        print_bytecode_note()
 
         whole = Pairs("main job, whole processes", "WEKA NB, a JVM per split", "toolkit evaluate (one process)")
         whole_out = Pairs("main job, whole processes", "WEKA NB, a JVM per split", "toolkit evaluate --out F")

@@ -74,9 +74,8 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
     rows = np.repeat(np.arange(n), counts)
     X = sp.csr_matrix((values, (rows, index - 1)), shape=(n, width))
     if X.nnz != len(values):
-        order = np.lexsort((index, rows))
-        twice = np.flatnonzero((np.diff(rows[order]) == 0) & (np.diff(index[order]) == 0))
-        k = int(order[twice[0]]) if len(twice) else 0
+        order = np.lexsort((index, rows))  # fewer entries than values: some (row, index) pair repeats
+        k = int(order[np.flatnonzero((np.diff(rows[order]) == 0) & (np.diff(index[order]) == 0))[0]])
         raise DatasetError(f"{display}:{numbers[int(rows[k])]}: index {int(index[k])} appears twice on one line")
     X.sort_indices()
     X.eliminate_zeros()
