@@ -147,6 +147,25 @@ static inline int64_t gap_of(double k, int64_t r, const double *pk, const int64_
     return lo;
 }
 
+/* the gap of key k as its bucket alone gives it (branch-free: most keys are outside [kmin, kmax] or in a
+   bucket without positives); *search says that positives share the bucket, so gap_of must decide */
+static inline int64_t bucket_gap(double k, const int32_t *start, double top, double kmax, double kmin, double scale,
+                                 int64_t P, int *search)
+{
+    double x = (kmax - k) * scale;
+    x = x > 0.0 ? x : 0.0;
+    x = x < top ? x : top;
+    int64_t b = (int64_t)x;
+    int64_t g = start[b], g1 = start[b + 1];
+    int out_above = k > kmax, out_below = k < kmin;
+    g = out_above ? 0 : g;
+    g1 = out_above ? 0 : g1;
+    g = out_below ? P : g;
+    g1 = out_below ? P : g1;
+    *search = g != g1;
+    return g;
+}
+
 /* the sum of w over the columns of row i, its base part (ip, ix) and extra part (jp, jx) merged in
    column order: the order a CSR product of the union would add them in */
 static inline double row_sum(const int64_t *ip, const int32_t *ix, const int64_t *jp, const int32_t *jx, int64_t i,
@@ -245,17 +264,9 @@ static PyObject *round_pass(PyObject *self, PyObject *args)
         double top = (double)(nb - 1);
         for (Py_ssize_t q = 0; q < nq; q++) {
             double key = kb[q];
-            double x = (kmax - key) * scale;
-            x = x > 0.0 ? x : 0.0;
-            x = x < top ? x : top;
-            int64_t b = (int64_t)x;
-            int64_t g = st[b], g1 = st[b + 1];
-            int out_above = key > kmax, out_below = key < kmin;
-            g = out_above ? 0 : g;
-            g1 = out_above ? 0 : g1;
-            g = out_below ? P : g;
-            g1 = out_below ? P : g1;
-            if (g != g1) g = gap_of(key, rb[q], pkv, prv, P, st, nb, kmax, kmin, scale);
+            int search;
+            int64_t g = bucket_gap(key, st, top, kmax, kmin, scale, P, &search);
+            if (search) g = gap_of(key, rb[q], pkv, prv, P, st, nb, kmax, kmin, scale);
             cnt[g] += cb[q] != 0;
         }
         visited += nq;
@@ -911,17 +922,9 @@ static PyObject *class_pass(PyObject *self, PyObject *args)
             visited += nq;
             for (Py_ssize_t q = 0; q < nq; q++) {
                 double key = kb[q];
-                double x = (kmax - key) * scale;
-                x = x > 0.0 ? x : 0.0;
-                x = x < top ? x : top;
-                int64_t b = (int64_t)x;
-                int64_t g = st[b], g1 = st[b + 1];
-                int out_above = key > kmax, out_below = key < kmin;
-                g = out_above ? 0 : g;
-                g1 = out_above ? 0 : g1;
-                g = out_below ? P : g;
-                g1 = out_below ? P : g1;
-                if (g != g1) g = gap_of(key, row_base + rb[q], pkv, prv, P, st, nb, kmax, kmin, scale);
+                int search, out_below = key < kmin;
+                int64_t g = bucket_gap(key, st, top, kmax, kmin, scale, P, &search);
+                if (search) g = gap_of(key, row_base + rb[q], pkv, prv, P, st, nb, kmax, kmin, scale);
                 /* most rows rank below every positive: counted in a register, not by a chain of
                    increments of cnt[P] (each waits for the last store) */
                 int64_t *dst = out_below ? &sink[q & 7] : cnt + g;
@@ -1374,18 +1377,10 @@ static PyObject *packed_pass(PyObject *self, PyObject *args)
                 if (low) continue;
                 double key = tie_key(sum);
                 kb[q] = key;
-                double x = (kmax - key) * scale;
-                x = x > 0.0 ? x : 0.0;
-                x = x < top ? x : top;
-                int64_t b = (int64_t)x;
-                int64_t g = st[b], g1 = st[b + 1];
-                int out_above = key > kmax, out_below = key < kmin;
-                g = out_above ? 0 : g;
-                g1 = out_above ? 0 : g1;
-                g = out_below ? P : g;
-                g1 = out_below ? P : g1;
+                int search, out_below = key < kmin;
+                int64_t g = bucket_gap(key, st, top, kmax, kmin, scale, P, &search);
                 /* the row itself is read only for a tie with a positive (rb holds the entry) */
-                if (g != g1) g = gap_of(key, row_base + vr[rb[q]], pkv, prv, P, st, nb, kmax, kmin, scale);
+                if (search) g = gap_of(key, row_base + vr[rb[q]], pkv, prv, P, st, nb, kmax, kmin, scale);
                 /* most rows rank below every positive: counted in a register, not by a chain of
                    increments of cnt[P] (each waits for the last store) */
                 int64_t *dst = out_below ? &sink[q & 7] : cnt + g;
