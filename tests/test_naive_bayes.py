@@ -209,3 +209,43 @@ def test_without_schema_labels_are_sorted_strings_and_columns_numeric():
     clf = WekaNaiveBayes().fit(NUM_X, np.array(["b", "b", "b", "a", "a"]))
     assert clf.classes_.tolist() == ["a", "b"]
     assert clf.predict(np.array([[2.0, 5.0]]))[0] == "b"
+
+
+def _weka_precision_loop(column: np.ndarray) -> float:
+    """WEKA 3.6 NaiveBayes.buildClassifier's precision, transcribed: instances sorted by the attribute
+    (missing last); from the first value on, each value that differs from the last counted one adds its
+    gap; the loop stops at the first missing value; no gap leaves the default 0.01."""
+    values = sorted(v for v in column.tolist() if v == v)
+    if not values:
+        return 0.01
+    last, delta_sum, distinct = values[0], 0.0, 0
+    for current in values[1:]:
+        if current != last:
+            delta_sum += current - last
+            last = current
+            distinct += 1
+    return delta_sum / distinct if distinct > 0 else 0.01
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_weka_precision_equals_wekas_loop_bit_for_bit(seed):
+    from toolkit.plugins.naive_bayes.estimators import weka_precision
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    columns = [
+        rng.integers(0, 5, n).astype(float),                         # few distinct values, many ties
+        rng.normal(0.0, 1e3, n),                                      # continuous: every value distinct
+        np.round(rng.normal(0.0, 1.0, n), 2),                         # decimals: sums that round
+        np.full(n, 3.5),                                              # one value
+        np.where(rng.random(n) < 0.3, np.nan, rng.integers(0, 4, n)),  # missing values
+        np.full(n, np.nan),                                           # all missing
+        rng.choice([-np.inf, np.inf, 0.0, 1.0, 1.0], n),              # infinities (inf == inf: no gap)
+    ]
+    X = np.column_stack(columns)
+    expected = np.array([_weka_precision_loop(c) for c in columns])
+    for data in (X, sp.csr_matrix(np.where(np.isnan(X), np.nan, X))):
+        got = weka_precision(data, np.arange(X.shape[1]))
+        np.testing.assert_array_equal(got, expected)  # bits, NaN where WEKA's sum is NaN (inf - inf)
+    cols = np.array([4, 1])
+    np.testing.assert_array_equal(weka_precision(X, cols), expected[cols])

@@ -114,13 +114,20 @@ def weka_precision(X: np.ndarray | sp.csr_matrix, columns: np.ndarray) -> np.nda
     if len(columns) == 0 or X.shape[0] == 0:
         return out
     if not sp.issparse(X):
-        # all columns sorted in one call, one contiguous row per attribute (NaN sorts last)
-        values = np.sort(np.ascontiguousarray(np.asarray(_columns(X, columns), dtype=np.float64).T), axis=1)
-        gaps = np.diff(values, axis=1)
-        distinct = gaps != 0
+        # all columns sorted in place in one call, one contiguous row per attribute (NaN sorts last). One
+        # copy of the data and a mask: the gaps are taken only where a value differs from the one before
+        # (few places on most data), so a fit allocates no more (R, n) blocks, each of which would be
+        # faulted in afresh once the allocator hands it back.
+        values = np.array(np.asarray(_columns(X, columns), dtype=np.float64).T, order="C")
+        values.sort(axis=1)
+        # WEKA: the next value counts when it differs from the last counted one and is not missing (its
+        # loop stops at the first missing value: they sort last); inf == inf is no new value
+        distinct = values[:, 1:] != values[:, :-1]
         if np.isnan(values[:, -1]).any():
-            distinct &= ~np.isnan(gaps)
-        sums, counts = _sequential_row_sums(gaps, distinct)
+            distinct &= ~np.isnan(values[:, 1:])
+        row, at = np.nonzero(distinct)
+        gaps = values[row, at + 1] - values[row, at]
+        sums, counts = _sequential_row_sums(gaps, row, values.shape[0])
         ok = counts > 0
         out[ok] = sums[ok] / counts[ok]
         return out
@@ -139,33 +146,30 @@ def weka_precision(X: np.ndarray | sp.csr_matrix, columns: np.ndarray) -> np.nda
     order = np.lexsort((vals, col_of))
     col_of, vals = col_of[order], vals[order]
     same_col = col_of[1:] == col_of[:-1]
-    gaps = np.diff(vals)
-    distinct = same_col & (gaps != 0)
+    distinct = same_col & (vals[1:] != vals[:-1])  # as WEKA compares: inf == inf is no new value
+    gaps = vals[1:][distinct] - vals[:-1][distinct]
     counts = np.bincount(col_of[1:][distinct], minlength=csc.shape[1])
-    sums = np.bincount(col_of[1:][distinct], weights=gaps[distinct], minlength=csc.shape[1])
+    sums = np.bincount(col_of[1:][distinct], weights=gaps, minlength=csc.shape[1])
     ok = counts > 0
     out[ok] = sums[ok] / counts[ok]
     return out
 
 
-def _sequential_row_sums(values: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of ``values`` (R, m): the kept entries added one after the other, left to right, and
-    their number.
+def _sequential_row_sums(values: np.ndarray, row: np.ndarray, R: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row 0..R-1: its ``values`` (``row`` gives each one's row, ascending, values in order within
+    a row) added one after the other, left to right, and their number.
 
     A running sum in a fixed order is what WEKA computes; numpy's ``sum`` adds pairwise (other bits).
-    Only the kept entries are packed, left-aligned and zero-padded, into an (R, max kept) table whose
+    The values are packed, left-aligned and zero-padded, into an (R, most per row) table whose
     ``cumsum`` along the rows is that running sum (adding a trailing 0.0 changes no bit). Discrete
-    data keep few entries per row, so the table is small.
+    data have few values per row, so the table is small.
     """
-    R, m = values.shape
-    pos = np.flatnonzero(keep)
-    row = pos // max(m, 1)
     counts = np.bincount(row, minlength=R)
-    if len(pos) == 0:
+    if len(row) == 0:
         return np.zeros(R), counts
     first = np.concatenate([[0], np.cumsum(counts)[:-1]])
     table = np.zeros((R, int(counts.max())))
-    table[row, np.arange(len(pos)) - first[row]] = values.ravel()[pos]
+    table[row, np.arange(len(row)) - first[row]] = values
     return np.cumsum(table, axis=1)[:, -1], counts
 
 
@@ -270,15 +274,18 @@ def _without_missing(X: sp.spmatrix) -> tuple[sp.csr_matrix, sp.csr_matrix]:
 
 
 def _class_sums(values: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, n_classes: int,
-                present: np.ndarray | sp.csr_matrix | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(sum w, sum w x, sum w x^2) per (column, class); NaN-free ``values``."""
+                present: np.ndarray | sp.csr_matrix | None, overwrite: bool = False
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sum w, sum w x, sum w x^2) per (column, class); NaN-free ``values``. With ``overwrite`` a dense
+    ``values`` is squared in place (the caller's scratch: no second block of its size)."""
     Y = one_hot(y, n_classes, w)  # (n, K) with weights
     if sp.issparse(values):
         sv = np.asarray((Y.T @ values).T.todense())
         sq = np.asarray((Y.T @ values.multiply(values)).T.todense())
     else:
         sv = (Y.T @ values).T
-        sq = (Y.T @ (values * values)).T
+        squares = np.multiply(values, values, out=values if overwrite else None)
+        sq = (Y.T @ squares).T
     total = np.bincount(y, weights=w, minlength=n_classes).astype(np.float64)  # in data order, as WEKA adds
     if present is None:
         sw = np.broadcast_to(total, sv.shape).copy()
@@ -313,7 +320,8 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
             np.multiply(rounded, precision, out=rounded)
             if any_missing:
                 rounded[missing] = 0.0
-            sw, sv, sq = _class_sums(rounded, y, w, n_classes, ~missing if any_missing else None)
+            sw, sv, sq = _class_sums(rounded, y, w, n_classes, ~missing if any_missing else None,
+                                     overwrite=True)
     return _normal_from_sums(precision, sw, sv, sq)
 
 
@@ -397,8 +405,15 @@ def gaussian_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, 
         sw = np.zeros((F, n_classes))
         sw[:, nonempty] = counts
         mean_nonempty = np.add.reduceat(grouped, starts, axis=0) / counts[:, None]
-        dev = grouped - np.repeat(mean_nonempty, counts, axis=0)
-        var_nonempty = np.add.reduceat(dev * dev, starts, axis=0) / counts[:, None]
+        # the deviations and their squares in place, class by class (rows of a class are contiguous):
+        # one block of the data's size, not four (each new block is faulted in afresh once the
+        # allocator has handed the last one back, which cost more than the arithmetic)
+        ends = np.append(starts[1:], len(y))
+        for k, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
+            block = grouped[a:b]
+            np.subtract(block, mean_nonempty[k], out=block)
+            np.multiply(block, block, out=block)
+        var_nonempty = np.add.reduceat(grouped, starts, axis=0) / counts[:, None]
         # all-class moments from the class moments (law of total variance): no further pass over rows
         share = counts[:, None] / len(y)
         all_mean = (share * mean_nonempty).sum(axis=0)
