@@ -7,6 +7,7 @@ the load average, so that load that comes and goes hits both sides alike.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import statistics
@@ -133,6 +134,19 @@ def interleaved(what: str, anchor_name: str, anchor: Callable[[], object], ours_
 _RECORDED: list[dict[str, Any]] = []
 
 
+#: run_all.py sets this to a file where each script's process leaves its recorded figures at exit
+RECORD_FILE_ENV = "TOOLKIT_BENCHMARK_RECORD"
+
+
+def _leave_records() -> None:
+    target = os.environ.get(RECORD_FILE_ENV)
+    if target and _RECORDED:
+        Path(target).write_text(json.dumps(_RECORDED), encoding="utf-8")
+
+
+atexit.register(_leave_records)
+
+
 def record(pairs: Pairs, goal: str = "") -> Pairs:
     """Print a pair's line and keep it for ``write_json`` (run_all.py --json)."""
     print("  " + pairs.line(goal))
@@ -146,8 +160,9 @@ def recorded() -> list[dict[str, Any]]:
     return list(_RECORDED)
 
 
-def write_json(path: str | os.PathLike[str]) -> None:
-    Path(path).write_text(json.dumps({"load_average_end": load_average(), "pairs": _RECORDED}, indent=1) + "\n",
+def write_json(path: str | os.PathLike[str], entries: list[dict[str, Any]] | None = None) -> None:
+    pairs = _RECORDED if entries is None else entries
+    Path(path).write_text(json.dumps({"load_average_end": load_average(), "pairs": pairs}, indent=1) + "\n",
                           encoding="utf-8")
 
 

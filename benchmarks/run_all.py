@@ -1,5 +1,9 @@
 """Run every benchmark script in this folder, one after the other, with its default settings.
 
+Each script runs in a process of its own, as when it is run alone: a script that changes its process
+(the harness sets glibc's malloc thresholds where it runs repetitions, for one) must not speed up or
+slow down the scripts after it.
+
     python benchmarks/run_all.py [--json FILE] [NAME ...]
 
 NAME picks scripts by file stem (``nb_letter bma``). ``--json FILE`` writes every interleaved-pairs
@@ -11,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import json
 import platform
-import runpy
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,29 +37,31 @@ def main() -> None:
     import _common
 
     if args.table:
-        import json
-
         print(_common.markdown_table(json.loads(Path(args.table).read_text(encoding="utf-8"))["pairs"]))
         return
 
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, load average {_common.load_average():.2f}")
     started = time.perf_counter()
-    for script in sorted(HERE.glob("*.py")):
-        if script.name.startswith("_") or script.name == "run_all.py":
-            continue
-        if args.names and script.stem not in args.names:
-            continue
-        print(f"===== {script.stem}", flush=True)
-        sys.argv = [str(script)]  # each script's defaults, not run_all's arguments
-        try:
-            runpy.run_path(str(script), run_name="__main__")
-        except SystemExit as exc:  # a script's sys.exit (or a skip) ends that script only
-            if exc.code not in (0, None):
-                print(f"  {script.stem} exited with {exc.code}")
-        print(flush=True)
+    entries: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="toolkit-bench-") as scratch:
+        for script in sorted(HERE.glob("*.py")):
+            if script.name.startswith("_") or script.name == "run_all.py":
+                continue
+            if args.names and script.stem not in args.names:
+                continue
+            print(f"===== {script.stem}", flush=True)
+            left = Path(scratch) / f"{script.stem}.json"
+            env = dict(os.environ, **{_common.RECORD_FILE_ENV: str(left)})
+            # each script's defaults, not run_all's arguments; its own process
+            code = subprocess.run([sys.executable, str(script)], env=env).returncode
+            if code != 0:
+                print(f"  {script.stem} exited with {code}")
+            if left.exists():
+                entries.extend(json.loads(left.read_text(encoding="utf-8")))
+            print(flush=True)
     print(f"all done in {time.perf_counter() - started:.0f} s; load average {_common.load_average():.2f}")
     if args.json:
-        _common.write_json(args.json)
+        _common.write_json(args.json, entries)
         print(f"figures written to {args.json}")
 
 
