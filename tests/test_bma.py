@@ -207,3 +207,40 @@ def test_distinct_pairs_table_equals_sorting(seed):
     sorted_path = distinct_pairs(cols, huge, rounded)
     assert np.array_equal(sorted_path[0], table[0])
     assert np.array_equal(sorted_path[1], table[1]) and np.array_equal(sorted_path[2], table[2])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_distinct_pairs_dense_block_equals_the_entry_list(seed):
+    # a dense block (rounded given, or computed from the precision for the pairs only) numbers the pairs
+    # as the same entries listed row-major with their columns
+    from toolkit.plugins.naive_bayes.estimators import distinct_pairs
+
+    rng = np.random.default_rng(seed)
+    n, F = int(rng.integers(1, 40)), int(rng.integers(1, 6))
+    precision = rng.choice([0.1, 1.0, 0.25, 3.0], F)
+    steps = rng.integers(-15, 15, (n, F)).astype(float)
+    if seed == 3:
+        steps[0, 0] = 2.0 ** 60  # the sorting path
+    rounded = steps * precision
+    listed = distinct_pairs(np.tile(np.arange(F), n), steps.ravel(), rounded.ravel())
+    for block in (distinct_pairs(None, steps, rounded), distinct_pairs(None, steps.copy(), None, precision)):
+        for got, want in zip(block, listed):
+            assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("weights", ["unit", "random", "with zeros"])
+def test_dense_numeric_short_path_gives_the_general_paths_bits(weights, monkeypatch):
+    rng = np.random.default_rng(7)
+    n, F, K = 300, 4, 3
+    X = np.column_stack([rng.integers(0, 9, n), rng.normal(0, 1, n), np.round(rng.normal(5, 2, n), 1),
+                         rng.exponential(3.0, n)]).astype(float)
+    y = rng.integers(0, K, n)
+    w = {"unit": np.ones(n), "random": rng.uniform(0.1, 3.0, n),
+         "with zeros": np.where(rng.random(n) < 0.2, 0.0, rng.uniform(0.5, 2.0, n))}[weights]
+    schema = Schema(tuple(Attribute(f"x{j}", "numeric") for j in range(F)), ("a", "b", "c"))
+    short = BMANaiveBayes().fit(X, y, sample_weight=w, schema=schema)
+    monkeypatch.setattr(BMANaiveBayes, "_dense_numeric", lambda self, X: False)
+    general = BMANaiveBayes().fit(X, y, sample_weight=w, schema=schema)
+    for name in ("sc_", "sac_", "n_observed_"):
+        assert np.array_equal(getattr(short, name), getattr(general, name)), name
+    assert np.array_equal(short.predict_proba(X), general.predict_proba(X))

@@ -70,9 +70,9 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
         """
         n_nom = len(self.nominal_log_all_)
         if block is not None and not len(self.nominal_columns_):   # dense and all numeric: (n, F) at once
-            steps = np.rint(block / self.precision_)
-            rounded = steps * self.precision_
-            pair, u_cols, u_vals = distinct_pairs(None, steps, rounded)
+            steps = np.divide(block, self.precision_)
+            np.rint(steps, out=steps)
+            pair, u_cols, u_vals = distinct_pairs(None, steps, None, self.precision_)
             return (pair, *self._pair_tables(u_cols, u_vals))
         if not len(self.nominal_columns_):        # all numeric: no masks, no copies of the entries
             pair, c_all, num_values = None, cols, values
@@ -160,6 +160,9 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
         precision = weka_precision(X, self.numeric_columns_)
         self._estimators(class_weights(y, w, K), counts, normal_stats(X, y, w, self.numeric_columns_, K, precision))
         # resubstitution log-likelihoods SC_j (feature used) and SAC_j (feature ignored), and N_j
+        if self._dense_numeric(X):
+            self._dense_numeric_sums(X, y, w)
+            return
         rows, cols, values = self._entries(X)
         pair, _pair_col, cond, uncond = self._pairs(cols, values, self._block(X, rows))
         # added entry by entry in row order per column (bincount), as the author's code adds instances
@@ -187,6 +190,34 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
             self.sc_ += (implicit * zero_cond).sum(axis=1)
             self.sac_ += implicit.sum(axis=1) * zero_uncond
             self.n_observed_ += implicit.sum(axis=1)
+
+    def _dense_numeric(self, X: Any) -> bool:
+        """Whether X is dense, all numeric and without missing values (the sums' short path)."""
+        return not len(self.nominal_columns_) and not sp.issparse(X) and not np.isnan(X).any()
+
+    def _dense_numeric_sums(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> None:
+        """SC, SAC and N of a dense, all-numeric X without missing values: the same terms added in the
+        same order as the general path (entry by entry, row-major, per column), with a block of the
+        data's size reused in place for each kind of term instead of one per array."""
+        n, F = X.shape
+        K = len(self.classes_)
+        pair, _pair_col, cond, uncond = self._pairs(None, None, X)
+        cols = np.tile(np.arange(F), n)
+        unit = bool(np.all(w == 1.0))
+        terms = np.take(uncond, pair)
+        if not unit:
+            terms.reshape(n, F)[:] *= w[:, None]
+        self.sac_ = np.bincount(cols, weights=terms, minlength=F)
+        index = pair.reshape(n, F)
+        index *= K
+        index += y[:, None]                    # pair * K + the row's class, in place
+        np.take(cond.ravel(), pair, out=terms)
+        if not unit:
+            terms.reshape(n, F)[:] *= w[:, None]
+        self.sc_ = np.bincount(cols, weights=terms, minlength=F)
+        # every cell is observed: each column adds the rows' weights in row order
+        self.n_observed_ = (np.full(F, float(n)) if unit else
+                            np.full(F, np.bincount(np.zeros(n, dtype=np.int64), weights=w, minlength=1)[0]))
 
     def _set_columns(self) -> None:
         schema = self.schema_

@@ -178,12 +178,14 @@ def weka_round(values: np.ndarray, precision: np.ndarray) -> np.ndarray:
     return np.rint(values / precision) * precision
 
 
-def distinct_pairs(cols: np.ndarray | None, steps: np.ndarray, rounded: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def distinct_pairs(cols: np.ndarray | None, steps: np.ndarray, rounded: np.ndarray | None,
+                   precision: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Number the distinct (column, rounded value) pairs in (column, value) order.
 
     ``cols=None``: ``steps`` and ``rounded`` are a dense (n, F) block, entry (i, j) in column j, and the
     pair numbers come back in row-major order (as for ``cols = tile(arange(F), n)``, without the gathers).
+    There ``rounded`` may be None with the columns' ``precision``: the rounded values, steps * precision,
+    are then computed for the pairs only (no second block of the data's size).
 
     ``steps`` are the whole numbers rint(value / precision), ``rounded`` = steps * precision. Returns
     each entry's pair number and the pairs' columns and values. When the steps span a small range
@@ -210,19 +212,30 @@ def distinct_pairs(cols: np.ndarray | None, steps: np.ndarray, rounded: np.ndarr
         start = np.concatenate([[0], np.cumsum(span)[:-1]]).astype(np.int64)
         # slot = start + (step - lowest), in one gather (dense: broadcast); whole numbers below 2^53 add exactly
         shift = np.where(used, start - lowest, 0.0)
-        slot = (steps + (shift if cols is None else shift[cols])).astype(np.int64).ravel()
+        if cols is None:   # the same whole numbers, added as integers in place (one block, not two)
+            slot = steps.astype(np.int64)
+            slot += shift.astype(np.int64)
+            slot = slot.ravel()
+        else:
+            slot = (steps + shift[cols]).astype(np.int64)
         # one entry that fills each slot (its value is the slot's, computed as the entries' own)
         first_entry = np.full(int(span.sum()), -1, dtype=np.int64)
         first_entry[slot] = np.arange(len(slot))
         occupied = first_entry >= 0
         slots = np.flatnonzero(occupied)
         u_cols = np.searchsorted(start, slots, side="right") - 1
-        values = rounded.ravel()[first_entry[slots]]
+        entry = first_entry[slots]
+        if rounded is None:   # dense: entry e is in column e % F
+            values = steps.ravel()[entry] * precision[entry % F]
+        else:
+            values = rounded.ravel()[entry]
         if len(slots) == len(occupied):           # every slot filled (discrete data): slot = pair number
             return slot, u_cols.astype(np.int64), values
         number = np.cumsum(occupied) - 1
         return number[slot], u_cols.astype(np.int64), values
     if cols is None:
+        if rounded is None:
+            rounded = steps * precision
         cols = np.tile(np.arange(steps.shape[1]), steps.shape[0])
         steps, rounded = steps.ravel(), rounded.ravel()
     order = np.lexsort((rounded, cols))
