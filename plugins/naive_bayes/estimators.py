@@ -114,10 +114,9 @@ def weka_precision(X: np.ndarray | sp.csr_matrix, columns: np.ndarray) -> np.nda
     if len(columns) == 0 or X.shape[0] == 0:
         return out
     if not sp.issparse(X):
-        # all columns sorted in place in one call, one contiguous row per attribute (NaN sorts last). One
-        # copy of the data and a mask: the gaps are taken only where a value differs from the one before
-        # (few places on most data), so a fit allocates no more (R, n) blocks, each of which would be
-        # faulted in afresh once the allocator hands it back.
+        # all columns sorted in place in one call, one contiguous row per attribute (NaN sorts last): one
+        # copy of the data and a mask, and at most one more block (each new block of the data's size is
+        # faulted in afresh once the allocator has handed the last one back)
         values = np.array(np.asarray(_columns(X, columns), dtype=np.float64).T, order="C")
         values.sort(axis=1)
         # WEKA: the next value counts when it differs from the last counted one and is not missing (its
@@ -125,9 +124,16 @@ def weka_precision(X: np.ndarray | sp.csr_matrix, columns: np.ndarray) -> np.nda
         distinct = values[:, 1:] != values[:, :-1]
         if np.isnan(values[:, -1]).any():
             distinct &= ~np.isnan(values[:, 1:])
-        row, at = np.nonzero(distinct)
-        gaps = values[row, at + 1] - values[row, at]
-        sums, counts = _sequential_row_sums(gaps, row, values.shape[0])
+        if 4 * int(np.count_nonzero(distinct)) <= distinct.size:   # few changes (discrete data)
+            row, at = np.nonzero(distinct)
+            sums, counts = _sequential_row_sums(values[row, at + 1] - values[row, at], row, values.shape[0])
+        else:   # mostly changes (continuous data): running sums along each row, 0.0 where no new value
+            counts = np.count_nonzero(distinct, axis=1)
+            with np.errstate(invalid="ignore"):   # inf - inf where no new value: replaced by 0.0
+                gaps = np.subtract(values[:, 1:], values[:, :-1])
+            np.copyto(gaps, 0.0, where=np.logical_not(distinct, out=distinct))
+            np.add.accumulate(gaps, axis=1, out=gaps)   # adding 0.0 changes no bit of a sum >= 0
+            sums = gaps[:, -1]
         ok = counts > 0
         out[ok] = sums[ok] / counts[ok]
         return out
