@@ -241,6 +241,11 @@ def test_weka_precision_equals_wekas_loop_bit_for_bit(seed):
         np.where(rng.random(n) < 0.3, np.nan, rng.integers(0, 4, n)),  # missing values
         np.full(n, np.nan),                                           # all missing
         rng.choice([-np.inf, np.inf, 0.0, 1.0, 1.0], n),              # infinities (inf == inf: no gap)
+        2.0 ** 52 - rng.integers(0, 6, n),                            # whole numbers at the exact limit
+        2.0 ** 53 + 2.0 * rng.integers(0, 6, n),                      # beyond it: sorted
+        -rng.integers(0, 3 * n + 1, n).astype(float),                 # negative whole numbers
+        rng.choice([0.0, 1e9, 7.0], n),                               # a range far wider than the column
+        np.where(rng.random(n) < 0.5, np.nan, 2.0 ** 40),             # one whole value and missing ones
     ]
     X = np.column_stack(columns)
     expected = np.array([_weka_precision_loop(c) for c in columns])
@@ -248,5 +253,6 @@ def test_weka_precision_equals_wekas_loop_bit_for_bit(seed):
         got = weka_precision(data, np.arange(X.shape[1]))
         np.testing.assert_array_equal(got, expected)  # bits, NaN where WEKA's sum is NaN (inf - inf)
     # few changes of value overall (the gaps gathered) and mostly changes (running sums along the rows)
-    for cols in (np.array([4, 1]), np.array([1, 2]), np.array([1, 6]), np.array([0, 3, 5])):
+    for cols in (np.array([4, 1]), np.array([1, 2]), np.array([1, 6]), np.array([0, 3, 5]), np.array([7, 9, 0]),
+                 np.array([8, 10, 11])):
         np.testing.assert_array_equal(weka_precision(X, cols), expected[cols])

@@ -114,28 +114,14 @@ def weka_precision(X: np.ndarray | sp.csr_matrix, columns: np.ndarray) -> np.nda
     if len(columns) == 0 or X.shape[0] == 0:
         return out
     if not sp.issparse(X):
-        # all columns sorted in place in one call, one contiguous row per attribute (NaN sorts last): one
-        # copy of the data and a mask, and at most one more block (each new block of the data's size is
-        # faulted in afresh once the allocator has handed the last one back)
+        # one contiguous row per attribute: one copy of the data, and at most one more block (each new
+        # block of the data's size is faulted in afresh once the allocator has handed the last one back)
         values = np.array(np.asarray(_columns(X, columns), dtype=np.float64).T, order="C")
-        values.sort(axis=1)
-        # WEKA: the next value counts when it differs from the last counted one and is not missing (its
-        # loop stops at the first missing value: they sort last); inf == inf is no new value
-        distinct = values[:, 1:] != values[:, :-1]
-        if np.isnan(values[:, -1]).any():
-            distinct &= ~np.isnan(values[:, 1:])
-        if 4 * int(np.count_nonzero(distinct)) <= distinct.size:   # few changes (discrete data)
-            row, at = np.nonzero(distinct)
-            sums, counts = _sequential_row_sums(values[row, at + 1] - values[row, at], row, values.shape[0])
-        else:   # mostly changes (continuous data): running sums along each row, 0.0 where no new value
-            counts = np.count_nonzero(distinct, axis=1)
-            with np.errstate(invalid="ignore"):   # inf - inf where no new value: replaced by 0.0
-                gaps = np.subtract(values[:, 1:], values[:, :-1])
-            np.copyto(gaps, 0.0, where=np.logical_not(distinct, out=distinct))
-            np.add.accumulate(gaps, axis=1, out=gaps)   # adding 0.0 changes no bit of a sum >= 0
-            sums = gaps[:, -1]
-        ok = counts > 0
-        out[ok] = sums[ok] / counts[ok]
+        whole, out_whole = _whole_number_precision(values)
+        out[whole] = out_whole
+        rest = np.flatnonzero(~whole)
+        if len(rest):
+            out[rest] = _sorted_precision(values if len(rest) == len(columns) else values[rest])
         return out
     csc = sp.csc_matrix(X[:, columns])
     n = csc.shape[0]
@@ -156,6 +142,81 @@ def weka_precision(X: np.ndarray | sp.csr_matrix, columns: np.ndarray) -> np.nda
     gaps = vals[1:][distinct] - vals[:-1][distinct]
     counts = np.bincount(col_of[1:][distinct], minlength=csc.shape[1])
     sums = np.bincount(col_of[1:][distinct], weights=gaps, minlength=csc.shape[1])
+    ok = counts > 0
+    out[ok] = sums[ok] / counts[ok]
+    return out
+
+
+#: whole numbers up to this magnitude are stored, subtracted and added exactly
+_EXACT_WHOLE = 2.0 ** 52
+#: elements per chunk of the whole-number checks (temporaries stay small, below malloc's mmap threshold)
+_CHUNK = 8192
+
+
+def _whole_number_precision(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """WEKA's precision without sorting, for the rows of ``values`` (attributes, values) that hold
+    whole numbers of magnitude <= 2^52 (NaN: missing) in a range not much wider than the row.
+
+    There every gap between consecutive distinct values is a whole number and so is every partial sum
+    (at most max - min <= 2^53): WEKA's sequential sum of the gaps is exactly max - min, whatever the
+    order, and its count is the number of distinct values less one. Returns which rows qualified and
+    their precisions."""
+    R, n = values.shape
+    lo = np.fmin.reduce(values, axis=1)   # NaN-ignoring (a row of NaN only gives NaN)
+    hi = np.fmax.reduce(values, axis=1)
+    with np.errstate(invalid="ignore"):
+        candidate = (np.abs(lo) <= _EXACT_WHOLE) & (np.abs(hi) <= _EXACT_WHOLE) & (hi - lo <= 4.0 * n + 64)
+    if not candidate.any():
+        return candidate, np.zeros(0)
+    flat = values.ravel()
+    for start in range(0, flat.size, _CHUNK):   # whole numbers only (NaN aside), chunk by chunk
+        chunk = flat[start:start + _CHUNK]
+        off = (chunk != np.rint(chunk)) & (chunk == chunk)
+        if off.any():
+            candidate[(start + np.flatnonzero(off)) // n] = False
+    rows = np.flatnonzero(candidate)
+    if not len(rows):
+        return candidate, np.zeros(0)
+    # one presence table over the candidate rows' ranges: slot = offset of the row + (value - min)
+    span = (hi[rows] - lo[rows] + 1.0).astype(np.int64)
+    offset = np.zeros(R, dtype=np.int64)
+    offset[rows] = np.concatenate([[0], np.cumsum(span)[:-1]])
+    shift = np.zeros(R)
+    shift[rows] = offset[rows] - lo[rows]   # whole numbers: offset - min + value is exact
+    seen = np.zeros(int(span.sum()), dtype=bool)
+    for start in range(0, flat.size, _CHUNK):
+        chunk = flat[start:start + _CHUNK]
+        row = (start + np.arange(len(chunk))) // n
+        take = candidate[row] & (chunk == chunk)
+        seen[(chunk[take] + shift[row[take]]).astype(np.int64)] = True
+    distinct = np.add.reduceat(seen, offset[rows]) if len(seen) else np.zeros(len(rows), dtype=np.int64)
+    precision = np.full(len(rows), DEFAULT_PRECISION)
+    gaps = distinct - 1
+    ok = gaps > 0
+    precision[ok] = (hi[rows] - lo[rows])[ok] / gaps[ok]
+    return candidate, precision
+
+
+def _sorted_precision(values: np.ndarray) -> np.ndarray:
+    """WEKA's precision of each row of ``values`` (attributes, values; sorted here, in place): the gaps
+    between consecutive distinct values added one after the other, over their number."""
+    out = np.full(values.shape[0], DEFAULT_PRECISION)
+    values.sort(axis=1)   # NaN sorts last
+    # WEKA: the next value counts when it differs from the last counted one and is not missing (its
+    # loop stops at the first missing value: they sort last); inf == inf is no new value
+    distinct = values[:, 1:] != values[:, :-1]
+    if np.isnan(values[:, -1]).any():
+        distinct &= ~np.isnan(values[:, 1:])
+    if 4 * int(np.count_nonzero(distinct)) <= distinct.size:   # few changes (discrete data)
+        row, at = np.nonzero(distinct)
+        sums, counts = _sequential_row_sums(values[row, at + 1] - values[row, at], row, values.shape[0])
+    else:   # mostly changes (continuous data): running sums along each row, 0.0 where no new value
+        counts = np.count_nonzero(distinct, axis=1)
+        with np.errstate(invalid="ignore"):   # inf - inf where no new value: replaced by 0.0
+            gaps = np.subtract(values[:, 1:], values[:, :-1])
+        np.copyto(gaps, 0.0, where=np.logical_not(distinct, out=distinct))
+        np.add.accumulate(gaps, axis=1, out=gaps)   # adding 0.0 changes no bit of a sum >= 0
+        sums = gaps[:, -1]
     ok = counts > 0
     out[ok] = sums[ok] / counts[ok]
     return out
