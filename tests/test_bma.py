@@ -228,17 +228,24 @@ def test_distinct_pairs_dense_block_equals_the_entry_list(seed):
             assert np.array_equal(got, want)
 
 
-@pytest.mark.parametrize("weights", ["unit", "random", "with zeros"])
-def test_dense_numeric_short_path_gives_the_general_paths_bits(weights, monkeypatch):
+@pytest.mark.parametrize("weights,n", [("unit", 300), ("random", 300), ("with zeros", 300), ("unit", 40_000),
+                                       ("random", 40_000)])
+def test_dense_numeric_short_path_gives_the_general_paths_bits(weights, n, monkeypatch):
+    # 40,000 rows x 4 columns run in three chunks of the short path: the running sums cross chunks
     rng = np.random.default_rng(7)
-    n, F, K = 300, 4, 3
+    F, K = 4, 3
     X = np.column_stack([rng.integers(0, 9, n), rng.normal(0, 1, n), np.round(rng.normal(5, 2, n), 1),
                          rng.exponential(3.0, n)]).astype(float)
     y = rng.integers(0, K, n)
     w = {"unit": np.ones(n), "random": rng.uniform(0.1, 3.0, n),
          "with zeros": np.where(rng.random(n) < 0.2, 0.0, rng.uniform(0.5, 2.0, n))}[weights]
     schema = Schema(tuple(Attribute(f"x{j}", "numeric") for j in range(F)), ("a", "b", "c"))
+    taken = []
+    short_sums = BMANaiveBayes._dense_numeric_sums
+    monkeypatch.setattr(BMANaiveBayes, "_dense_numeric_sums",
+                        lambda self, *args: taken.append(short_sums(self, *args)) or taken[-1])
     short = BMANaiveBayes().fit(X, y, sample_weight=w, schema=schema)
+    assert taken == [True]  # the short path ran (it declines steps too wide for its table)
     monkeypatch.setattr(BMANaiveBayes, "_dense_numeric", lambda self, X: False)
     general = BMANaiveBayes().fit(X, y, sample_weight=w, schema=schema)
     for name in ("sc_", "sac_", "n_observed_"):

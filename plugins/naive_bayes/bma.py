@@ -24,7 +24,7 @@ from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError, ParameterError
 from toolkit.plugins.naive_bayes.classifiers import log_prior
 from toolkit.plugins.naive_bayes.estimators import (
-    MIN_PROB, class_weights, distinct_pairs, nominal_counts, normal_stats, weka_precision,
+    MIN_PROB, class_weights, distinct_pairs, nominal_counts, normal_stats, row_chunks, weka_precision,
 )
 from toolkit.plugins.naive_bayes.shards import FitFromShards
 
@@ -160,8 +160,7 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
         precision = weka_precision(X, self.numeric_columns_)
         self._estimators(class_weights(y, w, K), counts, normal_stats(X, y, w, self.numeric_columns_, K, precision))
         # resubstitution log-likelihoods SC_j (feature used) and SAC_j (feature ignored), and N_j
-        if self._dense_numeric(X):
-            self._dense_numeric_sums(X, y, w)
+        if self._dense_numeric(X) and self._dense_numeric_sums(X, y, w):
             return
         rows, cols, values = self._entries(X)
         pair, _pair_col, cond, uncond = self._pairs(cols, values, self._block(X, rows))
@@ -195,29 +194,60 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
         """Whether X is dense, all numeric and without missing values (the sums' short path)."""
         return not len(self.nominal_columns_) and not sp.issparse(X) and not np.isnan(X).any()
 
-    def _dense_numeric_sums(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> None:
-        """SC, SAC and N of a dense, all-numeric X without missing values: the same terms added in the
-        same order as the general path (entry by entry, row-major, per column), with a block of the
-        data's size reused in place for each kind of term instead of one per array."""
+    def _dense_numeric_sums(self, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> bool:
+        """SC, SAC and N of a dense, all-numeric X without missing values, a few thousand rows at a
+        time: the same terms added in the same order as the general path (each column's terms one
+        after the other in row order: a running sum carried from chunk to chunk), with temporaries of a
+        chunk's size and the pair numbers as int32, instead of a dozen blocks of the data's size (each
+        faulted in afresh by the next fit once the allocator has trimmed it). False, with nothing set,
+        where the steps are too wide for the pairs' direct table (the general path sorts them)."""
         n, F = X.shape
         K = len(self.classes_)
-        pair, _pair_col, cond, uncond = self._pairs(None, None, X)
-        cols = np.tile(np.arange(F), n)
+        precision = self.precision_
+        chunks = row_chunks(n, F, budget=65_536)
+        # the steps' range per column: rint(x / precision) is monotone in x for a precision > 0
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            lowest = np.rint(X.min(axis=0) / precision)
+            highest = np.rint(X.max(axis=0) / precision)
+        if not (np.all(np.isfinite(lowest) & np.isfinite(highest)) and np.all(precision > 0)
+                and np.all(np.abs(lowest) < 2.0 ** 52) and np.all(np.abs(highest) < 2.0 ** 52)):
+            return False
+        span = highest - lowest + 1.0
+        if span.sum() > 4 * X.size + 100_000:
+            return False
+        start = np.concatenate([[0], np.cumsum(span)[:-1]]).astype(np.int64)
+        shift = start - lowest   # whole numbers: step + shift is exact
+        occupied = np.zeros(int(span.sum()), dtype=bool)
+        for rows in chunks:
+            slot = np.rint(X[rows] / precision)
+            slot += shift
+            occupied[slot.astype(np.int64).ravel()] = True
+        slots = np.flatnonzero(occupied)
+        u_cols = np.searchsorted(start, slots, side="right") - 1
+        # a pair's value from its slot: (slot - shift) * precision, the product the entries' rounding gives
+        _pair_col, cond, uncond = self._pair_tables(u_cols, (slots - shift[u_cols]) * precision[u_cols])
+        number = (np.cumsum(occupied) - 1).astype(np.int32)
+        cond_flat = cond.ravel()
         unit = bool(np.all(w == 1.0))
-        terms = np.take(uncond, pair)
-        if not unit:
-            terms.reshape(n, F)[:] *= w[:, None]
-        self.sac_ = np.bincount(cols, weights=terms, minlength=F)
-        index = pair.reshape(n, F)
-        index *= K
-        index += y[:, None]                    # pair * K + the row's class, in place
-        np.take(cond.ravel(), pair, out=terms)
-        if not unit:
-            terms.reshape(n, F)[:] *= w[:, None]
-        self.sc_ = np.bincount(cols, weights=terms, minlength=F)
+        sac, sc = np.zeros(F), np.zeros(F)   # the running sums start at 0.0, as bincount's do
+        for rows in chunks:
+            slot = np.rint(X[rows] / precision)
+            slot += shift
+            pair = np.take(number, slot.astype(np.int64))
+            for total, table, index in ((sac, uncond, pair), (sc, cond_flat, pair.astype(np.int64) * K +
+                                                               y[rows, None])):
+                terms = np.take(table, index)
+                if not unit:
+                    terms *= w[rows, None]
+                running = np.ascontiguousarray(terms.T)   # (F, rows): each column's terms in row order
+                running[:, 0] += total
+                np.add.accumulate(running, axis=1, out=running)
+                total[:] = running[:, -1]
+        self.sac_, self.sc_ = sac, sc
         # every cell is observed: each column adds the rows' weights in row order
         self.n_observed_ = (np.full(F, float(n)) if unit else
                             np.full(F, np.bincount(np.zeros(n, dtype=np.int64), weights=w, minlength=1)[0]))
+        return True
 
     def _set_columns(self) -> None:
         schema = self.schema_

@@ -116,12 +116,12 @@ def weka_precision(X: np.ndarray | sp.csr_matrix, columns: np.ndarray) -> np.nda
     if not sp.issparse(X):
         # one contiguous row per attribute: one copy of the data, and at most one more block (each new
         # block of the data's size is faulted in afresh once the allocator has handed the last one back)
-        values = np.array(np.asarray(_columns(X, columns), dtype=np.float64).T, order="C")
+        values = np.asarray(_columns(X, columns), dtype=np.float64)
         whole, out_whole = _whole_number_precision(values)
         out[whole] = out_whole
         rest = np.flatnonzero(~whole)
-        if len(rest):
-            out[rest] = _sorted_precision(values if len(rest) == len(columns) else values[rest])
+        if len(rest):   # one contiguous copy, a row per attribute, sorted in place
+            out[rest] = _sorted_precision(values.T[rest])
         return out
     csc = sp.csc_matrix(X[:, columns])
     n = csc.shape[0]
@@ -154,46 +154,44 @@ _CHUNK = 8192
 
 
 def _whole_number_precision(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """WEKA's precision without sorting, for the rows of ``values`` (attributes, values) that hold
-    whole numbers of magnitude <= 2^52 (NaN: missing) in a range not much wider than the row.
+    """WEKA's precision without sorting, for the columns of ``values`` (rows, attributes) that hold
+    whole numbers of magnitude <= 2^52 (NaN: missing) in a range not much wider than the column.
 
     There every gap between consecutive distinct values is a whole number and so is every partial sum
     (at most max - min <= 2^53): WEKA's sequential sum of the gaps is exactly max - min, whatever the
-    order, and its count is the number of distinct values less one. Returns which rows qualified and
-    their precisions."""
-    R, n = values.shape
-    lo = np.fmin.reduce(values, axis=1)   # NaN-ignoring (a row of NaN only gives NaN)
-    hi = np.fmax.reduce(values, axis=1)
+    order, and its count is the number of distinct values less one. Returns which columns qualified
+    and their precisions."""
+    n, R = values.shape
+    lo = np.fmin.reduce(values, axis=0)   # NaN-ignoring (a column of NaN only gives NaN)
+    hi = np.fmax.reduce(values, axis=0)
     with np.errstate(invalid="ignore"):
         candidate = (np.abs(lo) <= _EXACT_WHOLE) & (np.abs(hi) <= _EXACT_WHOLE) & (hi - lo <= 4.0 * n + 64)
     if not candidate.any():
         return candidate, np.zeros(0)
-    flat = values.ravel()
-    for start in range(0, flat.size, _CHUNK):   # whole numbers only (NaN aside), chunk by chunk
-        chunk = flat[start:start + _CHUNK]
-        off = (chunk != np.rint(chunk)) & (chunk == chunk)
-        if off.any():
-            candidate[(start + np.flatnonzero(off)) // n] = False
-    rows = np.flatnonzero(candidate)
-    if not len(rows):
-        return candidate, np.zeros(0)
-    # one presence table over the candidate rows' ranges: slot = offset of the row + (value - min)
-    span = (hi[rows] - lo[rows] + 1.0).astype(np.int64)
+    # one presence table over the candidate columns' ranges: slot = offset of the column + (value - min)
+    first = np.flatnonzero(candidate)
+    span = (hi[first] - lo[first] + 1.0).astype(np.int64)
     offset = np.zeros(R, dtype=np.int64)
-    offset[rows] = np.concatenate([[0], np.cumsum(span)[:-1]])
+    offset[first] = np.concatenate([[0], np.cumsum(span)[:-1]])
     shift = np.zeros(R)
-    shift[rows] = offset[rows] - lo[rows]   # whole numbers: offset - min + value is exact
+    shift[first] = offset[first] - lo[first]   # whole numbers: value + (offset - min) is exact
     seen = np.zeros(int(span.sum()), dtype=bool)
-    for start in range(0, flat.size, _CHUNK):
-        chunk = flat[start:start + _CHUNK]
-        row = (start + np.arange(len(chunk))) // n
-        take = candidate[row] & (chunk == chunk)
-        seen[(chunk[take] + shift[row[take]]).astype(np.int64)] = True
-    distinct = np.add.reduceat(seen, offset[rows]) if len(seen) else np.zeros(len(rows), dtype=np.int64)
-    precision = np.full(len(rows), DEFAULT_PRECISION)
+    # a few rows at a time (small temporaries): are the columns whole numbers (NaN aside), and which
+    # slots they fill (a value that is not whole still falls in its column's range, which is dropped)
+    for rows in row_chunks(n, R, budget=_CHUNK):
+        chunk = values[rows]
+        present = chunk == chunk
+        candidate &= ((chunk == np.rint(chunk)) | ~present).all(axis=0)
+        present &= candidate
+        seen[(chunk + shift)[present].astype(np.int64)] = True
+        if not candidate.any():
+            return candidate, np.zeros(0)
+    distinct = np.add.reduceat(seen, offset[first])[candidate[first]]
+    kept = np.flatnonzero(candidate)
+    precision = np.full(len(kept), DEFAULT_PRECISION)
     gaps = distinct - 1
     ok = gaps > 0
-    precision[ok] = (hi[rows] - lo[rows])[ok] / gaps[ok]
+    precision[ok] = (hi[kept] - lo[kept])[ok] / gaps[ok]
     return candidate, precision
 
 
@@ -279,23 +277,28 @@ def distinct_pairs(cols: np.ndarray | None, steps: np.ndarray, rounded: np.ndarr
         start = np.concatenate([[0], np.cumsum(span)[:-1]]).astype(np.int64)
         # slot = start + (step - lowest), in one gather (dense: broadcast); whole numbers below 2^53 add exactly
         shift = np.where(used, start - lowest, 0.0)
-        if cols is None:   # the same whole numbers, added as integers in place (one block, not two)
-            slot = steps.astype(np.int64)
-            slot += shift.astype(np.int64)
-            slot = slot.ravel()
+        if cols is None:   # the same whole numbers, written straight into integers (one block, not two)
+            slot = np.add(steps, shift, out=np.empty(steps.shape, dtype=np.int64), casting="unsafe").ravel()
         else:
             slot = (steps + shift[cols]).astype(np.int64)
+        if cols is None and rounded is None:
+            # which slots are filled; a slot's value from the slot itself: (slot - shift) * precision is
+            # the same product of the same whole number as the entries' own
+            occupied = np.zeros(int(span.sum()), dtype=bool)
+            occupied[slot] = True
+            slots = np.flatnonzero(occupied)
+            u_cols = np.searchsorted(start, slots, side="right") - 1
+            values = (slots - shift[u_cols]) * precision[u_cols]
+            if len(slots) == len(occupied):
+                return slot, u_cols.astype(np.int64), values
+            return (np.cumsum(occupied) - 1)[slot], u_cols.astype(np.int64), values
         # one entry that fills each slot (its value is the slot's, computed as the entries' own)
         first_entry = np.full(int(span.sum()), -1, dtype=np.int64)
         first_entry[slot] = np.arange(len(slot))
         occupied = first_entry >= 0
         slots = np.flatnonzero(occupied)
         u_cols = np.searchsorted(start, slots, side="right") - 1
-        entry = first_entry[slots]
-        if rounded is None:   # dense: entry e is in column e % F
-            values = steps.ravel()[entry] * precision[entry % F]
-        else:
-            values = rounded.ravel()[entry]
+        values = rounded.ravel()[first_entry[slots]]
         if len(slots) == len(occupied):           # every slot filled (discrete data): slot = pair number
             return slot, u_cols.astype(np.int64), values
         number = np.cumsum(occupied) - 1
