@@ -14,8 +14,8 @@ their median and min-max, the load average of each pair, the goal) and the load 
 from __future__ import annotations
 
 import argparse
-import os
 import json
+import os
 import platform
 import subprocess
 import sys

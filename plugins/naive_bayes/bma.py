@@ -24,7 +24,8 @@ from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError, ParameterError
 from toolkit.plugins.naive_bayes.classifiers import log_prior
 from toolkit.plugins.naive_bayes.estimators import (
-    MIN_PROB, class_weights, distinct_pairs, nominal_counts, normal_stats, row_chunks, weka_precision,
+    MIN_PROB, class_weights, distinct_pairs, nominal_counts, normal_stats, row_chunks, step_slots,
+    weka_precision,
 )
 from toolkit.plugins.naive_bayes.shards import FitFromShards
 
@@ -209,19 +210,19 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             lowest = np.rint(X.min(axis=0) / precision)
             highest = np.rint(X.max(axis=0) / precision)
-        if not (np.all(np.isfinite(lowest) & np.isfinite(highest)) and np.all(precision > 0)
-                and np.all(np.abs(lowest) < 2.0 ** 52) and np.all(np.abs(highest) < 2.0 ** 52)):
+        layout = step_slots(lowest, highest, X.size) if np.all(precision > 0) else None
+        if layout is None:
             return False
-        span = highest - lowest + 1.0
-        if span.sum() > 4 * X.size + 100_000:
-            return False
-        start = np.concatenate([[0], np.cumsum(span)[:-1]]).astype(np.int64)
-        shift = start - lowest   # whole numbers: step + shift is exact
-        occupied = np.zeros(int(span.sum()), dtype=bool)
-        for rows in chunks:
+        start, shift, size = layout
+
+        def slots_of(rows: slice) -> np.ndarray:   # recomputed per pass: no block of the data's size kept
             slot = np.rint(X[rows] / precision)
             slot += shift
-            occupied[slot.astype(np.int64).ravel()] = True
+            return slot.astype(np.int64)
+
+        occupied = np.zeros(size, dtype=bool)
+        for rows in chunks:
+            occupied[slots_of(rows).ravel()] = True
         slots = np.flatnonzero(occupied)
         u_cols = np.searchsorted(start, slots, side="right") - 1
         # a pair's value from its slot: (slot - shift) * precision, the product the entries' rounding gives
@@ -231,9 +232,7 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
         unit = bool(np.all(w == 1.0))
         sac, sc = np.zeros(F), np.zeros(F)   # the running sums start at 0.0, as bincount's do
         for rows in chunks:
-            slot = np.rint(X[rows] / precision)
-            slot += shift
-            pair = np.take(number, slot.astype(np.int64))
+            pair = np.take(number, slots_of(rows))
             for total, table, index in ((sac, uncond, pair), (sc, cond_flat, pair.astype(np.int64) * K +
                                                                y[rows, None])):
                 terms = np.take(table, index)

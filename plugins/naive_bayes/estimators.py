@@ -21,7 +21,7 @@ from scipy.special import ndtr
 __all__ = [
     "DEFAULT_PRECISION", "MIN_PROB", "NominalCounts", "NormalStats", "GaussianStats", "nominal_counts",
     "weka_precision", "normal_stats", "gaussian_stats", "weka_round", "normal_prob", "class_weights",
-    "one_hot", "row_chunks", "distinct_pairs",
+    "one_hot", "row_chunks", "distinct_pairs", "step_slots",
 ]
 
 #: WEKA's default precision when an attribute has fewer than two distinct values.
@@ -243,6 +243,23 @@ def weka_round(values: np.ndarray, precision: np.ndarray) -> np.ndarray:
     return np.rint(values / precision) * precision
 
 
+def step_slots(lowest: np.ndarray, highest: np.ndarray, n_entries: int
+               ) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """One direct table of (column, step) slots for steps between each column's ``lowest`` and
+    ``highest`` (inf and -inf: a column without entries): each column's start, the shift that takes a
+    step to its slot (slot = step + shift, exact for whole numbers below 2^53) and the table's size.
+    None where a step is not finite or not below 2^52, or the ranges outgrow ``n_entries`` (sort then)."""
+    used = np.isfinite(lowest) & np.isfinite(highest)
+    unused = (lowest == np.inf) & (highest == -np.inf)      # no entry; anything else is NaN or infinite
+    exact = bool(np.all(used | unused)) and bool(np.all(np.abs(lowest[used]) < _EXACT_WHOLE)) and \
+        bool(np.all(np.abs(highest[used]) < _EXACT_WHOLE))   # every step a whole number stored exactly
+    span = np.where(used, highest - lowest + 1.0, 0.0)
+    if not exact or span.sum() > 4 * n_entries + 100_000:
+        return None
+    start = np.concatenate([[0], np.cumsum(span)[:-1]]).astype(np.int64)
+    return start, np.where(used, start - lowest, 0.0), int(span.sum())
+
+
 def distinct_pairs(cols: np.ndarray | None, steps: np.ndarray, rounded: np.ndarray | None,
                    precision: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Number the distinct (column, rounded value) pairs in (column, value) order.
@@ -268,41 +285,29 @@ def distinct_pairs(cols: np.ndarray | None, steps: np.ndarray, rounded: np.ndarr
         highest = np.full(F, -np.inf)
         np.minimum.at(lowest, cols, steps)
         np.maximum.at(highest, cols, steps)
-    used = np.isfinite(lowest) & np.isfinite(highest)
-    unused = (lowest == np.inf) & (highest == -np.inf)      # no entry; anything else is NaN or infinite
-    exact = bool(np.all(used | unused)) and bool(np.all(np.abs(lowest[used]) < 2.0 ** 52)) and \
-        bool(np.all(np.abs(highest[used]) < 2.0 ** 52))   # every step a whole number stored exactly
-    span = np.where(used, highest - lowest + 1.0, 0.0)
-    if exact and span.sum() <= 4 * steps.size + 100_000:
-        start = np.concatenate([[0], np.cumsum(span)[:-1]]).astype(np.int64)
-        # slot = start + (step - lowest), in one gather (dense: broadcast); whole numbers below 2^53 add exactly
-        shift = np.where(used, start - lowest, 0.0)
+    layout = step_slots(lowest, highest, steps.size)
+    if layout is not None:
+        start, shift, size = layout
         if cols is None:   # the same whole numbers, written straight into integers (one block, not two)
             slot = np.add(steps, shift, out=np.empty(steps.shape, dtype=np.int64), casting="unsafe").ravel()
         else:
             slot = (steps + shift[cols]).astype(np.int64)
-        if cols is None and rounded is None:
-            # which slots are filled; a slot's value from the slot itself: (slot - shift) * precision is
-            # the same product of the same whole number as the entries' own
-            occupied = np.zeros(int(span.sum()), dtype=bool)
+        if rounded is None:   # which slots are filled: a slot's value comes from the slot itself
+            first_entry = None
+            occupied = np.zeros(size, dtype=bool)
             occupied[slot] = True
-            slots = np.flatnonzero(occupied)
-            u_cols = np.searchsorted(start, slots, side="right") - 1
-            values = (slots - shift[u_cols]) * precision[u_cols]
-            if len(slots) == len(occupied):
-                return slot, u_cols.astype(np.int64), values
-            return (np.cumsum(occupied) - 1)[slot], u_cols.astype(np.int64), values
-        # one entry that fills each slot (its value is the slot's, computed as the entries' own)
-        first_entry = np.full(int(span.sum()), -1, dtype=np.int64)
-        first_entry[slot] = np.arange(len(slot))
-        occupied = first_entry >= 0
+        else:                 # one entry that fills each slot (its value is the slot's, as the entries' own)
+            first_entry = np.full(size, -1, dtype=np.int64)
+            first_entry[slot] = np.arange(len(slot))
+            occupied = first_entry >= 0
         slots = np.flatnonzero(occupied)
         u_cols = np.searchsorted(start, slots, side="right") - 1
-        values = rounded.ravel()[first_entry[slots]]
-        if len(slots) == len(occupied):           # every slot filled (discrete data): slot = pair number
-            return slot, u_cols.astype(np.int64), values
-        number = np.cumsum(occupied) - 1
-        return number[slot], u_cols.astype(np.int64), values
+        # (slot - shift) * precision is the same product of the same whole number as an entry's rounding
+        values = ((slots - shift[u_cols]) * precision[u_cols] if first_entry is None
+                  else rounded.ravel()[first_entry[slots]])
+        # every slot filled (discrete data): the slot is the pair number
+        pair = slot if len(slots) == len(occupied) else (np.cumsum(occupied) - 1)[slot]
+        return pair, u_cols.astype(np.int64), values
     if cols is None:
         if rounded is None:
             rounded = steps * precision
