@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
 from pathlib import Path
@@ -42,6 +43,16 @@ def debug_enabled() -> bool:
 
 class ToolkitGroup(TyperGroup):
     """Catches the toolkit's errors below every command, including plugin commands."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        # Typer's rich mode keeps a docstring's single line breaks in the commands panel, so a summary
+        # wrapped at 110 columns in the source showed broken mid-sentence; join them (plugins' too).
+        for command in self.commands.values():
+            if command.short_help is None and command.help:
+                first = inspect.cleandoc(command.help).partition("\f")[0].split("\n\n")[0]
+                if not first.startswith("\b"):
+                    command.short_help = " ".join(first.split())
+        super().format_help(ctx, formatter)
 
     def invoke(self, ctx: typer.Context) -> Any:
         try:

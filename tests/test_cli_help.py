@@ -1,0 +1,28 @@
+"""The command list of ``toolkit --help`` shows each summary as one sentence, not cut at the source's line breaks."""
+
+from __future__ import annotations
+
+import inspect
+
+from typer.testing import CliRunner
+
+from toolkit.cli import app
+
+
+def test_command_summaries_are_not_broken_at_docstring_line_breaks():
+    result = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "400", "TERM": "dumb"})
+    assert result.exit_code == 0, result.output
+    import typer.main
+
+    group = typer.main.get_command(app)
+    wrapped = 0
+    for name, command in group.commands.items():
+        first = inspect.cleandoc(command.help or "").split("\n\n")[0]
+        lines = first.splitlines()
+        if len(lines) < 2:
+            continue
+        wrapped += 1
+        # the words either side of the docstring's first line break appear next to each other
+        join = f"{lines[0].split()[-1]} {lines[1].split()[0]}"
+        assert join in result.output, (name, join)
+    assert wrapped >= 3  # the check above ran on real multi-line summaries
