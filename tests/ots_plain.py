@@ -25,7 +25,7 @@ def plain_ots(X, positive, negative, *, alpha=1.0, threshold=1.0, step=0.01, ini
     pool = np.flatnonzero(negative & ~positive)
     M = step_size(step, len(pos_rows))
     pc = bim_counts(B, positive, np.zeros(n, dtype=bool))
-    mask = feature_mask(pc, features)
+    mask = feature_mask(bim_counts(B, positive, negative), features)   # the training set's feature set
     logit_p = smoothed_logit(pc.n_pos, pc.N_pos, alpha)
     loo_logit_p = loo_smoothed_logit(pc.n_pos, pc.N_pos, alpha)
     if init == "wts":

@@ -220,3 +220,24 @@ def test_bad_parameters_and_more_than_two_classes_are_refused():
     fitted = toolkit.Pipeline("nb-bim", tune=False)
     with pytest.raises(CapabilityError, match="--positive CLASS"):
         fitted.fit(ds)
+
+
+@pytest.mark.parametrize("features", ["positive", "all"])
+def test_features_never_seen_in_training_carry_no_weight(features):
+    """algorithms.md 2.5: a feature outside the training feature set is ignored at scoring time. A column
+    that no training document holds (t5) must leave the 7.7 weights, scores and intercept unchanged; with
+    features="all" its Laplace weight would otherwise be log((N- + 1)/(N+ + 1)) > 0."""
+    weights, resubstitution, _ = VECTORS77[features]
+    X = np.column_stack([X77, np.zeros(9)])
+    options = {} if features == "positive" else {"features": features}
+    for tau, expected in resubstitution.items():
+        clf = BIMNaiveBayes(threshold=tau, **options).fit(X, Y77, schema=Schema.numeric(6, ["neg", "pos"]))
+        ref = BIMNaiveBayes(threshold=tau, **options).fit(X77, Y77, schema=Schema.numeric(5, ["neg", "pos"]))
+        np.testing.assert_allclose(clf.weights_, weights + [0.0], atol=5e-7)
+        assert clf.intercept_ == pytest.approx(ref.intercept_, abs=1e-12)
+        only_t5 = np.zeros((1, 6))
+        only_t5[0, 5] = 1.0
+        assert clf.score_documents(only_t5)[0] == 0.0
+        np.testing.assert_allclose(clf.score_documents(X), expected, atol=5e-7)
+    support = BIMThresholdSelector(threshold=0.2, **options).fit(X, Y77).support_.tolist()
+    assert 5 not in support

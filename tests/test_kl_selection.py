@@ -188,3 +188,17 @@ def test_selectors_run_inside_the_harness():
     rec = res.ok()[0]
     assert rec["extra"]["n_selected_features"] == 50
     assert rec["metrics"]["accuracy"] > 0.8
+
+
+def test_laplace_vocabulary_is_the_training_vocabulary():
+    """|V| of eq. 2 counts the words of the training part (algorithms.md 1.2, 3.1): columns that no
+    training document holds leave every score of the 7.4 vector unchanged."""
+    X = np.column_stack([X74[:, :2], np.zeros(5), X74[:, 2:], np.zeros(5)])
+    seen = [0, 1, 3, 4]
+    stats = TextStatistics(sp.csr_matrix(X), Y74)
+    assert stats.vocabulary_size == 4
+    np.testing.assert_allclose(stats.p_word_given_class[0][seen], (7 / 13, 2 / 13, 2 / 13, 2 / 13), atol=1e-12)
+    np.testing.assert_allclose(dkl_scores(stats)[seen], (0.182063, 0.013853, -0.001953, 0.030880), atol=1e-6)
+    np.testing.assert_allclose(kl_scores(stats)[seen], (0.180291, 0.046953, -0.000099, 0.077002), atol=1e-6)
+    np.testing.assert_allclose(exact_kl(stats)[seen], (0.070769, 0.123533, 0.125158, 0.053156), atol=1e-6)
+    assert np.all(dkl_scores(stats)[[2, 5]] == -np.inf)

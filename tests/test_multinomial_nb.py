@@ -207,3 +207,69 @@ def test_registered_and_model_state_round_trip():
     meta, arrays = clf.get_state()
     again = MultinomialNB.from_state(clf.get_params(), meta, arrays)
     np.testing.assert_array_equal(again.predict_proba(T75), clf.predict_proba(T75))
+
+
+# algorithms.md 1.2 / 2.4: the vocabulary is the words of the training part; words outside it are dropped,
+# from |V| and from the scores. A column that no training document (of positive weight) holds must leave
+# the 7.5 vectors unchanged, whatever the test document holds in it.
+def _with_unseen_word(X, test_count):
+    train = np.column_stack([X, np.zeros(len(X))])
+    test = np.column_stack([T75, [[test_count]]])
+    return train, test
+
+
+@pytest.mark.parametrize("variant,eps,scores,pred", VECTORS)
+@pytest.mark.parametrize("test_count", [0.0, 3.0])
+def test_words_outside_the_training_vocabulary_are_dropped(variant, eps, scores, pred, test_count):
+    train, test = _with_unseen_word(X75, test_count)
+    for make in (np.asarray, sp.csr_matrix):
+        clf = MultinomialNB(variant=variant, epsilon=eps).fit(make(train), Y75)
+        np.testing.assert_allclose(clf.decision_function(make(test))[0], scores, atol=1e-6)
+        assert clf.predict(make(test))[0] == pred
+    # a word held only by a document of weight 0 is outside the vocabulary too
+    heavy = np.vstack([train, np.r_[np.ones(5), 7.0]])
+    clf = MultinomialNB(variant=variant, epsilon=eps).fit(heavy, np.r_[Y75, 1], sample_weight=np.r_[np.ones(9), 0.0])
+    np.testing.assert_allclose(clf.decision_function(test)[0], scores, atol=1e-6)
+
+
+def test_dropped_words_add_nothing_to_the_document_likelihood():
+    train, test = _with_unseen_word(X75, 4.0)
+    clf = MultinomialNB(epsilon=0.5).fit(train, Y75)
+    ref = MultinomialNB(epsilon=0.5).fit(X75, Y75)
+    np.testing.assert_allclose(clf.document_log_likelihood(test, [1]), ref.document_log_likelihood(T75, [1]),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("variant", ["TW-L-M", "C-TW-L-M"])
+def test_tw_l_counts_documents_by_their_weights(variant):
+    """TW-L's D and df_w weigh documents as the class sums do: weight 0 = the row dropped (the 7.5
+    vector), an integer weight = the row repeated."""
+    eps = 1
+    scores = dict(((v, e), s) for v, e, s, _ in VECTORS)[(variant, eps)]
+    extra = np.vstack([X75, [3, 0, 0, 0, 9]])
+    clf = MultinomialNB(variant=variant, epsilon=eps).fit(extra, np.r_[Y75, 1], sample_weight=np.r_[np.ones(9), 0])
+    np.testing.assert_allclose(clf.decision_function(T75)[0], scores, atol=1e-6)
+    w = np.array([1, 2, 1, 3, 1, 1, 2, 1, 1], dtype=float)
+    rows = np.repeat(np.arange(9), w.astype(int))
+    a = MultinomialNB(variant=variant, epsilon=eps).fit(X75, Y75, sample_weight=w)
+    b = MultinomialNB(variant=variant, epsilon=eps).fit(X75[rows], Y75[rows])
+    np.testing.assert_allclose(a.idf_, b.idf_, rtol=1e-12)
+    np.testing.assert_allclose(a.decision_function(T75), b.decision_function(T75), rtol=1e-12)
+
+
+@pytest.mark.parametrize("variant", ["M", "C-L-M", "TW-L-M", "C-TW-L-M"])
+def test_fit_from_shards_keeps_the_training_vocabulary_and_weights(variant):
+    train, test = _with_unseen_word(X75, 2.0)
+    w = np.array([1, 2, 0.5, 3, 1, 1, 2, 1, 0], dtype=float)
+    whole = MultinomialNB(variant=variant, epsilon=0.1).fit(train, Y75, sample_weight=w)
+    schema = Schema.numeric(6, ["0", "1", "2"])
+    clf = MultinomialNB(variant=variant, epsilon=0.1)
+    parts = [slice(0, 4), slice(4, 9)]
+    previous = None
+    for _ in range(clf.statistics_passes()):
+        shards = [clf.shard_statistics(train[p], Y75[p], w[p], schema, previous=previous) for p in parts]
+        previous = shards[0].merge(shards[1])
+    clf.fit_from_statistics(previous)
+    np.testing.assert_array_equal(clf.vocabulary_, whole.vocabulary_)
+    assert not clf.vocabulary_[5]
+    np.testing.assert_allclose(clf.decision_function(test), whole.decision_function(test), rtol=1e-10)

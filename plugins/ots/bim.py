@@ -164,10 +164,11 @@ def check_features(features: Any, who: str) -> str:
     return features.strip().lower()
 
 
-def feature_mask(c: BIMCounts, features: str) -> np.ndarray | None:
-    """The features that may carry a weight: those in at least one positive document (``positive``),
-    or None for all of them (``all``)."""
-    return c.n_pos > 0 if features == "positive" else None
+def feature_mask(c: BIMCounts, features: str) -> np.ndarray:
+    """The features that may carry a weight (algorithms.md 2.5): those in at least one positive document
+    (``positive``) or in at least one training document (``all``); a feature never seen in training is
+    ignored at scoring time."""
+    return c.n_pos > 0 if features == "positive" else (c.n_pos + c.n_neg) > 0
 
 
 def restricted(w: np.ndarray, mask: np.ndarray | None) -> np.ndarray:

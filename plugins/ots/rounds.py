@@ -125,7 +125,9 @@ class TaskWeights:
         self.spec = spec
         F = n_features
         pc = pos_counts
-        mask = feature_mask(pc, spec.features)
+        # features="all": every column, the features of the whole training set when the search covers the
+        # corpus (a column in no training row is never read); the positives' counts alone cannot tell more
+        mask = feature_mask(pc, "positive") if spec.features == "positive" else None
         self.feature = np.flatnonzero(mask) if mask is not None else np.arange(F)
         self.Fm = Fm = len(self.feature)
         self.compact = np.full(F, -1, dtype=np.int32)  # feature id -> compact id (-1: no weight ever)

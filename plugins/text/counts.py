@@ -9,7 +9,8 @@ import scipy.sparse as sp
 
 from toolkit.errors import CapabilityError
 
-__all__ = ["as_counts", "class_indicator", "row_of_entry", "row_sums", "sparse_class_sums", "sparse_column_counts"]
+__all__ = ["as_counts", "class_indicator", "document_weights", "drop_columns", "row_of_entry", "row_sums",
+           "sparse_class_sums", "sparse_column_counts"]
 
 _INF_BITS = int(np.array(np.inf).view(np.uint64))
 
@@ -61,3 +62,27 @@ def sparse_column_counts(columns: np.ndarray, n_columns: int) -> sp.csr_matrix:
         return sp.csr_matrix((1, n_columns))
     values, counts = np.unique(columns, return_counts=True)
     return sp.csr_matrix((counts.astype(np.float64), values, np.array([0, len(values)])), shape=(1, n_columns))
+
+
+def document_weights(X: sp.csr_matrix, w: np.ndarray | None = None) -> np.ndarray:
+    """(V,) the weight of the documents that contain each word (``x > 0``): TW-L's document frequencies,
+    and the training vocabulary (algorithms.md 1.2) where it is > 0. Unit weights (``None``) count."""
+    present = X.data > 0
+    if w is None or np.all(w == 1.0):
+        return np.bincount(X.indices[present], minlength=X.shape[1]).astype(np.float64)
+    rows = row_of_entry(X)[present]
+    return np.bincount(X.indices[present], weights=np.asarray(w, dtype=np.float64)[rows], minlength=X.shape[1])
+
+
+def drop_columns(X: sp.csr_matrix, keep: np.ndarray | None) -> sp.csr_matrix:
+    """``X`` without its entries in the columns outside ``keep``: words outside the training vocabulary are
+    dropped at prediction (algorithms.md 1.2). ``X`` itself when nothing is dropped."""
+    if keep is None or X.nnz == 0:
+        return X
+    inside = keep[X.indices]
+    if inside.all():
+        return X
+    kept_before = np.zeros(X.nnz + 1, dtype=np.int64)
+    np.cumsum(inside, out=kept_before[1:])          # entries kept before each position
+    indptr = kept_before[X.indptr]
+    return sp.csr_matrix((X.data[inside], X.indices[inside], indptr), shape=X.shape)

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema, SufficientStatistics
 from toolkit.errors import CapabilityError, ParameterError
 
-from toolkit.plugins.text.counts import as_counts, row_of_entry, sparse_class_sums, sparse_column_counts
+from toolkit.plugins.text.counts import as_counts, document_weights, row_of_entry, sparse_class_sums
 
 __all__ = ["MultinomialNB", "VARIANTS", "transform_counts", "multinomial_log_likelihood", "class_sums",
            "MultinomialStatistics", "DocumentFrequencies", "inverse_document_frequencies"]
@@ -84,7 +84,8 @@ def inverse_document_frequencies(df: np.ndarray, n: int) -> np.ndarray:
 
 
 class DocumentFrequencies(SufficientStatistics):
-    """TW-L's first pass: in how many documents each word occurs (sparse, 1 x V); D is ``n_rows``."""
+    """TW-L's first pass: the weight of the documents each word occurs in (sparse, 1 x V); D is the
+    total weight (the number of documents with unit weights)."""
 
     def __init__(self, df: sp.csr_matrix):
         super().__init__()
@@ -94,20 +95,25 @@ class DocumentFrequencies(SufficientStatistics):
         return DocumentFrequencies(self.df + other.df)
 
     def idf(self) -> np.ndarray:
-        return inverse_document_frequencies(self.df.toarray().ravel(), self.n_rows)
+        return inverse_document_frequencies(self.df.toarray().ravel(), float(np.sum(self.class_weight)))
+
+    def vocabulary(self) -> np.ndarray:
+        """The words of the training vocabulary: in at least one document of positive weight."""
+        return self.df.toarray().ravel() > 0
 
 
 class MultinomialStatistics(SufficientStatistics):
     """The class sums N_{c,w} of the transformed counts, sparse (K, V), with the idf they were transformed
     with (TW-L); the class weights are the base's."""
 
-    def __init__(self, feature_count: sp.csr_matrix, idf: np.ndarray | None):
+    def __init__(self, feature_count: sp.csr_matrix, idf: np.ndarray | None, vocabulary: np.ndarray | None = None):
         super().__init__()
         self.feature_count = feature_count
         self.idf = idf
+        self.vocabulary = vocabulary    # TW-L: from the first pass (a word in every document sums to 0)
 
     def _merge(self, other: MultinomialStatistics) -> MultinomialStatistics:
-        return MultinomialStatistics(self.feature_count + other.feature_count, self.idf)
+        return MultinomialStatistics(self.feature_count + other.feature_count, self.idf, self.vocabulary)
 
 
 def multinomial_log_likelihood(X: sp.csr_matrix, log_theta: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -116,6 +122,11 @@ def multinomial_log_likelihood(X: sp.csr_matrix, log_theta: np.ndarray, y: np.nd
     with np.errstate(invalid="ignore"):
         terms = X.data * log_theta[y[rows], X.indices]
     return np.bincount(rows, weights=terms, minlength=X.shape[0])
+
+
+def _seen(feature_count: np.ndarray) -> np.ndarray:
+    """The training vocabulary from class sums of counts (none, L): the words with a positive sum."""
+    return np.asarray(feature_count.sum(axis=0)).ravel() > 0
 
 
 class MultinomialNB(ProbabilisticClassifier):
@@ -137,7 +148,8 @@ class MultinomialNB(ProbabilisticClassifier):
 
     _state_schema = {**CLASSIFIER_STATE, "transform_": "str", "complement_": "bool", "weight_normalize_": "bool",
                      "idf_": "array:f1|none", "class_count_": "array:f1", "feature_count_": "array:f2",
-                     "feature_log_prob_": "array:f2", "coef_": "array:f2", "intercept_": "array:f1"}
+                     "feature_log_prob_": "array:f2", "coef_": "array:f2", "intercept_": "array:f1",
+                     "vocabulary_": "?array:b1"}
 
 
     def __init__(self, *, variant: str = "M", epsilon: float = 1.0, weighting: str | None = None,
@@ -202,19 +214,19 @@ class MultinomialNB(ProbabilisticClassifier):
         transform, complement, normalize = self._settings()
         X, y, w = self._validate_fit(X, y, sample_weight, schema)
         X = as_counts(X, "nb-multinomial")
-        n, V = X.shape
         K = len(self.classes_)
         self.transform_ = transform
         self.complement_ = complement
         self.weight_normalize_ = normalize
-        if transform == "TW-L":
-            df = np.bincount(X.indices[X.data > 0], minlength=V).astype(np.float64)
-            self.idf_ = inverse_document_frequencies(df, n)
+        if transform == "TW-L":   # D and df_w count documents by their weights, as the class sums do
+            df = document_weights(X, w)
+            self.idf_ = inverse_document_frequencies(df, float(w.sum()))
         else:
             self.idf_ = np.zeros(0)
         Xt = transform_counts(X, transform, self.idf_)
         self.class_count_ = np.bincount(y, weights=w, minlength=K).astype(np.float64)
         self.feature_count_ = class_sums(Xt, y, w, K)
+        self.vocabulary_ = df > 0 if transform == "TW-L" else _seen(self.feature_count_)
 
     # ------------------------------------------------------------------ fitting from shards
     def statistics_passes(self) -> int:
@@ -227,14 +239,15 @@ class MultinomialNB(ProbabilisticClassifier):
         X = as_counts(X, "nb-multinomial")
         K = len(schema.classes)
         if transform == "TW-L" and previous is None:
-            stats: SufficientStatistics = DocumentFrequencies(sparse_column_counts(X.indices[X.data > 0], X.shape[1]))
+            stats: SufficientStatistics = DocumentFrequencies(sp.csr_matrix(document_weights(X, w)[None, :]))
             stats.settings = ("nb-multinomial", "document-frequencies")
             return stats
-        idf = previous.idf() if transform == "TW-L" else None
-        if idf is not None and not isinstance(previous, DocumentFrequencies):
+        if transform == "TW-L" and not isinstance(previous, DocumentFrequencies):
             raise CapabilityError("nb-multinomial TW-L: the first pass's statistics are document frequencies")
+        idf = previous.idf() if transform == "TW-L" else None
         Xt = transform_counts(X, transform, idf)
-        stats = MultinomialStatistics(sparse_class_sums(Xt, y, w, K), idf)
+        stats = MultinomialStatistics(sparse_class_sums(Xt, y, w, K), idf,
+                                      previous.vocabulary() if transform == "TW-L" else None)
         digest = "" if idf is None else hashlib.sha256(idf.tobytes()).hexdigest()[:16]
         stats.settings = ("nb-multinomial", transform, digest)
         return stats
@@ -251,13 +264,16 @@ class MultinomialNB(ProbabilisticClassifier):
         self.idf_ = statistics.idf if statistics.idf is not None else np.zeros(0)
         self.class_count_ = np.asarray(statistics.class_weight, dtype=np.float64)
         self.feature_count_ = np.asfortranarray(statistics.feature_count.toarray())
+        self.vocabulary_ = (statistics.vocabulary if statistics.vocabulary is not None
+                            else _seen(self.feature_count_))
 
     def _apply_params(self, state: Any) -> None:
         """log theta (Lidstone epsilon), the complement and normalisation, and the prior."""
         self._settings()
         counts = self.feature_count_
         complement, normalize = self.complement_, self.weight_normalize_
-        V = counts.shape[1]
+        vocabulary = getattr(self, "vocabulary_", None)   # None: a model file of before 2026-12-03
+        V = counts.shape[1] if vocabulary is None else int(np.count_nonzero(vocabulary))
         eps = float(self.epsilon)
         if complement:   # a new array: transform it in place
             work = counts.sum(axis=0, keepdims=True) - counts
@@ -268,7 +284,12 @@ class MultinomialNB(ProbabilisticClassifier):
         else:            # keep feature_count_ intact
             totals = counts.sum(axis=1, keepdims=True)
             log_theta = np.log(counts + eps)
-        log_theta -= np.log(totals + eps * V)
+        with np.errstate(divide="ignore"):       # an empty vocabulary: every column is dropped below
+            log_theta -= np.log(totals + eps * V)
+        if vocabulary is not None and V < counts.shape[1]:
+            # words outside the training vocabulary are dropped (algorithms.md 1.2): they add 0 to every
+            # score and to the normalisation's sum
+            log_theta[:, ~vocabulary] = 0.0
         self.feature_log_prob_ = log_theta
         if normalize:
             # every log theta is <= 0, so sum |W| = -sum W, and -W / sum|W| = W / sum W

@@ -34,7 +34,8 @@ class TextStatistics:
     """Counts a text feature score needs, from a training part.
 
     ``N`` (K, V) word counts per class, ``Ndoc`` (K, V) documents of class j containing w,
-    ``class_docs`` (K,) documents per class, ``n_docs`` |S|.
+    ``class_docs`` (K,) documents per class, ``n_docs`` |S|; ``vocabulary_size`` the words that occur in
+    the training part (|V| of eq. 2; ``V`` is the number of columns).
     """
 
     def __init__(self, X: Any, y: np.ndarray, K: int | None = None):
@@ -52,6 +53,8 @@ class TextStatistics:
         self.n_docs = float(len(y))
         self.K = K
         self.V = X.shape[1]
+        # |V| of eq. 2: the words of the training part, not the columns (algorithms.md 1.2)
+        self.vocabulary_size = int(np.count_nonzero(self.Ndoc.sum(axis=0)))
 
     @property
     def p_class(self) -> np.ndarray:
@@ -67,7 +70,7 @@ class TextStatistics:
         class without tokens)."""
         class_tokens = self.N.sum(axis=1, keepdims=True)
         if estimator == "laplace":
-            return (1.0 + self.N) / (self.V + class_tokens)
+            return (1.0 + self.N) / (self.vocabulary_size + class_tokens)
         if estimator == "ml":
             with np.errstate(divide="ignore", invalid="ignore"):
                 return np.where(class_tokens > 0, self.N / np.where(class_tokens > 0, class_tokens, 1.0), 0.0)
