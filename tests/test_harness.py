@@ -150,6 +150,35 @@ def test_results_file_resume_and_identical_reruns(tmp_path):
         toolkit.evaluate(TINY, ["nb-weka"], runs=4, out=out)
 
 
+@pytest.mark.parametrize("cut", ["record", "header", "newline"])
+def test_resume_drops_a_torn_last_line(tmp_path, cut):
+    """A run killed in mid-write leaves a line without its end; --resume must cut it off and redo that
+    repetition, so the file ends with the records of an uninterrupted run (apart from timing)."""
+    whole = tmp_path / "whole.jsonl"
+    toolkit.evaluate(TINY, ["nb-weka"], runs=3, out=whole)
+    data = whole.read_bytes()
+    lines = data.splitlines(keepends=True)
+    if cut == "record":     # half of the last record
+        torn = b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2]
+    elif cut == "header":   # the header itself, torn
+        torn = lines[0][:40]
+    else:                   # a whole last record without its newline
+        torn = data[:-1]
+    out = tmp_path / "torn.jsonl"
+    out.write_bytes(torn)
+    toolkit.evaluate(TINY, ["nb-weka"], runs=3, out=out, resume=True)
+
+    def strip(line):
+        rec = json.loads(line)
+        rec.pop("timing", None)
+        return rec
+
+    got = [strip(line) for line in out.read_text().splitlines()]
+    want = [strip(line) for line in data.decode().splitlines()]
+    assert sorted(map(json.dumps, got)) == sorted(map(json.dumps, want))
+    assert len(read_records(out)) == 3
+
+
 def test_parallel_jobs_give_the_same_records(tmp_path):
     serial = toolkit.evaluate(TINY, ["nb-weka"], runs=4, out=tmp_path / "a.jsonl")
     parallel = toolkit.evaluate(TINY, ["nb-weka"], runs=4, jobs=2, out=tmp_path / "b.jsonl")

@@ -162,9 +162,9 @@ class ResultsWriter:
         if not resume:
             raise ResultsFileError(f"{self.path} already exists; pass --resume to continue it, "
                                    f"or choose another --out file")
+        self._repair_tail(fh)       # first: a record cut off is redone, not counted as done
         experiments, self.previous = read_file(self.path)
         self.done = {r["key"] for r in self.previous if r.get("status") == "ok"}
-        self._repair_tail(fh)
         if self.experiment is None:
             return
         old = file_experiment(self.path, experiments, self.previous)
@@ -185,15 +185,28 @@ class ResultsWriter:
             self.notes.append(f"{self.path}: this run adds {', '.join(what)} to the experiment")
 
     @staticmethod
-    def _repair_tail(fh: Any) -> None:
-        """Drop a torn last line so that the next record starts on a line of its own."""
+    def _repair_tail(fh: Any, block: int = 1 << 16) -> None:
+        """Drop a torn last line (a run killed in mid-write) so that the next record starts on a line of
+        its own. Reads back from the end only as far as the last newline."""
         fh.flush()
         with open(fh.fileno(), "rb+", closefd=False) as raw:
-            data = raw.read()
-            if data and not data.endswith(b"\n"):
-                cut = data.rfind(b"\n") + 1
-                raw.seek(cut)
-                raw.truncate()
+            end = raw.seek(0, os.SEEK_END)
+            if end == 0:
+                return
+            raw.seek(end - 1)
+            if raw.read(1) == b"\n":
+                fh.seek(0, os.SEEK_END)
+                return
+            cut, stop = 0, end
+            while stop > 0:
+                start = max(0, stop - block)
+                raw.seek(start)
+                newline = raw.read(stop - start).rfind(b"\n")
+                if newline >= 0:
+                    cut = start + newline + 1
+                    break
+                stop = start
+            raw.truncate(cut)
         fh.seek(0, os.SEEK_END)
 
     @staticmethod
