@@ -13,7 +13,7 @@ import toolkit
 from conftest import shared_path
 from toolkit.cli import app
 from toolkit.data.dataset import Attribute, Dataset
-from toolkit.errors import DatasetError
+from toolkit.errors import DatasetError, ParameterError
 from toolkit.evaluation.api import binary_tasks, compare
 from toolkit.evaluation.report import format_comparison
 from toolkit.evaluation.resampling import random_splits
@@ -122,3 +122,16 @@ def test_positive_with_a_fixed_test_set():
         positive = r["dataset"]["name"].split(":")[1]
         expected = (iris.y[order[100:]] == iris.classes.index(positive)).astype(int).tolist()
         assert r["predictions"]["y_true"] == expected
+
+
+def test_positive_below_leaves_out_a_dataset_without_a_rare_class():
+    """One dataset without a class under the share is warned about, not fatal to the others' tasks."""
+    from dataclasses import replace
+
+    rare = replace(_labelled([0] * 18 + [1] * 2, ("big", "small")), relation="rare")
+    even = replace(_labelled([0] * 10 + [1] * 10, ("a", "b")), relation="even")
+    with pytest.warns(Warning, match="even: no class has a share below 0.2"):
+        res = toolkit.evaluate([rare, even], ["nb-gaussian"], runs=2, positive_below=0.2)
+    assert res.datasets() == ["rare:small"]
+    with pytest.raises(ParameterError, match="no binary task"):
+        toolkit.evaluate([even], ["nb-gaussian"], runs=2, positive_below=0.2)

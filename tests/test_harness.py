@@ -373,3 +373,58 @@ def test_class_option_on_the_command_line(tmp_path):
     assert "first" in result.stdout and "last" in result.stdout
     bad = runner.invoke(app, ["compare", str(folder), "-c", "nb-gaussian", "--class", "frist=kind"])
     assert bad.exit_code == 2 and "frist" in bad.output and "Traceback" not in bad.output
+
+
+def _one_line_error(result, needle):
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and needle in lines[0], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_two_datasets_of_one_name_are_refused_up_front(tmp_path):
+    """Records are keyed by dataset name: two files named x.arff (or one file given twice) would be
+    pooled into one row of the table and break the report."""
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+    (tmp_path / "a" / "x.arff").write_text(TINY.read_text())
+    (tmp_path / "b" / "x.arff").write_text(TINY.read_text().replace("@data", "% another file\n@data"))
+    out = tmp_path / "r.jsonl"
+    result = runner.invoke(app, ["evaluate", str(tmp_path / "a" / "x.arff"), str(tmp_path / "b" / "x.arff"),
+                                 "-c", "nb-weka", "-r", "2", "--out", str(out)])
+    _one_line_error(result, "dataset name 'x' is given twice")
+    assert "a/x.arff" in result.stderr and "b/x.arff" in result.stderr
+    assert not out.exists()          # refused before anything was written
+    result = runner.invoke(app, ["evaluate", str(TINY), str(TINY), "-c", "nb-weka", "-r", "2"])
+    _one_line_error(result, "is given twice")
+    with pytest.raises(ParameterError, match="given twice"):
+        toolkit.evaluate([TINY, TINY], ["nb-weka"], runs=2)
+
+
+def test_a_file_that_joins_two_experiments_is_refused(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    toolkit.evaluate(TINY, ["nb-weka"], runs=3, out=a)
+    toolkit.evaluate(TINY, ["nb-weka"], runs=2, seed=5, out=b)
+    head, *records = a.read_text().splitlines(keepends=True)
+    joined = tmp_path / "joined.jsonl"
+    joined.write_text(a.read_text() + b.read_text())            # two statements
+    grafted = tmp_path / "grafted.jsonl"
+    grafted.write_text(a.read_text() + "".join(b.read_text().splitlines(keepends=True)[1:]))  # records only
+    for path, needle in ((joined, "holds more than one experiment (runs 3 -> 2)"),
+                         (grafted, "ran under another protocol")):
+        for command in (["compare", str(path)], ["report", str(path), "-o", str(tmp_path / "r.json")]):
+            _one_line_error(runner.invoke(app, command), needle)
+    assert runner.invoke(app, ["compare", str(a)]).exit_code == 0
+
+
+def test_compare_refuses_a_metric_the_results_lack_and_an_empty_file(tmp_path):
+    a = tmp_path / "a.jsonl"
+    toolkit.evaluate(TINY, ["nb-weka"], runs=2, out=a)
+    _one_line_error(runner.invoke(app, ["compare", str(a), "-m", "roc-auc"]),
+                    "metric 'roc-auc' is not in the results (they hold: error, accuracy, log-loss)")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    _one_line_error(runner.invoke(app, ["compare", str(empty)]), "nothing to compare")
+    _one_line_error(runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-weka", "-r", "2", "--report", "kappa"]),
+                    "add -m kappa")
+    kappa = runner.invoke(app, ["compare", str(TINY), "-c", "nb-weka", "-r", "2", "--report", "kappa", "-q"])
+    assert kappa.exit_code == 0 and "n/a" not in kappa.stdout, kappa.output

@@ -20,6 +20,7 @@ from scipy import stats as sps
 from typer.testing import CliRunner
 
 import toolkit
+from conftest import ROOT
 from toolkit.cli import app
 from toolkit.evaluation.results import read_file
 
@@ -372,3 +373,33 @@ def test_rows_and_columns_follow_the_run_not_the_completion_order(results_file, 
     assert results.datasets() == DATASETS
     assert results.pipelines() == json.loads(lines[0])["pipelines"]
     assert str(toolkit.compare(str(reversed_file))) == str(toolkit.compare(str(results_file)))
+
+
+def _unescaped_pipes(line):
+    return len(re.findall(r"(?<!\\)\|", line))
+
+
+def test_markdown_tables_keep_their_columns_whatever_the_names(tmp_path):
+    """A name holding '|' must not add a column to a Markdown table, nor '<...>' vanish as an HTML tag;
+    LaTeX prints them with its text commands."""
+    source = tmp_path / "a<b>&c|d.arff"
+    source.write_text((ROOT / "datasets" / "iris.arff").read_text())
+    out = tmp_path / "odd.jsonl"
+    toolkit.evaluate([source], ["nb-weka", "nb-gaussian"], runs=2, out=out)
+    md, tex = tmp_path / "odd.md", tmp_path / "odd.tex"
+    result = runner.invoke(app, ["report", str(out), "-o", str(md), "-o", str(tex)])
+    assert result.exit_code == 0, result.output
+    text = md.read_text()
+    assert "a&lt;b&gt;&amp;c\\|d" in text and "a<b>" not in text
+    blocks, block = [], []
+    for line in text.splitlines():
+        if line.startswith("|"):
+            block.append(line)
+        elif block:
+            blocks.append(block)
+            block = []
+    assert len(blocks) >= 4
+    for table in blocks:
+        assert len({_unescaped_pipes(row) for row in table}) == 1, table[:3]
+    latex = tex.read_text()
+    assert "a\\textless{}b\\textgreater{}\\&c\\textbar{}d" in latex and "\\usepackage[T1]{fontenc}" in latex

@@ -11,6 +11,7 @@ nominal class, float64 (NaN = missing) for a numeric one.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -87,7 +88,7 @@ class Dataset:
         one-vs-rest task adds its positive class (``ohsumed:C04``)."""
         base = self.relation
         if self.path:
-            base = str(self.path).replace("\\", "/").rsplit("/", 1)[-1]
+            base = os.path.basename(os.fspath(self.path))   # a backslash is a separator on Windows only
             for suffix in (".arff.gz", ".arff", ".gz"):
                 if base.lower().endswith(suffix):
                     base = base[: -len(suffix)]

@@ -99,10 +99,10 @@ def load_datasets(items: Sequence[DatasetArg], options: LoadOptions, skip_unusab
 
 
 def binary_tasks(datasets: Sequence[Dataset], positive: str | Sequence[str] | None = None,
-                 positive_below: float | None = None) -> list[Dataset]:
+                 positive_below: float | None = None, *, require: bool = True) -> list[Dataset]:
     """One-vs-rest binary tasks (:meth:`Dataset.one_vs_rest`): for every dataset, one task per class in
     ``positive`` and per class whose share is below ``positive_below``; the datasets unchanged when
-    neither is given."""
+    neither is given. ``require``: no task at all is an error."""
     if positive is None and positive_below is None:
         return list(datasets)
     wanted = [positive] if isinstance(positive, str) else list(positive or [])
@@ -114,7 +114,7 @@ def binary_tasks(datasets: Sequence[Dataset], positive: str | Sequence[str] | No
         if not classes:
             warn(f"{ds.name}: no class has a share below {positive_below}; no task made from it")
         out.extend(ds.one_vs_rest(c) for c in classes)
-    if not out:
+    if not out and require:
         raise ParameterError("no binary task to evaluate; check --positive / --positive-below")
     return out
 
@@ -193,7 +193,10 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
         if isinstance(protocol, str):
             protocol = "fixed"
     if positive is not None or positive_below is not None:
-        tasks = [binary_tasks([ds], positive, positive_below) for ds in loaded]
+        # a dataset without a rare class is warned about and left out; none at all is an error
+        tasks = [binary_tasks([ds], positive, positive_below, require=False) for ds in loaded]
+        if not any(tasks):
+            raise ParameterError("no binary task to evaluate; check --positive / --positive-below")
         if test_sets is not None:
             if len(test_sets) != len(loaded):
                 raise ParameterError("the fixed protocol needs one test dataset per training dataset")

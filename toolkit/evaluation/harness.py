@@ -359,6 +359,7 @@ def check_experiment(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline],
     for pipeline in pipelines:
         pipeline.validate_components()
         pipeline.check_evaluators(list(evaluators))
+    _check_dataset_names(datasets)
     all_splits: list[list[Split]] = []
     for d, ds in enumerate(datasets):
         try:
@@ -372,6 +373,21 @@ def check_experiment(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline],
                 text = str(exc)
                 raise type(exc)(text if text.startswith(ds.name) else f"{ds.name}: {text}") from None
     return all_splits
+
+
+def _check_dataset_names(datasets: Sequence[Dataset]) -> None:
+    """Records are keyed by dataset name: two datasets of one name would be pooled into one row."""
+    first: dict[str, Dataset] = {}
+    for ds in datasets:
+        other = first.setdefault(ds.name, ds)
+        if other is ds:
+            continue
+        if other.path and ds.path and str(other.path) != str(ds.path):
+            where = f" ({other.path} and {ds.path})"
+            fix = "rename one of the files"
+        else:
+            where, fix = "", "give each dataset once"
+        raise ParameterError(f"dataset name '{ds.name}' is given twice{where}; its results would be mixed up: {fix}")
 
 
 def _configure_plugins(protocol: Protocol, jobs: int, out: str | None) -> None:

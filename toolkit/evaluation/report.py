@@ -362,10 +362,12 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
     if any(c.expected is not None and c.n < c.expected for c in comp.cells.values()) or comp.failed:
         caption += "; [n/N]: only n of the N repetitions finished, the others failed"
     if fmt == "markdown":
+        header = [markdown_escape(h) for h in header]
+        rows = [[markdown_escape(r[0])] + r[1:] for r in rows]
         lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
         lines += ["| " + " | ".join(r) + " |" for r in rows]
         lines.append("| " + " | ".join(footer) + " |")
-        lines += ["", f"*{caption}*"]
+        lines += ["", f"*{markdown_escape(caption)}*"]
         return "\n".join(lines)
     if fmt == "latex":
         return latex_table(comp, interval, caption)
@@ -532,11 +534,23 @@ def multi_dataset(comp: Comparison, alpha: float = 0.05) -> MultiDataset:
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
                   "±": r"$\pm$", "≥": r"$\geq$"}
 
 
 def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+#: characters of a name that Markdown (GitHub's) would read as markup: a table's cell separator, HTML
+#: tags, emphasis, code and links
+_MARKDOWN_SPECIAL = {"\\": "\\\\", "|": "\\|", "*": "\\*", "`": "\\`", "[": "\\[", "]": "\\]",
+                     "<": "&lt;", ">": "&gt;", "&": "&amp;"}
+
+
+def markdown_escape(text: str) -> str:
+    """A dataset, pipeline or class name as Markdown text (a table cell keeps its columns)."""
+    return "".join(_MARKDOWN_SPECIAL.get(ch, ch) for ch in str(text))
 
 
 def best_in_row(comp: Comparison, dataset: str) -> set[str]:

@@ -99,12 +99,37 @@ def file_experiment(path: str | os.PathLike[str], experiments: list[dict[str, An
     """The experiment a file holds: its statement, or (files of toolkit 0.1) what its records say; a
     legacy file whose records mix protocols is refused."""
     if experiments:
-        return exp.merge(experiments)
+        for later in experiments[1:]:   # a resumed run's extension states the same experiment
+            changed = exp.differences(experiments[0], later)
+            if changed:
+                raise ResultsFileError(f"{path} holds more than one experiment ({changed[0]}); results files of "
+                                       f"this toolkit hold one experiment each (were two files joined?)")
+        merged = exp.merge(experiments)
+        assert merged is not None
+        _check_records_belong(path, merged, records)
+        return merged
     protocols = {json.dumps(r.get("protocol"), sort_keys=True) for r in records}
     if len(protocols) > 1:
         raise ResultsFileError(f"{path}: its records mix {len(protocols)} protocols; results files of this "
                                f"toolkit hold one experiment each")
     return exp.from_records(records)
+
+
+def _check_records_belong(path: str | os.PathLike[str], experiment: dict[str, Any],
+                          records: list[dict[str, Any]]) -> None:
+    """Every record of a file ran under its experiment's protocol, on the datasets it states."""
+    want = json.dumps(experiment.get("protocol"), sort_keys=True)
+    known = {d["name"]: d["sha256"] for d in experiment.get("datasets", [])}
+    for i, r in enumerate(records):
+        if "protocol" in r and json.dumps(r["protocol"], sort_keys=True) != want:
+            changed = exp.differences(experiment, r)
+            what = changed[0] if changed else "another protocol"
+            raise ResultsFileError(f"{path}: record {i + 1} ran under another protocol than the file's experiment "
+                                   f"({what}); results files of this toolkit hold one experiment each")
+        ds = r.get("dataset") or {}
+        if ds.get("name") in known and ds.get("sha256") and ds["sha256"] != known[ds["name"]]:
+            raise ResultsFileError(f"{path}: record {i + 1} is of another dataset '{ds['name']}' than the file's "
+                                   f"experiment states (sha256 {ds['sha256'][:12]}...)")
 
 
 class ResultsWriter:
@@ -285,6 +310,14 @@ class Results:
 
     def pipelines(self) -> list[str]:
         return _in_order((self.experiment or {}).get("pipelines", ()), (r["pipeline"]["name"] for r in self.ok()))
+
+    def metrics(self) -> list[str]:
+        """The metrics the results hold: their experiment's, else those the finished records carry."""
+        names = list((self.experiment or {}).get("metrics") or [])
+        if not names:
+            for r in self.ok():
+                names += [k for k in r["metrics"] if k not in ("errors", "n_evaluated") and k not in names]
+        return names
 
     def cell(self, dataset: str, pipeline: str) -> list[dict[str, Any]]:
         """Records of one (dataset, pipeline), ordered by repetition."""

@@ -14,6 +14,7 @@ import numpy as np
 
 from toolkit.evaluation.report import (
     LONG_CSV_HEADER, TEST_NAMES, _PERCENT_METRICS, format_comparison, latex_escape, latex_table, long_csv_rows,
+    markdown_escape,
 )
 from toolkit.evaluation.results import _clean
 from toolkit.reporting.document import Report
@@ -54,7 +55,7 @@ def render_latex(report: Report) -> str:
     exp = report.experiment or {}
     versions = exp.get("versions", {})
     out = ["% written by toolkit " + report.toolkit_version + " on " + report.created_utc,
-           "\\documentclass[10pt]{article}", "\\usepackage[margin=2cm,landscape]{geometry}",
+           "\\documentclass[10pt]{article}", "\\usepackage[T1]{fontenc}", "\\usepackage[margin=2cm,landscape]{geometry}",
            "\\usepackage{booktabs}", "\\usepackage{tikz}", "\\begin{document}",
            "\\section*{" + latex_escape(f"{len(report.main.pipelines)} pipelines on {len(report.main.datasets)} "
                                         f"datasets") + "}", "",
@@ -107,9 +108,11 @@ def render_latex(report: Report) -> str:
 
 def _md_matrix(labels: list[str], matrix: np.ndarray) -> str:
     whole = bool((matrix == matrix.round()).all())
-    lines = ["| true \\ predicted | " + " | ".join(labels) + " |", "| --- |" + " ---: |" * len(labels)]
+    md = markdown_escape
+    lines = ["| true \\ predicted | " + " | ".join(md(lab) for lab in labels) + " |",
+             "| --- |" + " ---: |" * len(labels)]
     for lab, row in zip(labels, matrix):
-        lines.append(f"| {lab} | " + " | ".join(str(int(v)) if whole else f"{v:.2f}" for v in row) + " |")
+        lines.append(f"| {md(lab)} | " + " | ".join(str(int(v)) if whole else f"{v:.2f}" for v in row) + " |")
     return "\n".join(lines)
 
 
@@ -117,9 +120,10 @@ def render_markdown(report: Report, cd_svg: str | None) -> str:
     comp = report.main
     exp = report.experiment or {}
     versions = exp.get("versions", {})
+    md = markdown_escape
     lines = [f"# {len(comp.pipelines)} pipelines on {len(comp.datasets)} datasets: {comp.metric}", "",
              f"Written by toolkit {report.toolkit_version} on {report.created_utc} from "
-             f"{', '.join(report.files) or 'results in memory'}.", "", "## Experiment", "",
+             f"{md(', '.join(report.files)) or 'results in memory'}.", "", "## Experiment", "",
              f"- protocol: {report.protocol_line() or 'not stated'}"]
     for key, value in (exp.get("protocol") or {}).items():
         lines.append(f"  - {key}: {'none' if value is None else value}")
@@ -128,10 +132,10 @@ def render_markdown(report: Report, cd_svg: str | None) -> str:
                                              if k in versions)
                  + "".join(f", {d} {v}" for d, v in sorted((versions.get("plugins") or {}).items())))
     lines += ["", "| dataset | instances | classes | sha256 |", "| --- | ---: | ---: | --- |"]
-    lines += [f"| {d['name']} | {d.get('n_instances')} | {d.get('n_classes')} | `{d.get('sha256')}` |"
+    lines += [f"| {md(d['name'])} | {d.get('n_instances')} | {d.get('n_classes')} | `{d.get('sha256')}` |"
               for d in report.datasets]
     lines += ["", "| pipeline | steps |", "| --- | --- |"]
-    lines += [f"| {p['name']} | {'; '.join(p['steps'])} |" for p in report.pipelines]
+    lines += [f"| {md(p['name'])} | {md('; '.join(p['steps']))} |" for p in report.pipelines]
     lines += ["", f"## Significance: {comp.metric}", "", format_comparison(comp, "markdown"), ""]
     m = report.across
     lines += [f"## Across datasets: {m.metric}", "", "```text", m.format(), "```", ""]
@@ -139,15 +143,15 @@ def render_markdown(report: Report, cd_svg: str | None) -> str:
         lines += [f"![critical-difference diagram]({cd_svg})", ""]
     if report.bayes:
         others = [p for p in comp.pipelines if p != comp.baseline]
-        lines += [f"## Bayesian correlated t-test against {comp.baseline} (rope {report.rope:g})", "",
+        lines += [f"## Bayesian correlated t-test against {md(comp.baseline)} (rope {report.rope:g})", "",
                   "P(better) / P(equivalent) / P(worse) per dataset.", "",
-                  "| dataset | " + " | ".join(others) + " |", "| --- |" + " --- |" * len(others)]
+                  "| dataset | " + " | ".join(md(p) for p in others) + " |", "| --- |" + " --- |" * len(others)]
         for d in comp.datasets:
             cells = []
             for p in others:
                 b = report.bayes.get((d, p))
                 cells.append("-" if b is None else f"{b.p_a_better:.3f} / {b.p_equivalent:.3f} / {b.p_b_better:.3f}")
-            lines.append(f"| {d} | " + " | ".join(cells) + " |")
+            lines.append(f"| {md(d)} | " + " | ".join(cells) + " |")
         lines.append("")
     if len(report.tables) > 1:
         lines += ["## Every metric", ""]
@@ -159,7 +163,7 @@ def render_markdown(report: Report, cd_svg: str | None) -> str:
             got = report.confusion(d, p)
             if got is None:
                 continue
-            lines += [f"**{d} / {p}**", "", _md_matrix(*got), ""]
+            lines += [f"**{md(d)} / {md(p)}**", "", _md_matrix(*got), ""]
     if report.tuned():
         lines += ["## Chosen hyperparameters per outer repetition", ""]
         for d in comp.datasets:
@@ -168,12 +172,12 @@ def render_markdown(report: Report, cd_svg: str | None) -> str:
                 if any(params for _r, params in chosen):
                     text = "; ".join(f"{r}: " + (", ".join(f"{k}={v}" for k, v in params.items()) or "-")
                                      for r, params in chosen)
-                    lines.append(f"- {d} / {p}: {text}")
+                    lines.append(f"- {md(d)} / {md(p)}: {md(text)}")
         lines.append("")
     failures = report.failures()
     if failures:
         lines += [f"## Failed repetitions ({len(failures)})", ""]
-        lines += [f"- {f['dataset']} / {f['pipeline']} #{f['repetition']}: {f['error']}" for f in failures]
+        lines += [f"- {md(f['dataset'])} / {md(f['pipeline'])} #{f['repetition']}: {md(f['error'])}" for f in failures]
     return "\n".join(lines).rstrip() + "\n"
 
 

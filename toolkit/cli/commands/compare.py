@@ -45,11 +45,11 @@ def compare_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Compare classifiers across datasets: mean ± CI, significance marks, wins/ties/losses."""
-    from toolkit.errors import ParameterError
     from toolkit import compare
+    from toolkit.errors import ParameterError, ResultsFileError
     from toolkit.evaluation.report import check_report_options
 
-    metrics = list(dict.fromkeys(metric)) or ["error"]
+    metrics = list(dict.fromkeys(metric)) or [report_metric or "error"]   # --report alone: that metric is run
     check_report_options(fmt=fmt, test=significance, interval=interval, metric=report_metric)
     for m in metrics:
         check_report_options(metric=m)
@@ -63,6 +63,14 @@ def compare_command(
         from toolkit.evaluation.results import Results
 
         results = Results.from_files(items)
+        if not results.ok():
+            raise ResultsFileError(f"{', '.join(items)}: no finished repetition; nothing to compare")
+        held = results.metrics()
+        if not metric and not report_metric and "error" not in held and held:
+            shown = held[:1]            # a run without error (-m kappa only): its first metric
+        missing = [m for m in shown if m not in held]
+        if missing:
+            raise ParameterError(f"metric '{missing[0]}' is not in the results (they hold: {', '.join(held)})")
         compare(results, baseline=baseline, metric=shown[0], alpha=alpha, test=significance)  # checks the baseline
         out(format_tables(results, shown, "json" if as_json else fmt, baseline=baseline, alpha=alpha,
                           test=significance, interval=interval))

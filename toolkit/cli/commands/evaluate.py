@@ -61,6 +61,12 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
         check_report_options(metric=m)
     if report_metric and metrics and report_metric not in metrics:
         raise ParameterError(f"--report {report_metric} is not among the metrics computed (-m {' -m '.join(metrics)})")
+    if report_metric and not metrics:
+        from toolkit.evaluation.harness import DEFAULT_METRICS
+
+        if report_metric not in DEFAULT_METRICS:
+            raise ParameterError(f"--report {report_metric} is not among the metrics computed by default "
+                                 f"({', '.join(DEFAULT_METRICS)}); add -m {report_metric}")
     if out_file:
         check_output_file(out_file)
     from toolkit.evaluation.distributed import parse_cluster
