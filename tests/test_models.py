@@ -67,6 +67,19 @@ def test_predict_formats(tmp_path, fmt, first):
     assert result.exit_code == 0 and result.stdout.startswith(first)
 
 
+@pytest.mark.parametrize("name, first", [("p.csv", "instance,actual,predicted"), ("p.txt", "  inst"),
+                                         ("p.arff", "@relation vote"), ("p.json", "{")])
+def test_predict_output_format_follows_the_extension(tmp_path, name, first):
+    model = tmp_path / "m.tkm"
+    runner.invoke(app, ["train", "vote", "-c", "nb-weka", "-o", str(model)])
+    target = tmp_path / name
+    result = runner.invoke(app, ["predict", str(model), "vote", "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    assert target.read_text().startswith(first)
+    forced = runner.invoke(app, ["predict", str(model), "vote", "-o", str(tmp_path / "q.csv"), "--format", "table"])
+    assert forced.exit_code == 0 and (tmp_path / "q.csv").read_text().startswith("  inst")
+
+
 def test_header_mismatch_names_the_first_differing_attribute(tmp_path):
     model = tmp_path / "m.tkm"
     runner.invoke(app, ["train", "vote", "-c", "nb-weka", "-o", str(model)])

@@ -191,6 +191,8 @@ def test_parse_component_forms():
     assert parse_component("x:C=[1,2],B=1|10") == ("x", {"C": [1, 2], "B": [1, 10]})
     with pytest.raises(ParameterError):
         parse_component("x:C")
+    with pytest.raises(ParameterError, match="'H' is given twice"):   # not silently the last value
+        parse_component("bma-nb:H=1,H=2")
 
 
 # ----------------------------------------------------------------------------- packaging stays in step

@@ -403,3 +403,35 @@ def test_markdown_tables_keep_their_columns_whatever_the_names(tmp_path):
         assert len({_unescaped_pipes(row) for row in table}) == 1, table[:3]
     latex = tex.read_text()
     assert "a\\textless{}b\\textgreater{}\\&c\\textbar{}d" in latex and "\\usepackage[T1]{fontenc}" in latex
+
+
+def test_n_counts_the_values_the_mean_uses(tmp_path):
+    """A repetition whose metric is undefined (null in the file) is not counted in n, which the mean, the
+    interval and the tests leave it out of."""
+    out = tmp_path / "r.jsonl"
+    toolkit.evaluate(["iris"], ["nb-weka"], runs=4, out=out)
+    lines = out.read_text().splitlines()
+    record = json.loads(lines[2])
+    kept = record["metrics"]["error"]
+    record["metrics"]["error"] = None
+    lines[2] = json.dumps(record)
+    out.write_text("\n".join(lines) + "\n")
+    result = runner.invoke(app, ["compare", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    cell = json.loads(result.stdout)["rows"][0]["nb-weka"]
+    values = [json.loads(x)["metrics"]["error"] for x in lines[1:]]
+    finite = [v for v in values if v is not None]
+    assert kept is not None and len(finite) == 3
+    assert cell["n"] == 3 and cell["mean"] == pytest.approx(sum(finite) / 3)
+    table = runner.invoke(app, ["compare", str(out)])
+    assert "[3/4]" in table.stdout and "gave a value" in table.stdout
+
+
+def test_a_cd_diagram_of_one_dataset_is_refused_before_anything_is_written(tmp_path):
+    out = tmp_path / "one.jsonl"
+    toolkit.evaluate(["iris"], ["nb-weka", "nb-gaussian"], runs=2, out=out)
+    targets = [tmp_path / "one.html", tmp_path / "one.md", tmp_path / "one.json", tmp_path / "one-cd.svg"]
+    result = runner.invoke(app, ["report", str(out), *[a for t in targets for a in ("-o", str(t))]])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and "needs at least 2 datasets" in lines[0], result.output
+    assert not any(t.exists() for t in targets)

@@ -126,3 +126,28 @@ def test_screenshot_is_not_blank(report):
     # the CD diagram's red clique bars or the distributions' boxes: coloured ink, not only black text
     red = (pixels[:, :, 0] > 150) & (pixels[:, :, 1] < 90) & (pixels[:, :, 2] < 90)
     assert red.sum() > 50
+
+
+def test_cd_diagram_labels_stay_inside_the_picture(tmp_path):
+    """Long pipeline names: every label's box, as the browser lays the text out, lies within the SVG."""
+    import json
+
+    names = ["nb-gaussian:var_smoothing=1e-09", "nb-gaussian:var_smoothing=0.001", "nb-weka"]
+    toolkit.evaluate(DATASETS, names, runs=2, metrics=["error"], out=tmp_path / "r.jsonl")
+    toolkit.write_report(tmp_path / "r.jsonl", tmp_path / "cd.svg")
+    svg = (tmp_path / "cd.svg").read_text(encoding="utf-8")
+    page = tmp_path / "measure.html"
+    page.write_text("<!doctype html><html><body>" + svg[svg.index("<svg"):] + """
+<pre id="out"></pre><script>
+const svg = document.querySelector('svg'), width = svg.viewBox.baseVal.width || svg.width.baseVal.value;
+const boxes = [...svg.querySelectorAll('text')].map(t => { const b = t.getBBox();
+  return {text: t.textContent, x0: b.x, x1: b.x + b.width}; });
+document.getElementById('out').textContent = JSON.stringify({width, boxes});
+</script></body></html>""", encoding="utf-8")
+    dumped = _chromium(tmp_path, "--dump-dom", page.as_uri())
+    start = dumped.index('<pre id="out">') + len('<pre id="out">')
+    got = json.loads(dumped[start:dumped.index("</pre>", start)].replace("&quot;", '"').replace("&amp;", "&"))
+    labels = [b for b in got["boxes"] if "var_smoothing" in b["text"]]
+    assert len(labels) == 2
+    for box in got["boxes"]:
+        assert box["x0"] >= 0 and box["x1"] <= got["width"], (box, got["width"])

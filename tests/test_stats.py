@@ -122,6 +122,15 @@ def test_friedman_without_ties_is_demsars_formula():
     assert stats.friedman(scores).chi2 == pytest.approx(expected, rel=1e-12)
 
 
+def test_iman_davenport_is_undefined_when_every_dataset_ranks_alike():
+    """chi2_F = N (k - 1) makes F_F's denominator 0: the statistic is undefined, not p = 0 ("highly
+    significant" on two datasets, where Friedman's own p is 0.157)."""
+    scores = np.array([[0.1, 0.5], [0.2, 0.9]])
+    result = stats.friedman(scores)
+    assert result.chi2 == pytest.approx(2.0) and result.p_value == pytest.approx(sps.chi2.sf(2.0, 1))
+    assert math.isnan(result.iman_davenport) and math.isnan(result.iman_davenport_p)
+
+
 DEMSAR_Q05 = [1.960, 2.343, 2.569, 2.728, 2.850, 2.949, 3.031, 3.102, 3.164]  # Table 5(a), k = 2..10
 DEMSAR_Q10 = [1.645, 2.052, 2.291, 2.459, 2.589, 2.693, 2.780, 2.855, 2.920]
 

@@ -55,7 +55,9 @@ def resolve_class_index(attributes: AttributeList, class_attribute: ClassChoice,
     if index < 0:
         index += n
     if not 0 <= index < n:
-        raise DatasetError(f"{where}: class index {class_attribute} is out of range (the file has {n} attributes)")
+        position = f" (position {index + 1} counting from 1)" if index >= 0 else ""
+        raise DatasetError(f"{where}: class index {class_attribute}{position} is out of range "
+                           f"(the file has {n} attributes)")
     kind = attributes[index].kind
     if kind in ("string", "date", "relational") and class_attribute != -1:
         raise DatasetError(f"{where}: attribute '{attributes.name(index)}' is {kind} and cannot be the class")

@@ -240,7 +240,7 @@ class Dataset:
         if index == self.class_index:
             return self
         if index is not None and not 0 <= index < len(self.attributes):
-            raise DatasetError(f"{self.name}: class index {index} is out of range "
+            raise DatasetError(f"{self.name}: class index {index} (position {index + 1} counting from 1) is out of range "
                                f"(the dataset has {len(self.attributes)} attributes)")
         if index is not None and self.attributes[index].kind in ("string", "date", "relational"):
             raise DatasetError(f"{self.name}: attribute '{self.attributes.name(index)}' is "

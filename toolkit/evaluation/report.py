@@ -204,7 +204,9 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
             else:
                 mean, sd, ci = stats.mean_ci(values)
                 finite = [v for v in values if v == v]
-                cells[(d, p)] = Cell(d, p, values, mean, sd, ci, len(values),
+                # n counts the values the mean and the tests use: a repetition whose metric is undefined
+                # (roc-auc of a test part with one class) is not one of them
+                cells[(d, p)] = Cell(d, p, values, mean, sd, ci, len(finite),
                                      lcl=stats.lower_confidence_limit(finite), repetitions=reps, expected=expected)
     wins: dict[str, tuple[int, int, int]] = {}
     for p in pipelines:
@@ -360,7 +362,7 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
                f"(v/ /*) counts the datasets where a pipeline is better / not different / worse than "
                f"{comp.baseline}")
     if any(c.expected is not None and c.n < c.expected for c in comp.cells.values()) or comp.failed:
-        caption += "; [n/N]: only n of the N repetitions finished, the others failed"
+        caption += "; [n/N]: only n of the N repetitions gave a value (the others failed or the metric is undefined there)"
     if fmt == "markdown":
         header = [markdown_escape(h) for h in header]
         rows = [[markdown_escape(r[0])] + r[1:] for r in rows]
@@ -484,8 +486,11 @@ class MultiDataset:
                  "average ranks (1 = best):"]
         for i in np.argsort(f.average_ranks, kind="stable"):
             lines.append(f"  {self.pipelines[i]:<{width}}  {f.average_ranks[i]:.3f}")
-        lines.append(f"Friedman chi2 = {f.chi2:.4f} (df {f.n_methods - 1}), p = {_p(f.p_value)}; Iman-Davenport F = "
-                     f"{f.iman_davenport:.4f} (df {f.df[0]}, {f.df[1]}), p = {_p(f.iman_davenport_p)}")
+        iman = (f"{f.iman_davenport:.4f} (df {f.df[0]}, {f.df[1]}), p = {_p(f.iman_davenport_p)}"
+                if f.iman_davenport == f.iman_davenport else
+                "undefined (every dataset ranks the pipelines alike)" if f.n_datasets > 1 else "undefined (1 dataset)")
+        lines.append(f"Friedman chi2 = {f.chi2:.4f} (df {f.n_methods - 1}), p = {_p(f.p_value)}; "
+                     f"Iman-Davenport F = {iman}")
         groups = "; ".join("{" + ", ".join(self.pipelines[i] for i in c) + "}" for c in n.cliques) or "none"
         lines.append(f"Nemenyi: q_{self.alpha} = {n.q_alpha:.3f}, critical difference = {n.critical_difference:.3f}; "
                      f"not significantly different: {groups}")

@@ -291,8 +291,8 @@ def friedman(scores: Any, greater_is_better: bool = True) -> FriedmanResult:
     den = N * (k - 1) - chi2
     if N < 2:
         ff, pf = float("nan"), float("nan")
-    elif den <= 0:
-        ff, pf = math.inf, 0.0
+    elif den <= 0:  # every dataset ranks the methods alike: F_F's denominator vanishes, the F approximation
+        ff, pf = float("nan"), float("nan")     # says nothing (it gave p = 0 on 2 datasets); Friedman's p stands
     else:
         ff = (N - 1) * chi2 / den
         pf = float(_scipy_stats().f.sf(ff, k - 1, (k - 1) * (N - 1)))

@@ -308,6 +308,8 @@ def parse_component(text: str) -> tuple[str, dict[str, list[JSONScalar]]]:
             key = key.strip()
             if not eq or not key:
                 raise ParameterError(f"'{text}': expected key=value, found '{part}'")
+            if key in params:
+                raise ParameterError(f"'{text}': '{key}' is given twice; give one value, or a grid {key}=a|b")
             value = value.strip()
             if value.startswith("[") and value.endswith("]"):
                 import json

@@ -69,13 +69,15 @@ def write_report(results: Any, out: str | os.PathLike[str] | Sequence[str | os.P
         results = Results.from_files(files)
     report = build_report(results, metrics=list(metrics) if metrics else None, main=main, baseline=baseline,
                           alpha=alpha, test=test, rope=DEFAULT_ROPE if rope is None else rope, files=files)
+    figures = [path for path in outputs if os.path.splitext(path)[1].lower() in FIGURE_FORMATS]
+    if figures and cd_canvas(report) is None:   # before any file is written
+        raise ParameterError(f"{figures[0]}: a CD diagram needs at least 2 datasets with a result for every pipeline")
     written = []
     for path in outputs:
         ext = os.path.splitext(path)[1].lower()
         if ext in FIGURE_FORMATS:
             canvas = cd_canvas(report)
-            if canvas is None:
-                raise ParameterError(f"{path}: a CD diagram needs at least 2 datasets with a result for every pipeline")
+            assert canvas is not None
             written.append(save_canvas(canvas, path))
         elif ext == ".html":
             written.append(write_text(path, render_html(report)))

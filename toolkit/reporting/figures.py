@@ -156,7 +156,10 @@ def cd_diagram(names: Sequence[str], average_ranks: Sequence[float], cd: float, 
     k = len(names)
     ranks = [float(r) for r in average_ranks]
     order = sorted(range(k), key=lambda i: (ranks[i], i))
-    label_w = min(220.0, max(90.0, 7.2 * max(len(n) for n in names) + 48))
+    # room for the longest label with its rank, "name (2.167)", at 12 px (~7.2 px a character): the canvas
+    # grows rather than cut a long pipeline name off at its edge
+    label_w = max(90.0, 7.2 * max(len(n) + len(f" ({_fmt(r)})") for n, r in zip(names, ranks)) + 14)
+    width = max(width, 2 * label_w + 40 + 240)
     left, right = label_w + 20, width - label_w - 20
     axis_y = 92.0
     span = max(k - 1, 1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from typing import Optional
 
 import typer
@@ -70,7 +71,8 @@ def predict_command(
     model: str = typer.Argument(..., help="A model file written by `toolkit train`."),
     dataset: str = typer.Argument(..., help="Data with the training header (the class may be ?)."),
     proba: bool = typer.Option(False, "--proba", help="Include class probabilities."),
-    fmt: str = typer.Option("table", "--format", help="table, csv, json or arff."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="table, csv, json or arff (default: from the extension "
+                                                             "of --out, .csv .json .arff, else table)."),
     output: Optional[str] = typer.Option(None, "--out", "-o", "--output", help="Write here instead of stdout."),
     allow_format_1: bool = typer.Option(False, "--allow-format-1",
                                         help="Read a model file of format 1 (toolkit 0.1), whose metadata no "
@@ -92,6 +94,9 @@ def predict_command(
     from toolkit import predict
     from toolkit.models.training import prediction_rows
 
+    if fmt is None:   # as report does: the extension of the output file chooses
+        ext = os.path.splitext(output or "")[1].lower().lstrip(".")
+        fmt = ext if ext in ("csv", "json", "arff") else "table"
     if fmt not in ("table", "csv", "json", "arff"):
         raise ParameterError(f"format must be table, csv, json or arff, not '{fmt}'")
     if output:
