@@ -126,6 +126,57 @@ def test_libsvm_reading(tmp_path):
         load_dataset(path)
 
 
+def test_libsvm_hostile_lines_are_refused_with_bounded_memory(tmp_path):
+    """An index far beyond a file's values (1 2000000000:1) must not allocate one attribute per column; an
+    index too long for an integer, a NaN label or value, a BOM and a class other than the label are
+    clear errors or handled, each naming the line."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "d.libsvm"
+    for text, problem in (("1 1:0.5 2000000000:1\n-1 3:2\n", r"d\.libsvm:1: index 2,000,000,000 would make"),
+                          ("1 1:0.5 99999999999999999999:1\n", r"d\.libsvm:1: .* is an index too large"),
+                          ("1 1:1\nNaN 2:1\n", r"d\.libsvm:2: label 'NaN' is not a finite number"),
+                          ("1 1:NaN\n", "no missing values")):
+        path.write_text(text)
+        with pytest.raises(DatasetError, match=problem):
+            load_dataset(path)
+    # in a process of its own, its peak memory measured: the refusal comes before any allocation by width
+    path.write_text("1 1:0.5 2000000000:1\n")
+    code = ("import resource, sys\nfrom toolkit.loading import load_dataset\ntry:\n    load_dataset(sys.argv[1])\n"
+            "except Exception as e:\n    print(type(e).__name__)\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    kind, peak_kb = done.stdout.split()
+    assert kind == "DatasetError" and int(peak_kb) < 400_000, done.stdout
+    path.write_bytes(b"\xef\xbb\xbf1 1:1\n0 2:1\n")   # a BOM before the first label
+    assert load_dataset(path).y.tolist() == [1, 0]
+    path.write_bytes(b"1 1:1\x0c2:3\n0 2:1\n")         # a form feed is not a line break
+    assert load_dataset(path).n_instances == 2
+    path.write_text("1 1:1\n0 2:1\n")
+    with pytest.raises(DatasetError, match="class is its label"):
+        load_dataset(path, LoadOptions(class_attribute="nonexistent"))
+    assert load_dataset(path, LoadOptions(class_attribute="class")).n_features == 2
+
+
+def test_info_of_a_wide_file_lists_a_bounded_number_of_attributes(tmp_path):
+    from toolkit.data.summary import LISTED_ATTRIBUTES, describe
+
+    path = tmp_path / "wide.libsvm"
+    path.write_text(f"1 1:1 {LISTED_ATTRIBUTES * 3}:2\n0 2:1\n")
+    ds = load_dataset(path)
+    assert ds.n_features == LISTED_ATTRIBUTES * 3 and ds.features.name(LISTED_ATTRIBUTES * 3 - 1) == \
+        f"a{LISTED_ATTRIBUTES * 3}"
+    info = describe(ds)
+    assert info["features"] == LISTED_ATTRIBUTES * 3 and len(info["feature_attributes"]) == LISTED_ATTRIBUTES
+    assert info["feature_attributes_listed"] == LISTED_ATTRIBUTES
+    assert info["attribute_kinds"] == {"numeric": LISTED_ATTRIBUTES * 3, "nominal": 1}
+    assert len(describe(ds, limit=None)["feature_attributes"]) == LISTED_ATTRIBUTES * 3
+    result = runner.invoke(app, ["info", str(path)])
+    assert result.exit_code == 0 and f"({LISTED_ATTRIBUTES * 3:,} feature attributes; --json lists the first" in \
+        result.stdout
+
+
 def test_convert_refuses_unknown_formats(tmp_path):
     result = runner.invoke(app, ["convert", "iris", str(tmp_path / "x.xlsx")])
     assert result.exit_code == 2 and "cannot tell the format" in result.stderr

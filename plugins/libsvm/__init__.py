@@ -15,7 +15,8 @@ def load_dataset(path: Path, options):  # type: ignore[no-untyped-def]
         return None
     from toolkit.plugins.libsvm.svmlight import read_libsvm
 
-    return read_libsvm(path, sparse=options.sparse, encoding=options.encoding)
+    return read_libsvm(path, sparse=options.sparse, encoding=options.encoding,
+                       class_attribute=options.class_attribute)
 
 
 @hookimpl

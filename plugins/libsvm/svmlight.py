@@ -17,21 +17,32 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from toolkit.data import Attribute, Dataset, format_number, open_binary, parse_numbers
+from toolkit.data import Attribute, AttributeList, Dataset, format_number, open_binary, parse_numbers
 from toolkit.errors import DatasetError
 
 __all__ = ["read_libsvm", "write_libsvm"]
 
+#: a file may have up to this many columns, or this many per value it holds, without n_features: an index
+#: far beyond its values (a damaged or hostile line, ``1 2000000000:1``) is refused instead of allocating
+#: one attribute per column
+_MIN_COLUMN_BOUND = 1 << 24
+_COLUMNS_PER_VALUE = 16
+_MAX_COLUMNS = (1 << 31) - 1   # the sparse matrix's int32 indices
+
 
 def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, sparse: bool | str = "auto",
-                encoding: str = "utf-8") -> Dataset:
-    """Load a LIBSVM/svmlight file (``.gz`` too); see the module docstring."""
+                encoding: str = "utf-8", class_attribute: str | int | None = -1) -> Dataset:
+    """Load a LIBSVM/svmlight file (``.gz`` too); see the module docstring. ``class_attribute``: the
+    label is the class, whatever it is called (``class``, ``last`` or -1); anything else is refused."""
     display = str(path)
     with open_binary(path) as raw:
         try:
-            lines = io.TextIOWrapper(raw, encoding=encoding).read().splitlines()  # type: ignore[arg-type]
+            text = io.TextIOWrapper(raw, encoding=encoding).read()  # type: ignore[arg-type]
         except UnicodeDecodeError:
             raise DatasetError(f"{display}: not a {encoding} text file") from None
+    # lines end at \n (and \r\n, \r) only; a form feed or U+2028 inside a line is not a line break
+    lines = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    del text
     labels: list[str] = []
     pairs: list[str] = []
     counts: list[int] = []
@@ -52,10 +63,12 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
         numbers.append(no)
     n = len(labels)
     split = [p.partition(":") for p in pairs]
-    bad = next((k for k, (i, c, v) in enumerate(split) if not c or not i.isascii() or not i.isdigit()), None)
+    bad = next((k for k, (i, c, v) in enumerate(split)
+                if not c or not i.isascii() or not i.isdigit() or len(i) > 18), None)
     if bad is not None:
         row = int(np.searchsorted(np.cumsum(counts), bad, side="right"))
-        raise DatasetError(f"{display}:{numbers[row]}: '{pairs[bad][:80]}' is not index:value (a 1-based index)")
+        what = "an index too large" if split[bad][1] and split[bad][0].isdigit() else "not index:value (a 1-based index)"
+        raise DatasetError(f"{display}:{numbers[row]}: '{pairs[bad][:80]}' is {what}")
     index = np.array([int(i) for i, _, _ in split], dtype=np.int64)
     values, ok = parse_numbers([v for _, _, v in split])
     if not ok.all():
@@ -71,6 +84,17 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
         if width > n_features:
             raise DatasetError(f"{display}: index {width} is beyond n_features={n_features}")
         width = n_features
+    bound = _MAX_COLUMNS if n_features is not None else min(_MAX_COLUMNS, max(_MIN_COLUMN_BOUND,
+                                                                               _COLUMNS_PER_VALUE * len(index)))
+    if width > bound:
+        k = int(np.argmax(index))
+        row = int(np.searchsorted(np.cumsum(counts), k, side="right"))
+        raise DatasetError(f"{display}:{numbers[row]}: index {width:,} would make {width:,} columns for "
+                           f"{len(index):,} values (more than {bound:,}); a damaged line? (read_libsvm's "
+                           f"n_features= declares a wider file)")
+    if not (class_attribute in (-1, "class", "last", None) or class_attribute == width):
+        raise DatasetError(f"{display}: a LIBSVM file's class is its label (the attribute 'class', the last); "
+                           f"--class {class_attribute} does not name it")
     rows = np.repeat(np.arange(n), counts)
     X = sp.csr_matrix((values, (rows, index - 1)), shape=(n, width))
     if X.nnz != len(values):
@@ -80,12 +104,19 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
     X.sort_indices()
     X.eliminate_zeros()
     label_values, label_ok = parse_numbers(labels)
-    if not label_ok.all():
-        k = int(np.argmin(label_ok))
-        raise DatasetError(f"{display}:{numbers[k]}: label '{labels[k][:80]}' is not a number")
+    finite = label_ok & np.isfinite(label_values)      # NaN would become a class named '?'
+    if not finite.all():
+        k = int(np.argmin(finite))
+        what = "a finite number" if label_ok[k] else "a number"
+        raise DatasetError(f"{display}:{numbers[k]}: label '{labels[k][:80]}' is not {what}")
+    if np.isnan(values).any():                 # LIBSVM has no missing values
+        k = int(np.flatnonzero(np.isnan(values))[0])
+        row = int(np.searchsorted(np.cumsum(counts), k, side="right"))
+        raise DatasetError(f"{display}:{numbers[row]}: value '{split[k][2][:80]}' is not a number "
+                           f"(LIBSVM has no missing values)")
     classes, y = np.unique(label_values, return_inverse=True)
     names = [format_number(float(c)) for c in classes]
-    attributes = [Attribute(f"a{j + 1}", "numeric") for j in range(width)] + [Attribute("class", "nominal", tuple(names))]
+    attributes = AttributeList.numbered("a", width, then=[Attribute("class", "nominal", tuple(names))])
     if sparse is False:
         X = X.toarray()
     stem = os.path.basename(display)

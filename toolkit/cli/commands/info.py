@@ -54,15 +54,16 @@ def _format(s: dict) -> str:
     else:
         lines.append(f"class       {cls['name']} (numeric)")
     attrs = s["feature_attributes"]
-    if len(attrs) <= 60:
+    if s["features"] <= 60:
         lines.append("")
-        width = max((len(a["name"]) for a in attrs), default=4)
+        width = max([len("attribute")] + [len(a["name"]) for a in attrs])
         lines.append(f"  {'attribute':<{width}}  {'kind':<12}  missing")
         for a in attrs:
             kind = a["kind"] + (f"({a['values']})" if "values" in a else "")
             lines.append(f"  {a['name']:<{width}}  {kind:<12}  {100 * a['missing']:6.2f}%")
     else:
-        lines.append(f"  ({len(attrs)} feature attributes; --json lists them)")
+        listed = "" if s["feature_attributes_listed"] == s["features"] else f" the first {s['feature_attributes_listed']:,}"
+        lines.append(f"  ({s['features']:,} feature attributes; --json lists{listed or ' them'})")
     return "\n".join(lines)
 
 
