@@ -100,11 +100,29 @@ def test_csv_follows_wekas_csvloader(tmp_path):
     assert [a.kind for a in forced.attributes] == ["numeric", "nominal", "nominal", "date", "string"]
     assert forced.X[0, 3] == 1577934245000.0  # date -u -d "2020-01-02 03:04:05" +%s
     assert forced.string_value(4, forced.X[1, 4]) == 'say "hi"'
-    with pytest.raises(DatasetError, match="row 3, column 'x': 'oops' is not a number"):
+    with pytest.raises(DatasetError, match=r"d\.csv:3: column 'x': 'oops' is not a number"):
         path.write_text("x,c\n1,a\noops,b\n")
         read_csv(path, numeric=["x"])
-    with pytest.raises(DatasetError, match="row 2 has 3 cells, the header 2"):
+    with pytest.raises(DatasetError, match=r"d\.csv:2: the row has 3 cells, the header 2"):
         path.write_text("x,c\n1,a,9\n")
+        read_csv(path)
+
+
+def test_csv_rows_of_empty_cells_blank_lines_bom_and_line_numbers(tmp_path):
+    """WEKA's CSVLoader reads ',,' as a row of missing values and skips blank lines; a BOM is not part of
+    the first name; messages name the file's line (a quoted line break counts)."""
+    from toolkit.plugins.csv.reader import read_csv
+
+    path = tmp_path / "d.csv"
+    path.write_bytes(b"\xef\xbb\xbfa,b,c\n1,x,p\n,,\n\n2,y,q\n")
+    ds = read_csv(path, class_attribute="a")
+    assert ds.attributes.names() == ["a", "b", "c"] and ds.n_instances == 3
+    assert np.isnan(ds.y[1]) and np.isnan(ds.X[1]).all()
+    path.write_text('a,b,c\n1,"two\nlines",p\n\n2,y,q\n1,2\n')
+    with pytest.raises(DatasetError, match=r"d\.csv:6: the row has 2 cells, the header 3"):
+        read_csv(path)
+    path.write_text('a,b\n1,x\n2,"open\n')
+    with pytest.raises(DatasetError, match=r"d\.csv:3: not a valid CSV file"):
         read_csv(path)
 
 
@@ -222,3 +240,18 @@ def test_save_dataset_goes_through_the_hook_for_every_format(tmp_path):
         save_dataset(iris, tmp_path / "i.xlsx")
     with pytest.raises(DatasetError, match="does not exist"):
         save_dataset(iris, tmp_path / "missing" / "i.csv")
+
+
+def test_a_string_class_is_refused_by_name_as_by_position(tmp_path):
+    path = tmp_path / "s.arff"
+    path.write_text("@relation r\n@attribute s string\n@attribute c {x,y}\n@data\nhello,x\nbye,y\n")
+    for choice in ("s", "1"):
+        result = runner.invoke(app, ["info", str(path), "--class", choice])
+        assert result.exit_code == 2 and "attribute 's' is string and cannot be the class" in result.stderr
+
+
+def test_a_negative_seed_is_a_clear_error():
+    for command in (["evaluate", "iris", "-c", "nb-weka", "--seed", "-1"],
+                    ["vocab-curve", "iris", "--seed", "-1"]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2 and "seed must be a whole number >= 0" in result.stderr, result.output

@@ -56,16 +56,27 @@ def read_csv(path: str | os.PathLike[str], *, class_attribute: str | int | None 
              date_format: str | None = None, relation: str | None = None) -> Dataset:
     """Load a CSV file (``.gz`` too) into a dataset; see the module docstring."""
     display = str(path)
+    # a UTF-8 byte-order mark is not part of the first name (utf-8-sig drops it when present)
+    codec_name = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
+    rows: list[list[str]] = []
+    lines: list[int] = []        # the line each row starts on, for messages
     with open_binary(path) as raw:
-        text = io.TextIOWrapper(raw, encoding=encoding, newline="")  # type: ignore[arg-type]
+        text = io.TextIOWrapper(raw, encoding=codec_name, newline="")  # type: ignore[arg-type]
+        reader = csv.reader(text, delimiter=delimiter, quotechar='"', strict=True)
+        start = 1
         try:
-            rows = list(csv.reader(text, delimiter=delimiter, quotechar='"', strict=True))
+            for r in reader:
+                # a blank line is skipped; a row of empty cells (",,") is a row of missing values, as in
+                # WEKA's CSVLoader
+                if r and not (len(r) == 1 and not r[0].strip(_WS)):
+                    rows.append(r)
+                    lines.append(start)
+                start = reader.line_num + 1
         except csv.Error as exc:
-            raise DatasetError(f"{display}: not a valid CSV file ({exc})") from None
+            raise DatasetError(f"{display}:{start}: not a valid CSV file from this line on ({exc})") from None
         except UnicodeDecodeError as exc:
             raise DatasetError(f"{display}: byte 0x{exc.object[exc.start:exc.start + 1].hex()} is not valid "
                                f"{encoding}; pass the file's encoding") from None
-    rows = [r for r in rows if any(c.strip(_WS) for c in r)]
     if not rows:
         raise DatasetError(f"{display}: the file is empty; a CSV file needs a header row of attribute names")
     names = [c.strip(_WS) for c in rows[0]]
@@ -73,9 +84,9 @@ def read_csv(path: str | os.PathLike[str], *, class_attribute: str | int | None 
         bad = next(n for n in names if names.count(n) > 1 or n == "")
         raise DatasetError(f"{display}: the header row names '{bad}' twice or not at all; names must be unique")
     width = len(names)
-    for k, row in enumerate(rows[1:], start=2):
+    for k, row in enumerate(rows[1:], start=1):
         if len(row) != width:
-            raise DatasetError(f"{display}: row {k} has {len(row)} cells, the header {width}")
+            raise DatasetError(f"{display}:{lines[k]}: the row has {len(row)} cells, the header {width}")
     forced = {"nominal": _columns(nominal, names, display, "nominal"),
               "string": _columns(string, names, display, "string"),
               "numeric": _columns(numeric, names, display, "numeric"),
@@ -95,7 +106,8 @@ def read_csv(path: str | os.PathLike[str], *, class_attribute: str | int | None 
         if kind == "numeric":
             bad = np.flatnonzero(~(ok | missing))
             if len(bad):
-                raise DatasetError(f"{display}: row {bad[0] + 2}, column '{name}': '{cells[bad[0]][:80]}' is not a number")
+                raise DatasetError(f"{display}:{lines[bad[0] + 1]}: column '{name}': '{cells[bad[0]][:80]}' "
+                                   f"is not a number")
             col = np.where(missing, np.nan, values)
             attributes.append(Attribute(name, "numeric"))
         elif kind == "date":
@@ -105,7 +117,7 @@ def read_csv(path: str | os.PathLike[str], *, class_attribute: str | int | None 
                     try:
                         col[i] = codec.parse(c)
                     except ValueError:
-                        raise DatasetError(f"{display}: row {i + 2}, column '{name}': '{c[:80]}' does not match "
+                        raise DatasetError(f"{display}:{lines[i + 1]}: column '{name}': '{c[:80]}' does not match "
                                            f"the date format '{codec.pattern}'") from None
             attributes.append(Attribute(name, "date", date_format=codec.pattern))
         else:

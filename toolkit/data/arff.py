@@ -46,11 +46,15 @@ def resolve_class_index(attributes: AttributeList, class_attribute: ClassChoice,
         return None
     if isinstance(class_attribute, str) and not class_attribute.lstrip("-").isdigit():
         try:
-            return attributes.index_of(class_attribute)
+            index = attributes.index_of(class_attribute)
         except KeyError:
             names = ", ".join(attributes.name(i) for i in range(min(n, 10))) + (", ..." if n > 10 else "")
             raise DatasetError(f"{where}: no attribute named '{class_attribute}' for the class; "
                                f"the attributes are {names}") from None
+        kind = attributes[index].kind
+        if kind in ("string", "date", "relational"):   # as by position: only the default may fall back
+            raise DatasetError(f"{where}: attribute '{class_attribute}' is {kind} and cannot be the class")
+        return index
     index = int(class_attribute)
     if index < 0:
         index += n

@@ -266,6 +266,8 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = ("kl", "dkl", 
         raise ParameterError(f"folds must be a whole number >= 2, not {folds!r}")
     if folds is not None and test is not None:
         raise ParameterError("give either fixed test sets or folds, not both")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"seed must be a whole number >= 0, not {seed!r}")
     items = [datasets] if isinstance(datasets, (Dataset, str, os.PathLike)) else list(datasets)
     items, folder = expand_dataset_args(items)
     options = LoadOptions(class_attribute=class_attribute)

@@ -74,8 +74,9 @@ class Protocol:
         if self.inner_folds is not None and (isinstance(self.inner_folds, bool) or not isinstance(self.inner_folds, int)
                                              or self.inner_folds < 2):
             raise ParameterError(f"inner folds must be a whole number >= 2, not {self.inner_folds!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise ParameterError(f"seed must be a whole number, not {self.seed!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            # numpy's default_rng(seed + r) takes non-negative integers only
+            raise ParameterError(f"seed must be a whole number >= 0, not {self.seed!r}")
 
     def describe(self) -> dict[str, Any]:
         if self.name == "thesis":
