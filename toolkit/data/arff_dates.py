@@ -27,6 +27,14 @@ DEFAULT_DATE_FORMAT = "yyyy-MM-dd'T'HH:mm:ss"
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
+def _with_year(moment: datetime, year: int) -> datetime:
+    """``moment`` in ``year`` (29 February becomes 1 March in a common year, as Java's lenient calendar)."""
+    try:
+        return moment.replace(year=year)
+    except ValueError:
+        return moment.replace(year=year, month=3, day=1)
+
+
 class UnsupportedDateFormat(ValueError):
     """The pattern uses a letter this reader cannot translate."""
 
@@ -127,6 +135,13 @@ class DateCodec:
         self.pattern = pattern
         self.strftime, self.millis = _translate(pattern)
         self.zoned = "%z" in self.strftime
+        unquoted = re.sub(r"'[^']*'", "", pattern)
+        # Java's fields default to 1970-01-01 00:00:00 where strptime's year defaults to 1900
+        self.has_year = "y" in unquoted
+        # yy: Java puts a two-digit year within 80 years before and 20 after the moment the format is made
+        # (SimpleDateFormat's default century); strptime's %y pivots at 69
+        now = datetime.now(timezone.utc).replace(microsecond=0)
+        self.century_start = _with_year(now, now.year - 80) if re.search(r"(?<!y)yy(?!y)", unquoted) else None
         # X is ISO 8601 only in Java: offsets and Z, no names
         self.iso_zone = "X" in re.sub(r"'[^']*'", "", pattern) and not re.search(r"[zZ]", re.sub(r"'[^']*'", "", pattern))
         try:  # a pattern that repeats a field cannot be parsed: refuse it here, not on the first value
@@ -160,6 +175,14 @@ class DateCodec:
         moment = datetime.strptime(value, fmt)
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=timezone.utc)
+        if not self.has_year:
+            moment = moment.replace(year=1970)
+        elif self.century_start is not None:
+            start = self.century_start
+            year = start.year // 100 * 100 + moment.year % 100
+            if _with_year(moment, year) < start:
+                year += 100
+            moment = _with_year(moment, year)
         return (moment - _EPOCH).total_seconds() * 1000.0
 
     def format(self, millis: float) -> str:
