@@ -409,3 +409,41 @@ def test_escapes_on_the_strict_path_cost_their_own_size(tmp_path):
     verdict, grown_mb = done.stdout.split()
     assert verdict == "refused", done.stdout + done.stderr
     assert int(grown_mb) < 120, f"{grown_mb} MB for an 8 MB line"
+
+
+@pytest.mark.parametrize("engine", ["fast", "strict"])
+@pytest.mark.parametrize("where", ["data", "header"])
+def test_a_line_beyond_the_limit_is_refused_with_its_number_and_bounded_memory(tmp_path, engine, where):
+    """A small .arff.gz that inflates to one line longer than MAX_LINE_BYTES (digits without a line end,
+    a gzip bomb) is refused naming that line, without holding more than about the limit (a 2 GiB line
+    took 6.4 GB and a MemoryError)."""
+    import gzip
+
+    from toolkit.data.arff_source import MAX_LINE_BYTES
+
+    path = tmp_path / "bomb.arff.gz"
+    with gzip.open(path, "wb", compresslevel=1) as fh:
+        if where == "data":
+            fh.write(b"@relation r\n@attribute a numeric\n@attribute c {x,y}\n@data\n1,x\n")
+        else:
+            fh.write(b"@relation r\n@attribute 'a")
+        block = b"1" * (1 << 24)
+        for _ in range(MAX_LINE_BYTES // len(block) + 2):
+            fh.write(block)
+        fh.write(b",x\n" if where == "data" else b"' numeric\n@attribute c {x,y}\n@data\n1,x\n")
+    line = 6 if where == "data" else 2
+    code = textwrap.dedent(f"""
+        import resource
+        from toolkit.data import arff
+        from toolkit.errors import ArffFormatError
+        try:
+            arff.read({str(path)!r}, engine={engine!r})
+            print("read")
+        except ArffFormatError as exc:
+            print(exc.line if "longer than" in str(exc) else str(exc)[:200])
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    got, peak_mb = done.stdout.split()
+    assert got == str(line), done.stdout + done.stderr
+    assert int(peak_mb) < 2 * (MAX_LINE_BYTES >> 20) + 150, f"{peak_mb} MB peak"

@@ -26,7 +26,7 @@ from toolkit.atomic_write import replaced_atomically
 from toolkit.data.arff_data import Chunk, FastBuilder, StrictBuilder, StrictRows
 from toolkit.data.arff_dates import DateCodec
 from toolkit.data.arff_header import Header, read_header
-from toolkit.data.arff_source import BLOCK, ByteSource, line_ends, open_binary
+from toolkit.data.arff_source import BLOCK, ByteSource, LineTooLong, line_ends, open_binary, too_long
 from toolkit.data.arff_syntax import WHITESPACE, parse_number, quote
 from toolkit.data.attributes import KIND_CODES, AttributeList
 from toolkit.data.dataset import Attribute, Dataset
@@ -112,7 +112,14 @@ def _fast_chunks(src: ByteSource, builder: FastBuilder, first_line: int, rows: i
     """Chunks of ``rows`` rows (all rows in one chunk when 0) read by the fast engine; with ``first``,
     each chunk's tables start with the file's first values (see :class:`_FirstValues`)."""
     line_no = first_line
-    for data, end, final in src.data_blocks():
+    blocks = src.data_blocks()
+    while True:
+        try:
+            data, end, final = next(blocks)
+        except StopIteration:
+            break
+        except LineTooLong:     # the line after the last one read
+            raise too_long(src.display, line_no) from None
         undecodable = None
         if not src.utf8 or not data.isascii():
             data, end, undecodable = src.to_utf8(data, line_no, end)
