@@ -45,6 +45,14 @@ CASES = {
     "duplicate nominal value": ("@relation r\n@attribute b {x,y,x}\n@data\n", 2, "declares the nominal value 'x' twice"),
     "empty value": (GOOD_HEADER + "1,,p\n", 6, "expected a value"),
     "bad weight": (GOOD_HEADER + "1,x,p,{heavy}\n", 6, "instance weight 'heavy' is not a number"),
+    # keywords are whole words, as WEKA's tokenizer reads them
+    "a longer word than @relation": ("@relationship r\n@attribute a numeric\n@data\n1\n", 1, "expected @relation"),
+    "a longer word than @attribute": ("@relation r\n@attribute a numeric\n@attributes b numeric\n@data\n1\n", 3,
+                                      "expected @attribute or @data"),
+    "relational attributes nested too deep": (
+        "@relation r\n" + "".join(f"@attribute b{k} relational\n" for k in range(40)) + "@attribute x numeric\n"
+        + "".join(f"@end b{k}\n" for k in reversed(range(40))) + "@attribute c {a}\n@data\n?,a\n", 34,
+        "relational attribute 'b32' is nested 33 deep; at most 32 levels are read"),
 }
 
 

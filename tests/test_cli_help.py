@@ -26,3 +26,21 @@ def test_command_summaries_are_not_broken_at_docstring_line_breaks():
         join = f"{lines[0].split()[-1]} {lines[1].split()[0]}"
         assert join in result.output, (name, join)
     assert wrapped >= 3  # the check above ran on real multi-line summaries
+
+
+def test_usage_errors_are_one_line_with_exit_code_2():
+    """A bad option value, a missing argument and an unknown command, as every other error: one line on
+    stderr naming the command, exit code 2 (click's own panel took six lines)."""
+    import subprocess
+    import sys
+
+    cases = [(["evaluate", "iris", "-c", "nb-weka", "--runs", "abc"], "toolkit evaluate: Invalid value for '--runs'"),
+             (["evaluate"], "toolkit evaluate: Missing argument 'datasets'"),
+             (["evaluat", "iris"], "No such command 'evaluat'. Did you mean 'evaluate'?")]
+    for args, needle in cases:
+        done = subprocess.run([sys.executable, "-m", "toolkit", *args], capture_output=True, text=True, timeout=120)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1 and needle in lines[0], (args, done.stderr)
+        assert lines[0].startswith("Error: ")
+    ok = subprocess.run([sys.executable, "-m", "toolkit", "--version"], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0 and ok.stdout.startswith("toolkit ")

@@ -255,3 +255,27 @@ def test_a_negative_seed_is_a_clear_error():
                     ["vocab-curve", "iris", "--seed", "-1"]):
         result = runner.invoke(app, command)
         assert result.exit_code == 2 and "seed must be a whole number >= 0" in result.stderr, result.output
+
+
+def test_writing_what_a_format_cannot_hold_warns(tmp_path):
+    """CSV and LIBSVM have no instance weights; LIBSVM labels '1' and '1.0' would merge into one class."""
+    src = tmp_path / "w.arff"
+    src.write_text("@relation w\n@attribute a numeric\n@attribute c {1,1.0,2}\n@data\n1,1,{2}\n2,1.0\n3,2\n")
+    ds = arff.read(src)
+    for name in ("w.csv", "w.libsvm"):
+        with pytest.warns(Warning, match="no instance weights; the weights of 1 instance"):
+            toolkit_save(ds, tmp_path / name)
+    back = load_dataset(tmp_path / "w.libsvm")
+    assert len(back.classes) == 3 and back.y.tolist() == [0, 1, 2]
+
+
+def toolkit_save(ds, path):
+    from toolkit.loading import save_dataset
+
+    save_dataset(ds, path)
+
+
+def test_convert_refuses_csv_options_for_other_inputs(tmp_path):
+    result = runner.invoke(app, ["convert", "iris", str(tmp_path / "o.csv"), "--nominal", "zzz"])
+    assert result.exit_code == 2 and "--nominal: CSV input only" in result.stderr
+    assert not (tmp_path / "o.csv").exists()

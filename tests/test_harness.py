@@ -428,3 +428,16 @@ def test_compare_refuses_a_metric_the_results_lack_and_an_empty_file(tmp_path):
                     "add -m kappa")
     kappa = runner.invoke(app, ["compare", str(TINY), "-c", "nb-weka", "-r", "2", "--report", "kappa", "-q"])
     assert kappa.exit_code == 0 and "n/a" not in kappa.stdout, kappa.output
+
+
+def test_infinite_values_are_refused_before_the_run(tmp_path):
+    """A value of Infinity makes every model's sums inf or NaN (WEKA itself fails on it): refused up front,
+    naming the attribute, not after repetitions have failed with numpy's warnings."""
+    path = tmp_path / "inf.arff"
+    path.write_text("@relation e\n@attribute a numeric\n@attribute b numeric\n@attribute c {x,y}\n@data\n"
+                    + "1,2,x\n2,1,y\n" * 6 + "3,-Infinity,x\n")
+    out = tmp_path / "r.jsonl"
+    result = runner.invoke(app, ["evaluate", str(path), "-c", "nb-weka", "-c", "nb-gaussian", "-r", "2",
+                                 "--out", str(out)])
+    _one_line_error(result, "cannot use infinite values; attribute 'b' holds -inf")
+    assert not out.exists()

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from toolkit.data import Attribute, DateCodec, Dataset, format_number, open_binary, parse_numbers, \
     resolve_class_index
-from toolkit.errors import DatasetError
+from toolkit.errors import DatasetError, warn
 
 __all__ = ["read_csv", "write_csv"]
 
@@ -173,6 +173,7 @@ def _cell(ds: Dataset, attr: Attribute, column: int | None, value: float, codec:
 
 def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
     """Write ``ds`` as CSV with a header row (gzip when the name ends in ``.gz``); ``?`` marks missing."""
+    _warn_weights(ds, path, "CSV")
     n = ds.n_instances
     position = [i for i in range(len(ds.attributes))]
     feature_of = {}
@@ -204,3 +205,11 @@ def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
                     else:
                         row.append(_cell(ds, attr, feature_of[i], float(X[r, feature_of[i]]), codecs.get(i)))
                 out.writerow(row)
+
+
+def _warn_weights(ds: Dataset, path: str | os.PathLike[str], fmt: str) -> None:
+    """CSV has no instance weights: say so rather than drop them silently."""
+    weighted = int(np.count_nonzero(ds.weights != 1.0))
+    if weighted:
+        warn(f"{path}: CSV has no instance weights; the weights of {weighted} instance(s) are not written "
+             f"(ARFF keeps them)")

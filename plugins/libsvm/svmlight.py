@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from toolkit.data import Attribute, AttributeList, Dataset, format_number, open_binary, parse_numbers
-from toolkit.errors import DatasetError
+from toolkit.errors import DatasetError, warn
 
 __all__ = ["read_libsvm", "write_libsvm"]
 
@@ -126,6 +126,7 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
 
 def write_libsvm(ds: Dataset, path: str | os.PathLike[str]) -> None:
     """Write ``ds`` as LIBSVM (gzip when the name ends in ``.gz``); see the module docstring."""
+    _warn_weights(ds, path, "LIBSVM")
     for a in ds.features:
         if a.kind not in ("numeric", "nominal"):
             raise DatasetError(f"attribute '{a.name}' is {a.kind}: LIBSVM holds numbers only")
@@ -139,7 +140,13 @@ def write_libsvm(ds: Dataset, path: str | os.PathLike[str]) -> None:
     if (np.asarray(ds.y) < 0).any():
         raise DatasetError(f"class '{ds.class_attribute.name}' has missing values: LIBSVM has none")
     labels = list(ds.class_attribute.values)
-    numeric = all(parse_numbers(labels)[1]) if labels else True
+    label_values, label_ok = parse_numbers(labels) if labels else (np.zeros(0), np.zeros(0, bool))
+    numeric = bool(np.all(label_ok))
+    if numeric and len(np.unique(label_values)) < len(labels):
+        # '1' and '1.0' are one number: read back they would merge into one class
+        warn(f"{path}: class labels {', '.join(labels[:5])} are not distinct as numbers; their codes 0, 1, ... "
+             f"are written instead")
+        numeric = False
     text = labels if numeric else [str(k) for k in range(len(labels))]
     X.sort_indices()
     import gzip
@@ -151,3 +158,11 @@ def write_libsvm(ds: Dataset, path: str | os.PathLike[str]) -> None:
             items = " ".join(f"{c + 1}:{format_number(v)}" for c, v in zip(X.indices[lo:hi].tolist(),
                                                                          X.data[lo:hi].tolist()) if v != 0)
             fh.write(text[int(ds.y[r])] + (" " + items if items else "") + "\n")
+
+
+def _warn_weights(ds: Dataset, path: str | os.PathLike[str], fmt: str) -> None:
+    """LIBSVM has no instance weights: say so rather than drop them silently."""
+    weighted = int(np.count_nonzero(ds.weights != 1.0))
+    if weighted:
+        warn(f"{path}: LIBSVM has no instance weights; the weights of {weighted} instance(s) are not written "
+             f"(ARFF keeps them)")

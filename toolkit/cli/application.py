@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 import warnings
 from pathlib import Path
 from typing import Any, Optional
@@ -54,6 +55,29 @@ class ToolkitGroup(TyperGroup):
                     command.short_help = " ".join(first.split())
         super().format_help(ctx, formatter)
 
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        """Usage errors (a bad option value, a missing argument, an unknown command) as one line on
+        stderr with exit code 2, like every other error of the toolkit, instead of click's boxed panel."""
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        exceptions = _click_exceptions()
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except exceptions.ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":   # no arguments: the help, as typer shows it
+                exc.show()
+                sys.exit(exc.exit_code)
+            ctx = getattr(exc, "ctx", None)
+            where = ctx.command_path if isinstance(exc, exceptions.UsageError) and ctx is not None else ""
+            hint = f" (see '{where} -h')" if where else ""
+            text = " ".join(exc.format_message().split())
+            err(f"{where + ': ' if where else ''}{text}{hint}", prefix="Error: ", color="red")
+            sys.exit(exc.exit_code)
+        except (typer.Abort, getattr(exceptions, "Abort", typer.Abort)):
+            err("aborted", prefix="Error: ", color="red")
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -65,6 +89,15 @@ class ToolkitGroup(TyperGroup):
         except KeyboardInterrupt:
             err("interrupted", prefix="Error: ", color="red")
             raise typer.Exit(130) from None
+
+
+def _click_exceptions() -> Any:
+    """The exceptions of the click typer runs on: its own copy since typer 0.29, the click package before."""
+    try:
+        from typer._click import exceptions
+    except ImportError:  # typer < 0.29
+        from click import exceptions  # type: ignore[no-redef]
+    return exceptions
 
 
 def _version_callback(value: bool) -> None:

@@ -28,6 +28,10 @@ __all__ = ["Header", "read_header"]
 _FAST_ATTRIBUTE = re.compile(
     r"^@attribute[ \t]+([^\x00-\x20{},'\"%]+)[ \t]+(numeric|real|integer|string)[ \t]*$", re.IGNORECASE)
 # the same lines in bytes, each with its line end (a lone \r is left to the line reader)
+#: relational attributes nest at most this deep (a deeper header was read, then broke pickling, the cache
+#: and convert with a RecursionError)
+MAX_RELATION_DEPTH = 32
+_KEYWORD = re.compile(r"@[^\x00-\x20'\"{},%]*")
 _FAST_LINE = rb"[ \t]*@attribute[ \t]+([^\x00-\x20{},'\"%]+)[ \t]+(numeric|real|integer|string)[ \t]*(?:\r\n|\n)"
 _FAST_RUN = re.compile(_FAST_LINE, re.IGNORECASE)
 # up to 1,024 such lines (the regex engine keeps state for each repetition: unbounded, 20 MB a 1 MB block)
@@ -184,6 +188,10 @@ def _parse_attribute(src: ByteSource, header: Header, line_no: int, line: str) -
         if rest:
             raise _error(src, line_no, f"unexpected '{clip(rest[0].text)}' after the type of attribute '{clip(name)}'",
                          line)
+        if len(header.open_relations) >= MAX_RELATION_DEPTH:
+            raise _error(src, line_no, f"relational attribute '{clip(name)}' is nested {MAX_RELATION_DEPTH + 1} "
+                         f"deep; at most {MAX_RELATION_DEPTH} levels are read", line,
+                         "multi-instance data nests one level (a bag of instances), rarely two")
         header.open_relations.append(_Relation(name, line_no, header.building, header.attribute_lines))
         header.building = AttributeListBuilder()
         header.attribute_lines = array("q")
@@ -251,13 +259,15 @@ def read_header(src: ByteSource) -> Header:
             header.attribute_lines.append(line_no)  # type: ignore[union-attr]
             _take_attribute_run(src, header)  # type: ignore[arg-type]
             continue
-        keyword = line.split(None, 1)[0].lower() if line[0] == "@" else ""
-        if keyword.startswith("@attribute"):
+        # the keyword ends where WEKA's tokenizer ends a word (a space, a quote, a brace, a comma or %):
+        # "@relation'name'" is @relation, "@relationship" is no keyword (WEKA refuses it too)
+        keyword = _KEYWORD.match(line).group(0).lower() if line[0] == "@" else ""  # type: ignore[union-attr]
+        if keyword == "@attribute":
             if header is None:
                 raise _error(src, line_no, "@attribute before @relation", line,
                              "an ARFF file starts with '@relation NAME'")
             _parse_attribute(src, header, line_no, line)
-        elif keyword.startswith("@relation"):
+        elif keyword == "@relation":
             if header is not None:
                 raise _error(src, line_no, "a second @relation", line)
             tokens = _tokens(src, line_no, line)
@@ -267,11 +277,11 @@ def read_header(src: ByteSource) -> Header:
                 raise _error(src, line_no, f"unexpected '{clip(tokens[2].text)}' after the relation name", line,
                              "quote a relation name that contains spaces")
             header = Header(relation=tokens[1].text)
-        elif keyword.startswith("@end"):
+        elif keyword == "@end":
             if header is None:
                 raise _error(src, line_no, "@end before @relation", line)
             _close_relation(src, header, line_no, line)
-        elif keyword.startswith("@data"):
+        elif keyword == "@data":
             if header is None:
                 raise _error(src, line_no, "@data before @relation", line)
             if header.open_relations:

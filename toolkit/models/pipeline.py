@@ -336,6 +336,13 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
             names = ", ".join(schema.features.name(int(c)) for c in cols[:3])
             raise CapabilityError(f"{name} does not handle missing values, found in {names}"
                                   f"{', ...' if len(cols) > 3 else ''}; choose a classifier that does")
+    if column_kinds and not getattr(caps, "infinite", False):
+        data = X.data if sp.issparse(X) else np.asarray(X)
+        if data.size and np.isinf(data).any():   # a value of Infinity: every model's sums become inf or NaN
+            flat = int(np.flatnonzero(np.isinf(data))[0])
+            col = int(X.indices[flat]) if sp.issparse(X) else flat % X.shape[1]
+            raise CapabilityError(f"{name} cannot use infinite values; attribute '{schema.features.name(col)}' "
+                                  f"holds {data.flat[flat]:g} (replace it with a finite number or ?)")
     if caps.nonnegative and column_kinds:
         data = X.data if sp.issparse(X) else np.asarray(X)
         if data.size and np.nanmin(data) < 0:

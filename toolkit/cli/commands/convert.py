@@ -58,6 +58,11 @@ def convert(
     format_options = tuple((k, tuple(v)) for k, v in forced.items() if v)
     if date_format:
         format_options += (("date_format", date_format),)
+    if format_options and fmt_in != "csv":
+        from toolkit.errors import ParameterError
+
+        given = ", ".join("--" + k.replace("_", "-") for k, _ in format_options)
+        raise ParameterError(f"{given}: CSV input only; {source} is {fmt_in}, whose header declares its types")
     ds = load_dataset(source, LoadOptions(class_attribute=cls, format_options=format_options))
     save_dataset(ds, target, SaveOptions(sparse=sparse))
     out(f"{ds.n_instances} instances, {len(ds.attributes)} attributes: {source} ({fmt_in}) -> {target} ({fmt_out})")
