@@ -1,7 +1,7 @@
 """WEKA 3.6's values of DATE attributes, as epoch milliseconds, for patterns whose fields Java fills in
 itself: a pattern without a year (Java's fields default to 1970-01-01, strptime's to 1900) and two-digit
 years (Java's default century: from 80 years before the moment the format is made to 20 after; strptime
-pivots at 69). One command, with Debian's weka package and a JDK:
+pivots at 69), and a quote doubled inside a quoted literal. One command, with Debian's weka package and a JDK:
 
     python scripts/weka/make_date_refs.py [--weka-jar /usr/share/java/weka.jar]
 
@@ -22,10 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 ARFF = ("@relation d\n@attribute t date 'HH:mm:ss.SSS'\n@attribute m date 'HH:mm'\n@attribute md date 'MM-dd'\n"
-        "@attribute a date 'hh:mm a'\n@attribute y2 date 'dd/MM/yy'\n@attribute y3 date 'yy-MM-dd HH:mm'\n@data\n"
-        "'01:02:03.500','23:59','12-31','01:30 PM','03/02/90','10-07-04 12:00'\n"
-        "'00:00:00.001','00:00','01-01','12:00 AM','29/02/12','50-01-01 00:00'\n"
-        "'13:14:15.016','12:30','02-28','11:59 PM','03/02/50','66-12-31 23:59'\n")
+        "@attribute a date 'hh:mm a'\n@attribute y2 date 'dd/MM/yy'\n@attribute y3 date 'yy-MM-dd HH:mm'\n"
+        "@attribute q date \"hh 'o''clock' a\"\n@data\n"
+        "'01:02:03.500','23:59','12-31','01:30 PM','03/02/90','10-07-04 12:00',\"12 o'clock PM\"\n"
+        "'00:00:00.001','00:00','01-01','12:00 AM','29/02/12','50-01-01 00:00',\"01 o'clock AM\"\n"
+        "'13:14:15.016','12:30','02-28','11:59 PM','03/02/50','66-12-31 23:59',\"11 o'clock PM\"\n")
 
 
 def main() -> None:

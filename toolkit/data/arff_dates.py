@@ -52,11 +52,23 @@ def _translate(pattern: str) -> tuple[str, bool]:
     while i < n:
         ch = pattern[i]
         if ch == "'":
-            j = pattern.find("'", i + 1)
-            if j == -1:
-                raise UnsupportedDateFormat(f"unterminated quote in date format {pattern!r}")
-            literal = pattern[i + 1:j] if j > i + 1 else "'"
-            out.append(literal.replace("%", "%%"))
+            if pattern.startswith("''", i):       # '' outside quotes: one quote
+                out.append("'")
+                i += 2
+                continue
+            literal, j = [], i + 1
+            while True:                            # a quoted literal; '' inside it is one quote (Java)
+                if j >= n:
+                    raise UnsupportedDateFormat(f"unterminated quote in date format {pattern!r}")
+                if pattern[j] == "'":
+                    if pattern.startswith("''", j):
+                        literal.append("'")
+                        j += 2
+                        continue
+                    break
+                literal.append(pattern[j])
+                j += 1
+            out.append("".join(literal).replace("%", "%%"))
             i = j + 1
             continue
         if not ch.isalpha():
