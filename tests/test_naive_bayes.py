@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -256,3 +259,42 @@ def test_weka_precision_equals_wekas_loop_bit_for_bit(seed):
     for cols in (np.array([4, 1]), np.array([1, 2]), np.array([1, 6]), np.array([0, 3, 5]), np.array([7, 9, 0]),
                  np.array([8, 10, 11])):
         np.testing.assert_array_equal(weka_precision(X, cols), expected[cols])
+
+
+EDGE = json.loads((Path(__file__).parent / "golden" / "weka_nb_edge.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", sorted(EDGE["cases"]))
+def test_weka_normal_estimator_corners(name, tmp_path):
+    """scripts/weka/make_nb_edge_refs.py: a class in which a column is constant at a large value (WEKA keeps
+    the last running standard deviation above 1e-10, not its default) and squares that overflow (inf - inf
+    at the last value), and spreads within rounding noise of the mean, whose digits come from the order in
+    which WEKA adds the instances (sorted by the last numeric attribute by its quicksort; spread-1e-12 and
+    constant-large differed by 0.02-0.05 in row order): the probabilities of WEKA 3.6 within 1e-6, the
+    labels equal."""
+    case = EDGE["cases"][name]
+    (tmp_path / "train.arff").write_text(case["train"], encoding="utf-8")
+    (tmp_path / "test.arff").write_text(case["test"], encoding="utf-8")
+    train, test = arff.read(tmp_path / "train.arff"), arff.read(tmp_path / "test.arff")
+    for replay in (False, True):
+        clf = WekaNaiveBayes(replay=replay).fit(train.X, train.y, schema=Schema.from_dataset(train))
+        np.testing.assert_allclose(clf.predict_proba(test.X), case["distribution"], atol=1e-6, rtol=0)
+        assert clf.predict(test.X).tolist() == case["predicted"]
+
+
+def test_weka_sort_order_sorts_and_keeps_ties_as_its_quicksort_leaves_them():
+    """The port of WEKA 3.6's Utils.quickSort is a sorting permutation (ties in some order) on any input;
+    that its tie order is WEKA's is what the corner cases above check against WEKA itself."""
+    from toolkit.plugins.naive_bayes.estimators import weka_instance_order, weka_sort_order
+
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 2, 3, 4, 7, 50, 1000):
+        values = rng.integers(0, 5, n).astype(float)
+        order = weka_sort_order(values)
+        assert sorted(order.tolist()) == list(range(n))
+        assert np.all(np.diff(values[order]) >= 0)
+    X = rng.integers(0, 3, (200, 3)).astype(float)
+    X[5, 2] = np.nan
+    order = weka_instance_order(lambda j: X[:, j], 3, 200)
+    last = np.where(np.isnan(X[:, 2]), np.inf, X[:, 2])[order]
+    assert np.all(np.diff(last) >= 0) and order[-1] == 5      # sorted by the last column, missing last

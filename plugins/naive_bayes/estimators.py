@@ -12,6 +12,7 @@ matrices are handled without densifying: implicit zeros are values 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -398,6 +399,10 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
         sub, missing = _without_missing(sub)
         sub.data = weka_round(sub.data, precision[sub.indices])
         sw, sv, sq = _class_sums(sub, y, w, n_classes, missing)
+
+        def block(rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            part = sub[rows][:, cols]
+            return part.toarray(), missing[rows][:, cols].toarray() == 0
     else:
         sub = np.asarray(sub, dtype=np.float64)
         missing = np.isnan(sub)
@@ -410,7 +415,130 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
                 rounded[missing] = 0.0
             sw, sv, sq = _class_sums(rounded, y, w, n_classes, ~missing if any_missing else None,
                                      overwrite=True)
-    return _normal_from_sums(precision, sw, sv, sq)
+
+        def block(rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            part = sub[np.ix_(rows, cols)]
+            present = ~np.isnan(part)
+            with np.errstate(over="ignore", invalid="ignore"):
+                return np.where(present, weka_round(part, precision[cols]), 0.0), present
+    def column(j: int) -> np.ndarray:   # the raw values, read only when WEKA's order is needed
+        c = int(columns[j])
+        return (X[:, [c]].toarray().ravel() if sp.issparse(X) else np.asarray(X[:, c], dtype=np.float64))
+
+    return _replay_failing_cells(_normal_from_sums(precision, sw, sv, sq), block, y, w,
+                                 lambda: weka_instance_order(column, F, len(y)))
+
+
+_MAX_VALUE = float(np.finfo(np.float64).max)
+
+
+def weka_sort_order(values: np.ndarray) -> np.ndarray:
+    """The permutation WEKA 3.6's ``Utils.sortWithNoMissingValues`` returns: its quicksort (median of
+    three, unstable), step for step, so that ties come out in WEKA's order. A Python loop: used only
+    where that order decides a result (see :func:`_replay_failing_cells`)."""
+    a = values.tolist()
+    n = len(a)
+    index = list(range(n))
+
+    def conditional_swap(left: int, right: int) -> None:
+        if a[index[left]] > a[index[right]]:
+            index[left], index[right] = index[right], index[left]
+
+    stack = [(0, n - 1)] if n > 1 else []
+    while stack:
+        left, right = stack.pop()
+        diff = right - left
+        if diff <= 0:
+            continue
+        if diff == 1:
+            conditional_swap(left, right)
+            continue
+        if diff == 2:
+            conditional_swap(left, left + 1)
+            conditional_swap(left, right)
+            conditional_swap(left + 1, right)
+            continue
+        center = (left + right) // 2                  # sortLeftRightAndCenter
+        conditional_swap(left, center)
+        conditional_swap(left, right)
+        conditional_swap(center, right)
+        index[center], index[right - 1] = index[right - 1], index[center]
+        pivot = a[index[right - 1]]
+        lo, hi = left, right - 1                      # partition(array, index, left, right, pivot)
+        while True:
+            lo += 1
+            while a[index[lo]] < pivot:
+                lo += 1
+            hi -= 1
+            while a[index[hi]] > pivot:
+                hi -= 1
+            if lo >= hi:
+                break
+            index[lo], index[hi] = index[hi], index[lo]
+        index[lo], index[right - 1] = index[right - 1], index[lo]
+        stack.append((lo + 1, right))
+        stack.append((left, lo - 1))
+    return np.asarray(index, dtype=np.int64)
+
+
+def weka_instance_order(column: Callable[[int], np.ndarray], n_columns: int, n_rows: int) -> np.ndarray:
+    """The order in which WEKA 3.6's NaiveBayes adds the training instances to its estimators: its precision
+    loop sorts the instances in place by each numeric attribute in turn (missing values as Double.MAX_VALUE),
+    so they come sorted by the last, ties as the cascade of quicksorts leaves them. ``column(j)``: the raw
+    values of numeric column j over the rows."""
+    order = np.arange(n_rows)
+    for j in range(n_columns):
+        values = np.asarray(column(j), dtype=np.float64)[order]
+        order = order[weka_sort_order(np.where(np.isnan(values), _MAX_VALUE, values))]
+    return order
+
+
+def _replay_failing_cells(stats: NormalStats, block: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+                          y: np.ndarray, w: np.ndarray, weka_order: Callable[[], np.ndarray] | None = None
+                          ) -> NormalStats:
+    """WEKA's NormalEstimator recomputes the standard deviation from its running sums after every value and
+    keeps the last one above 1e-10 (at least precision / 6). The final sums give that value unless their own
+    candidate fails the test: NaN once the squares overflow (|x| ~ 1e154 and more), or ~0 for a class in
+    which the column is constant, where rounding noise of an earlier step may have passed it; and a spread
+    within rounding noise of its mean (1e-12 at 0.1) takes its digits from the order of the additions. For
+    those cells only, the running sums are replayed (a loop over classes, vectorised over the cells'
+    columns): in row order for constant cells (any order gives the same sums), else in the order WEKA adds
+    the instances (:func:`weka_instance_order`, found only then: a Python quicksort). Cells whose values
+    are all 0 (sum of squares 0: every candidate is 0) are skipped, which keeps sparse data's empty columns
+    out of it."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        sd = np.sqrt(np.abs(stats.sum_squares - stats.mean * stats.sum_values) / stats.weight)
+    failing = (stats.weight > 0) & (stats.sum_squares != 0) & (~(sd > 1e-10) | (sd <= 1e-6 * np.abs(stats.mean)))
+    if not failing.any():
+        return stats
+    floor = stats.precision / 6.0
+    order_of_rows: list[np.ndarray] = []
+    for k in np.flatnonzero(failing.any(axis=0)):
+        cols = np.flatnonzero(failing[:, k])
+        rows = np.flatnonzero(y == k)
+        values, present = block(rows, cols)
+        spread = np.where(present, values, -np.inf).max(axis=0) - np.where(present, values, np.inf).min(axis=0)
+        if (spread > 0).any() and weka_order is not None:
+            # a cell that is not constant: the order of its additions decides its digits
+            if not order_of_rows:
+                order_of_rows.append(weka_order())
+            rows = order_of_rows[0][y[order_of_rows[0]] == k]
+            values, present = block(rows, cols)
+        weight = np.where(present, w[rows][:, None], 0.0)
+        values = np.where(weight != 0, values, 0.0)          # WEKA skips a value of weight 0
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            sw = np.cumsum(weight, axis=0)
+            sv = np.cumsum(values * weight, axis=0)           # m_SumOfValues += data * weight
+            sq = np.cumsum(values * values * weight, axis=0)  # m_SumOfValuesSq += data * data * weight
+            mean = sv / sw
+            candidate = np.sqrt(np.abs(sq - mean * sv) / sw)
+        passed = (weight != 0) & (sw > 0) & (candidate > 1e-10)
+        any_passed = passed.any(axis=0)
+        last = len(rows) - 1 - np.argmax(passed[::-1], axis=0)
+        kept = candidate[last, np.arange(len(cols))]
+        stats.sigma[cols, k] = np.where(any_passed, np.maximum(floor[cols], kept), floor[cols])
+        stats.mean[cols, k] = mean[-1]
+    return stats
 
 
 def normal_prob(values: np.ndarray, precision: np.ndarray, mean: np.ndarray, sigma: np.ndarray) -> np.ndarray:
