@@ -279,3 +279,25 @@ def test_convert_refuses_csv_options_for_other_inputs(tmp_path):
     result = runner.invoke(app, ["convert", "iris", str(tmp_path / "o.csv"), "--nominal", "zzz"])
     assert result.exit_code == 2 and "--nominal: CSV input only" in result.stderr
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_libsvm_reads_in_chunks_of_lines_with_the_file_line_numbers(tmp_path, monkeypatch):
+    """The reader parses a chunk of lines at a time (Python objects for those only): the dataset is the
+    same whatever the chunk size, and an error in a later chunk names its own line of the file."""
+    from toolkit.plugins.libsvm import svmlight
+
+    rng = np.random.default_rng(5)
+    lines = ["# comment"] + [f"{int(rng.integers(0, 3))} " + " ".join(
+        f"{j + 1}:{rng.random():.3f}" for j in np.sort(rng.choice(40, 5, replace=False))) for _ in range(97)]
+    lines.insert(50, "")
+    path = tmp_path / "c.libsvm"
+    path.write_text("\n".join(lines) + "\n")
+    whole = svmlight.read_libsvm(path)
+    monkeypatch.setattr(svmlight, "_LINES_PER_CHUNK", 7)
+    chunked = svmlight.read_libsvm(path)
+    assert whole.X.shape == chunked.X.shape == (97, 40)
+    assert (whole.X != chunked.X).nnz == 0 and whole.y.tolist() == chunked.y.tolist()
+    lines[80] = lines[80].replace(":", ":x", 1)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DatasetError, match=r"c\.libsvm:81: value 'x"):
+        svmlight.read_libsvm(path)

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import os
 
 import numpy as np
@@ -30,24 +31,18 @@ _COLUMNS_PER_VALUE = 16
 _MAX_COLUMNS = (1 << 31) - 1   # the sparse matrix's int32 indices
 
 
-def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, sparse: bool | str = "auto",
-                encoding: str = "utf-8", class_attribute: str | int | None = -1) -> Dataset:
-    """Load a LIBSVM/svmlight file (``.gz`` too); see the module docstring. ``class_attribute``: the
-    label is the class, whatever it is called (``class``, ``last`` or -1); anything else is refused."""
-    display = str(path)
-    with open_binary(path) as raw:
-        try:
-            text = io.TextIOWrapper(raw, encoding=encoding).read()  # type: ignore[arg-type]
-        except UnicodeDecodeError:
-            raise DatasetError(f"{display}: not a {encoding} text file") from None
-    # lines end at \n (and \r\n, \r) only; a form feed or U+2028 inside a line is not a line break
-    lines = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    del text
+_LINES_PER_CHUNK = 1 << 16   # lines parsed at a time: Python objects for those only, arrays for the rest
+
+
+def _parse_chunk(lines: list[str], first: int, display: str) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                       np.ndarray, np.ndarray]:
+    """(label values, line numbers, entries per row, indices, values) of the non-blank lines of one chunk
+    (``first``: the number of its first line)."""
     labels: list[str] = []
     pairs: list[str] = []
     counts: list[int] = []
     numbers: list[int] = []
-    for no, line in enumerate(lines, start=1):
+    for no, line in enumerate(lines, start=first):
         body = line.split("#", 1)[0].split()
         if not body:
             continue
@@ -61,24 +56,65 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
         pairs.extend(items)
         counts.append(len(items))
         numbers.append(no)
-    n = len(labels)
+
+    def line_of(entry: int) -> int:
+        return numbers[int(np.searchsorted(np.cumsum(counts), entry, side="right"))]
+
     split = [p.partition(":") for p in pairs]
     bad = next((k for k, (i, c, v) in enumerate(split)
                 if not c or not i.isascii() or not i.isdigit() or len(i) > 18), None)
     if bad is not None:
-        row = int(np.searchsorted(np.cumsum(counts), bad, side="right"))
         what = "an index too large" if split[bad][1] and split[bad][0].isdigit() else "not index:value (a 1-based index)"
-        raise DatasetError(f"{display}:{numbers[row]}: '{pairs[bad][:80]}' is {what}")
+        raise DatasetError(f"{display}:{line_of(bad)}: '{pairs[bad][:80]}' is {what}")
     index = np.array([int(i) for i, _, _ in split], dtype=np.int64)
     values, ok = parse_numbers([v for _, _, v in split])
     if not ok.all():
         k = int(np.argmin(ok))
-        row = int(np.searchsorted(np.cumsum(counts), k, side="right"))
-        raise DatasetError(f"{display}:{numbers[row]}: value '{split[k][2][:80]}' is not a number")
+        raise DatasetError(f"{display}:{line_of(k)}: value '{split[k][2][:80]}' is not a number")
+    if np.isnan(values).any():                 # LIBSVM has no missing values
+        k = int(np.flatnonzero(np.isnan(values))[0])
+        raise DatasetError(f"{display}:{line_of(k)}: value '{split[k][2][:80]}' is not a number "
+                           f"(LIBSVM has no missing values)")
     if len(index) and index.min() < 1:
         k = int(np.argmin(index))
-        row = int(np.searchsorted(np.cumsum(counts), k, side="right"))
-        raise DatasetError(f"{display}:{numbers[row]}: index 0 in '{pairs[k][:80]}'; LIBSVM indices start at 1")
+        raise DatasetError(f"{display}:{line_of(k)}: index 0 in '{pairs[k][:80]}'; LIBSVM indices start at 1")
+    label_values, label_ok = parse_numbers(labels) if labels else (np.zeros(0), np.zeros(0, bool))
+    finite = label_ok & np.isfinite(label_values)      # NaN would become a class named '?'
+    if not finite.all():
+        k = int(np.argmin(finite))
+        what = "a finite number" if label_ok[k] else "a number"
+        raise DatasetError(f"{display}:{numbers[k]}: label '{labels[k][:80]}' is not {what}")
+    return (label_values, np.asarray(numbers, dtype=np.int64), np.asarray(counts, dtype=np.int64), index,
+            values)
+
+
+def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, sparse: bool | str = "auto",
+                encoding: str = "utf-8", class_attribute: str | int | None = -1) -> Dataset:
+    """Load a LIBSVM/svmlight file (``.gz`` too); see the module docstring. ``class_attribute``: the
+    label is the class, whatever it is called (``class``, ``last`` or -1); anything else is refused.
+    Read in chunks of lines: memory is the arrays' (16 bytes an entry) and one chunk's Python objects."""
+    display = str(path)
+    codec_name = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    with open_binary(path) as raw:
+        # universal newlines: lines end at \n, \r\n or \r only (a form feed or U+2028 is not a line break)
+        text = io.TextIOWrapper(raw, encoding=codec_name)  # type: ignore[arg-type]
+        first = 1
+        while True:
+            try:
+                lines = list(itertools.islice(text, _LINES_PER_CHUNK))
+            except UnicodeDecodeError:
+                raise DatasetError(f"{display}: not a {encoding} text file (from about line {first} on)") from None
+            if not lines:
+                break
+            parts.append(_parse_chunk(lines, first, display))
+            first += len(lines)
+            del lines
+    label_values, numbers, counts, index, values = (np.concatenate([p[j] for p in parts]) if parts else
+                                                    np.zeros(0, dtype=np.int64 if j in (1, 2, 3) else np.float64)
+                                                    for j in range(5))
+    del parts
+    n = len(label_values)
     width = int(index.max()) if len(index) else 0
     if n_features is not None:
         if width > n_features:
@@ -103,17 +139,6 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
         raise DatasetError(f"{display}:{numbers[int(rows[k])]}: index {int(index[k])} appears twice on one line")
     X.sort_indices()
     X.eliminate_zeros()
-    label_values, label_ok = parse_numbers(labels)
-    finite = label_ok & np.isfinite(label_values)      # NaN would become a class named '?'
-    if not finite.all():
-        k = int(np.argmin(finite))
-        what = "a finite number" if label_ok[k] else "a number"
-        raise DatasetError(f"{display}:{numbers[k]}: label '{labels[k][:80]}' is not {what}")
-    if np.isnan(values).any():                 # LIBSVM has no missing values
-        k = int(np.flatnonzero(np.isnan(values))[0])
-        row = int(np.searchsorted(np.cumsum(counts), k, side="right"))
-        raise DatasetError(f"{display}:{numbers[row]}: value '{split[k][2][:80]}' is not a number "
-                           f"(LIBSVM has no missing values)")
     classes, y = np.unique(label_values, return_inverse=True)
     names = [format_number(float(c)) for c in classes]
     attributes = AttributeList.numbered("a", width, then=[Attribute("class", "nominal", tuple(names))])
