@@ -133,5 +133,5 @@ def test_positive_below_leaves_out_a_dataset_without_a_rare_class():
     with pytest.warns(Warning, match="even: no class has a share below 0.2"):
         res = toolkit.evaluate([rare, even], ["nb-gaussian"], runs=2, positive_below=0.2)
     assert res.datasets() == ["rare:small"]
-    with pytest.raises(ParameterError, match="no binary task"):
+    with pytest.raises(ParameterError, match="no binary task"), pytest.warns(Warning, match="even: no class"):
         toolkit.evaluate([even], ["nb-gaussian"], runs=2, positive_below=0.2)
