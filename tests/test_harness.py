@@ -441,3 +441,14 @@ def test_infinite_values_are_refused_before_the_run(tmp_path):
                                  "--out", str(out)])
     _one_line_error(result, "cannot use infinite values; attribute 'b' holds -inf")
     assert not out.exists()
+
+
+def test_resume_leaves_a_file_that_is_not_a_results_file_untouched(tmp_path):
+    """--resume on a wrong --out (an ARFF file without a final newline) is refused before anything in it
+    changes: the torn-line repair comes only after the file has been read as a results file."""
+    notes = tmp_path / "notes.arff"
+    notes.write_bytes(TINY.read_bytes() + b"last line")
+    before = notes.read_bytes()
+    result = runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-weka", "-r", "2", "--out", str(notes), "--resume"])
+    assert result.exit_code == 2 and "is this a toolkit results file?" in result.stderr
+    assert notes.read_bytes() == before

@@ -430,6 +430,8 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
 
 
 _MAX_VALUE = float(np.finfo(np.float64).max)
+_REPLAY_BLOCK = 1 << 20          # values in one block of a replay (8 MB a temporary)
+_WEKA_ORDER_CELLS = 250_000      # rows x numeric columns for which WEKA's order of additions is found
 
 
 def weka_sort_order(values: np.ndarray) -> np.ndarray:
@@ -511,34 +513,58 @@ def _replay_failing_cells(stats: NormalStats, block: Callable[[np.ndarray, np.nd
     failing = (stats.weight > 0) & (stats.sum_squares != 0) & (~(sd > 1e-10) | (sd <= 1e-6 * np.abs(stats.mean)))
     if not failing.any():
         return stats
+    # a class constant at a whole number r with unit weights (an indicator column, say): every running sum
+    # i r and i r^2 is exact below 2^53, so every candidate is exactly 0 and the default stands (no replay)
+    unit = np.bincount(y, weights=(w != 1.0).astype(np.float64), minlength=stats.mean.shape[1]) == 0
+    m, sw, sv, sq = stats.mean, stats.weight, stats.sum_values, stats.sum_squares
+    with np.errstate(invalid="ignore", over="ignore"):
+        exact = (unit[None, :] & (sd == 0) & (m == np.rint(m)) & (sv == m * sw) & (sq == m * m * sw)
+                 & (np.abs(sq) < 2.0 ** 53))
+    failing &= ~exact
+    if not failing.any():
+        return stats
     floor = stats.precision / 6.0
+    # WEKA's order comes from a Python quicksort over every numeric column: found for data up to this many
+    # cells only (about a second), beyond that the replay keeps row order (exact for constant cells)
+    ordered = weka_order is not None and len(y) * len(stats.precision) <= _WEKA_ORDER_CELLS
     order_of_rows: list[np.ndarray] = []
     for k in np.flatnonzero(failing.any(axis=0)):
-        cols = np.flatnonzero(failing[:, k])
-        rows = np.flatnonzero(y == k)
-        values, present = block(rows, cols)
-        spread = np.where(present, values, -np.inf).max(axis=0) - np.where(present, values, np.inf).min(axis=0)
-        if (spread > 0).any() and weka_order is not None:
-            # a cell that is not constant: the order of its additions decides its digits
-            if not order_of_rows:
-                order_of_rows.append(weka_order())
-            rows = order_of_rows[0][y[order_of_rows[0]] == k]
+        rows_k = np.flatnonzero(y == k)
+        step = max(1, _REPLAY_BLOCK // max(len(rows_k), 1))   # columns a block: bounded memory
+        all_cols = np.flatnonzero(failing[:, k])
+        for cols in (all_cols[i:i + step] for i in range(0, len(all_cols), step)):
+            rows = rows_k
             values, present = block(rows, cols)
-        weight = np.where(present, w[rows][:, None], 0.0)
-        values = np.where(weight != 0, values, 0.0)          # WEKA skips a value of weight 0
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            sw = np.cumsum(weight, axis=0)
-            sv = np.cumsum(values * weight, axis=0)           # m_SumOfValues += data * weight
-            sq = np.cumsum(values * values * weight, axis=0)  # m_SumOfValuesSq += data * data * weight
-            mean = sv / sw
-            candidate = np.sqrt(np.abs(sq - mean * sv) / sw)
-        passed = (weight != 0) & (sw > 0) & (candidate > 1e-10)
-        any_passed = passed.any(axis=0)
-        last = len(rows) - 1 - np.argmax(passed[::-1], axis=0)
-        kept = candidate[last, np.arange(len(cols))]
-        stats.sigma[cols, k] = np.where(any_passed, np.maximum(floor[cols], kept), floor[cols])
-        stats.mean[cols, k] = mean[-1]
+            spread = (np.where(present, values, -np.inf).max(axis=0)
+                      - np.where(present, values, np.inf).min(axis=0))
+            if (spread > 0).any() and ordered:
+                # a cell that is not constant: the order of its additions decides its digits
+                if not order_of_rows:
+                    order_of_rows.append(weka_order())  # type: ignore[misc]
+                rows = order_of_rows[0][y[order_of_rows[0]] == k]
+                values, present = block(rows, cols)
+            _replay_block(stats, values, present, w[rows], floor, cols, k)
     return stats
+
+
+def _replay_block(stats: NormalStats, values: np.ndarray, present: np.ndarray, w: np.ndarray,
+                  floor: np.ndarray, cols: np.ndarray, k: int) -> None:
+    """WEKA's running sums over one block of a class's rows (in WEKA's order) and columns: the mean and the
+    last standard deviation above 1e-10 (at least the floor)."""
+    weight = np.where(present, w[:, None], 0.0)
+    values = np.where(weight != 0, values, 0.0)          # WEKA skips a value of weight 0
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        sw = np.cumsum(weight, axis=0)
+        sv = np.cumsum(values * weight, axis=0)           # m_SumOfValues += data * weight
+        sq = np.cumsum(values * values * weight, axis=0)  # m_SumOfValuesSq += data * data * weight
+        mean = sv / sw
+        candidate = np.sqrt(np.abs(sq - mean * sv) / sw)
+    passed = (weight != 0) & (sw > 0) & (candidate > 1e-10)
+    any_passed = passed.any(axis=0)
+    last = len(values) - 1 - np.argmax(passed[::-1], axis=0)
+    kept = candidate[last, np.arange(len(cols))]
+    stats.sigma[cols, k] = np.where(any_passed, np.maximum(floor[cols], kept), floor[cols])
+    stats.mean[cols, k] = mean[-1]
 
 
 def normal_prob(values: np.ndarray, precision: np.ndarray, mean: np.ndarray, sigma: np.ndarray) -> np.ndarray:

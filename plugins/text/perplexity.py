@@ -1,6 +1,8 @@
 """Perplexity of a test part under the model of each document's own class (algorithms.md 5.2.6).
 
-``PP = exp(-sum_d log p(x_d) / sum_d n_d)`` with ``log p`` excluding the multinomial coefficient.
+``PP = exp(-sum_d log p(x_d) / sum_d n_d)`` with ``log p`` excluding the multinomial coefficient; for a
+model with a training vocabulary (nb-multinomial's ``vocabulary_``), ``n_d`` counts the tokens of its words
+only, as ``log p`` does.
 The model must offer ``document_log_likelihood(X, y)``; for any other model (or a heuristic
 variant that is not a normalised distribution) the value is NaN, not an error, so that a run
 comparing many classifiers still reports the others.
@@ -38,5 +40,9 @@ def perplexity(p: Predictions) -> float:
         ll = np.asarray(method(X, y), dtype=np.float64)
     except ToolkitError:
         return float("nan")
-    lengths = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
+    vocabulary = getattr(model, "vocabulary_", None)
+    if vocabulary is None:
+        lengths = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
+    else:   # words outside the training vocabulary are dropped from the likelihood: from the lengths too
+        lengths = np.asarray(X @ np.asarray(vocabulary, dtype=np.float64), dtype=np.float64).ravel()
     return perplexity_from_loglik(ll, lengths)

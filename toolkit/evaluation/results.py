@@ -187,8 +187,9 @@ class ResultsWriter:
         if not resume:
             raise ResultsFileError(f"{self.path} already exists; pass --resume to continue it, "
                                    f"or choose another --out file")
-        self._repair_tail(fh)       # first: a record cut off is redone, not counted as done
-        experiments, self.previous = read_file(self.path)
+        experiments, self.previous = read_file(self.path)   # refuses a file that is not a results file
+        if self._repair_tail(fh):   # a torn last line was cut: read what is left (a cut record is redone)
+            experiments, self.previous = read_file(self.path)
         self.done = {r["key"] for r in self.previous if r.get("status") == "ok"}
         if self.experiment is None:
             return
@@ -210,18 +211,19 @@ class ResultsWriter:
             self.notes.append(f"{self.path}: this run adds {', '.join(what)} to the experiment")
 
     @staticmethod
-    def _repair_tail(fh: Any, block: int = 1 << 16) -> None:
+    def _repair_tail(fh: Any, block: int = 1 << 16) -> bool:
         """Drop a torn last line (a run killed in mid-write) so that the next record starts on a line of
-        its own. Reads back from the end only as far as the last newline."""
+        its own; True when something was cut. Reads back from the end only as far as the last newline.
+        Called once the file has been read as a results file: a file given by mistake is left alone."""
         fh.flush()
         with open(fh.fileno(), "rb+", closefd=False) as raw:
             end = raw.seek(0, os.SEEK_END)
             if end == 0:
-                return
+                return False
             raw.seek(end - 1)
             if raw.read(1) == b"\n":
                 fh.seek(0, os.SEEK_END)
-                return
+                return False
             cut, stop = 0, end
             while stop > 0:
                 start = max(0, stop - block)
@@ -233,6 +235,7 @@ class ResultsWriter:
                 stop = start
             raw.truncate(cut)
         fh.seek(0, os.SEEK_END)
+        return True
 
     @staticmethod
     def _write_line(fh: Any, record: dict[str, Any]) -> None:
