@@ -6,6 +6,7 @@ before any work."""
 from __future__ import annotations
 
 import csv
+import math
 import importlib.util
 import io
 import json
@@ -435,3 +436,23 @@ def test_a_cd_diagram_of_one_dataset_is_refused_before_anything_is_written(tmp_p
     lines = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1 and "needs at least 2 datasets" in lines[0], result.output
     assert not any(t.exists() for t in targets)
+
+
+def test_compare_without_error_shows_the_first_metric_with_numbers(tmp_path):
+    out = tmp_path / "r.jsonl"
+    toolkit.evaluate(["iris"], ["nb-weka"], runs=2, metrics=["confusion-matrix", "kappa"], out=out)
+    result = runner.invoke(app, ["compare", str(out)])
+    assert result.exit_code == 0 and result.stdout.splitlines()[-1].startswith("kappa"), result.output
+
+
+def test_latex_says_undefined_for_an_iman_davenport_f_that_is(tmp_path):
+    from toolkit.evaluation import stats
+
+    assert math.isnan(stats.friedman(np.array([[.9, .8, .7], [.6, .5, .4]])).iman_davenport)
+    out = tmp_path / "r.jsonl"
+    toolkit.evaluate(["iris", "glass"], ["nb-weka", "liblinear-lr:C=0.001,B=1"], runs=2, out=out)
+    tex = tmp_path / "r.tex"
+    assert runner.invoke(app, ["report", str(out), "-o", str(tex)]).exit_code == 0
+    text = tex.read_text()
+    # nb-weka beats the starved LR on both datasets (every dataset ranks alike): F_F is undefined
+    assert "Iman-Davenport $F_F$ (df 1, 1) & undefined" in text and "& nan" not in text

@@ -128,9 +128,9 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
         raise DatasetError(f"{display}:{numbers[row]}: index {width:,} would make {width:,} columns for "
                            f"{len(index):,} values (more than {bound:,}); a damaged line? (read_libsvm's "
                            f"n_features= declares a wider file)")
-    if not (class_attribute in (-1, "class", "last", None) or class_attribute == width):
-        raise DatasetError(f"{display}: a LIBSVM file's class is its label (the attribute 'class', the last); "
-                           f"--class {class_attribute} does not name it")
+    if not (class_attribute in (-1, "-1", "class", "last", None) or class_attribute == width):
+        raise DatasetError(f"{display}: a LIBSVM file's class is its label (the attribute 'class', the last "
+                           f"of its {width + 1}); choose it by that name, by 'last' or leave --class out")
     rows = np.repeat(np.arange(n), counts)
     X = sp.csr_matrix((values, (rows, index - 1)), shape=(n, width))
     if X.nnz != len(values):

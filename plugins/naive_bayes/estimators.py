@@ -431,7 +431,7 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
 
 _MAX_VALUE = float(np.finfo(np.float64).max)
 _REPLAY_BLOCK = 1 << 20          # values in one block of a replay (8 MB a temporary)
-_WEKA_ORDER_CELLS = 250_000      # rows x numeric columns for which WEKA's order of additions is found
+_WEKA_ORDER_CELLS = 100_000      # rows x numeric columns for which WEKA's order of additions is found
 
 
 def weka_sort_order(values: np.ndarray) -> np.ndarray:
@@ -525,7 +525,7 @@ def _replay_failing_cells(stats: NormalStats, block: Callable[[np.ndarray, np.nd
         return stats
     floor = stats.precision / 6.0
     # WEKA's order comes from a Python quicksort over every numeric column: found for data up to this many
-    # cells only (about a second), beyond that the replay keeps row order (exact for constant cells)
+    # cells only (up to ~0.2 s), beyond that the replay keeps row order (exact for constant cells)
     ordered = weka_order is not None and len(y) * len(stats.precision) <= _WEKA_ORDER_CELLS
     order_of_rows: list[np.ndarray] = []
     for k in np.flatnonzero(failing.any(axis=0)):

@@ -83,7 +83,8 @@ def render_latex(report: Report) -> str:
         out += ["\\midrule",
                 f"Friedman $\\chi^2_F$ (df {f.n_methods - 1}) & {f.chi2:.3f} \\\\",
                 f"\\quad $p$ & {latex_escape(_p(f.p_value))} \\\\",
-                f"Iman-Davenport $F_F$ (df {f.df[0]}, {f.df[1]}) & {f.iman_davenport:.3f} \\\\",
+                f"Iman-Davenport $F_F$ (df {f.df[0]}, {f.df[1]}) & "
+                + (f"{f.iman_davenport:.3f}" if f.iman_davenport == f.iman_davenport else "undefined") + " \\\\",
                 f"\\quad $p$ & {latex_escape(_p(f.iman_davenport_p))} \\\\",
                 f"Nemenyi $q_{{{m.alpha:g}}}$ & {n.q_alpha:.3f} \\\\",
                 f"critical difference & {n.critical_difference:.3f} \\\\",

@@ -67,7 +67,10 @@ def compare_command(
             raise ResultsFileError(f"{', '.join(items)}: no finished repetition; nothing to compare")
         held = results.metrics()
         if not metric and not report_metric and "error" not in held and held:
-            shown = held[:1]            # a run without error (-m kappa only): its first metric
+            # a run without error (-m kappa only): its first metric with numbers (not a confusion matrix)
+            first = results.ok()[0]["metrics"]
+            scalar = [m for m in held if isinstance(first.get(m), (int, float)) or first.get(m) is None]
+            shown = (scalar or held)[:1]
         missing = [m for m in shown if m not in held]
         if missing:
             raise ParameterError(f"metric '{missing[0]}' is not in the results (they hold: {', '.join(held)})")
