@@ -24,8 +24,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from toolkit.data import Attribute, DateCodec, Dataset, format_number, open_binary, parse_numbers, \
-    resolve_class_index
-from toolkit.errors import DatasetError, warn
+    resolve_class_index, text_encoding, warn_dropped_weights
+from toolkit.errors import DatasetError
 
 __all__ = ["read_csv", "write_csv"]
 
@@ -56,8 +56,7 @@ def read_csv(path: str | os.PathLike[str], *, class_attribute: str | int | None 
              date_format: str | None = None, relation: str | None = None) -> Dataset:
     """Load a CSV file (``.gz`` too) into a dataset; see the module docstring."""
     display = str(path)
-    # a UTF-8 byte-order mark is not part of the first name (utf-8-sig drops it when present)
-    codec_name = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
+    codec_name = text_encoding(encoding)   # a BOM is not part of the first value
     rows: list[list[str]] = []
     lines: list[int] = []        # the line each row starts on, for messages
     with open_binary(path) as raw:
@@ -173,7 +172,7 @@ def _cell(ds: Dataset, attr: Attribute, column: int | None, value: float, codec:
 
 def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
     """Write ``ds`` as CSV with a header row (gzip when the name ends in ``.gz``); ``?`` marks missing."""
-    _warn_weights(ds, path, "CSV")
+    warn_dropped_weights(ds, path, "CSV")
     n = ds.n_instances
     position = [i for i in range(len(ds.attributes))]
     feature_of = {}
@@ -206,10 +205,3 @@ def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
                         row.append(_cell(ds, attr, feature_of[i], float(X[r, feature_of[i]]), codecs.get(i)))
                 out.writerow(row)
 
-
-def _warn_weights(ds: Dataset, path: str | os.PathLike[str], fmt: str) -> None:
-    """CSV has no instance weights: say so rather than drop them silently."""
-    weighted = int(np.count_nonzero(ds.weights != 1.0))
-    if weighted:
-        warn(f"{path}: CSV has no instance weights; the weights of {weighted} instance(s) are not written "
-             f"(ARFF keeps them)")

@@ -18,7 +18,9 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from toolkit.data import Attribute, AttributeList, Dataset, format_number, open_binary, parse_numbers
+from toolkit.data import (
+    Attribute, AttributeList, Dataset, format_number, open_binary, parse_numbers, text_encoding, warn_dropped_weights,
+)
 from toolkit.errors import DatasetError, warn
 
 __all__ = ["read_libsvm", "write_libsvm"]
@@ -94,7 +96,7 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
     label is the class, whatever it is called (``class``, ``last`` or -1); anything else is refused.
     Read in chunks of lines: memory is the arrays' (16 bytes an entry) and one chunk's Python objects."""
     display = str(path)
-    codec_name = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
+    codec_name = text_encoding(encoding)   # a BOM is not part of the first value
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     with open_binary(path) as raw:
         # universal newlines: lines end at \n, \r\n or \r only (a form feed or U+2028 is not a line break)
@@ -151,7 +153,7 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
 
 def write_libsvm(ds: Dataset, path: str | os.PathLike[str]) -> None:
     """Write ``ds`` as LIBSVM (gzip when the name ends in ``.gz``); see the module docstring."""
-    _warn_weights(ds, path, "LIBSVM")
+    warn_dropped_weights(ds, path, "LIBSVM")
     for a in ds.features:
         if a.kind not in ("numeric", "nominal"):
             raise DatasetError(f"attribute '{a.name}' is {a.kind}: LIBSVM holds numbers only")
@@ -184,10 +186,3 @@ def write_libsvm(ds: Dataset, path: str | os.PathLike[str]) -> None:
                                                                          X.data[lo:hi].tolist()) if v != 0)
             fh.write(text[int(ds.y[r])] + (" " + items if items else "") + "\n")
 
-
-def _warn_weights(ds: Dataset, path: str | os.PathLike[str], fmt: str) -> None:
-    """LIBSVM has no instance weights: say so rather than drop them silently."""
-    weighted = int(np.count_nonzero(ds.weights != 1.0))
-    if weighted:
-        warn(f"{path}: LIBSVM has no instance weights; the weights of {weighted} instance(s) are not written "
-             f"(ARFF keeps them)")

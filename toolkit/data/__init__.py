@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["Dataset", "Attribute", "AttributeList", "DateCodec", "parse_numbers", "format_number",
-           "resolve_class_index", "open_binary"]
+           "resolve_class_index", "open_binary", "text_encoding", "warn_dropped_weights"]
 
 _WHERE = {
     "Dataset": "toolkit.data.dataset",
@@ -21,6 +21,8 @@ _WHERE = {
     "format_number": "toolkit.data.arff",
     "resolve_class_index": "toolkit.data.arff",
     "open_binary": "toolkit.data.arff_source",
+    "text_encoding": "toolkit.data.arff_source",
+    "warn_dropped_weights": "toolkit.data.dataset",
 }
 
 

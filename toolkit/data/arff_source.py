@@ -128,6 +128,12 @@ def _is_utf8(encoding: str) -> bool:
         raise DatasetError(f"unknown text encoding '{encoding}'") from None
 
 
+def text_encoding(encoding: str) -> str:
+    """The codec a text reader opens ``encoding`` with: UTF-8 as utf-8-sig, so that a byte-order mark is
+    not read as part of the first value (the ARFF reader drops it itself)."""
+    return "utf-8-sig" if _is_utf8(encoding) else encoding
+
+
 #: the longest line read (header or data): an ARFF line beyond it is refused rather than held, decoded and
 #: split (a 2 MB .arff.gz of one 2 GiB line of digits took 6.4 GB before failing)
 MAX_LINE_BYTES = 256 << 20

@@ -460,3 +460,13 @@ def _recode(X: np.ndarray | sp.spmatrix, col: int, remap: np.ndarray, absent: fl
                         shape=X.shape)
     out.sort_indices()
     return out
+
+
+def warn_dropped_weights(ds: Dataset, path: str | os.PathLike[str], fmt: str) -> None:
+    """A writer of a format without instance weights (CSV, LIBSVM) says so rather than drop them silently."""
+    from toolkit.errors import warn
+
+    weighted = int(np.count_nonzero(ds.weights != 1.0))
+    if weighted:
+        warn(f"{path}: {fmt} has no instance weights; the weights of {weighted} instance(s) are not written "
+             f"(ARFF keeps them)", stacklevel=3)

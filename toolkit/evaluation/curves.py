@@ -23,6 +23,7 @@ from toolkit.api import FeatureSelectorBase, Predictions, Schema, accepts_argume
 from toolkit.config import LoadOptions
 from toolkit.data.dataset import Dataset
 from toolkit.errors import ParameterError
+from toolkit.evaluation.resampling import check_seed
 from toolkit.plugin_host.registry import ComponentSpec, parse_component
 
 __all__ = ["CurveResult", "vocabulary_curve", "parse_sizes", "DEFAULT_SIZES", "DEFAULT_CURVE_CLASSIFIER"]
@@ -266,8 +267,7 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = ("kl", "dkl", 
         raise ParameterError(f"folds must be a whole number >= 2, not {folds!r}")
     if folds is not None and test is not None:
         raise ParameterError("give either fixed test sets or folds, not both")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ParameterError(f"seed must be a whole number >= 0, not {seed!r}")
+    check_seed(seed)
     items = [datasets] if isinstance(datasets, (Dataset, str, os.PathLike)) else list(datasets)
     items, folder = expand_dataset_args(items)
     options = LoadOptions(class_attribute=class_attribute)

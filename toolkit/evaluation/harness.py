@@ -32,7 +32,7 @@ from toolkit.errors import ParameterError, ToolkitError
 from toolkit.evaluation import experiment
 from toolkit.evaluation.allocator import tune_allocator
 from toolkit.evaluation.dispatch import RepetitionGroups
-from toolkit.evaluation.resampling import Split, random_splits, thesis_split
+from toolkit.evaluation.resampling import Split, check_seed, random_splits, thesis_split
 from toolkit.evaluation.results import RECORD_SCHEMA, Results, ResultsWriter, record_key
 from toolkit.evaluation.workers import die_with_parent
 from toolkit.models.pipeline import Pipeline
@@ -74,9 +74,7 @@ class Protocol:
         if self.inner_folds is not None and (isinstance(self.inner_folds, bool) or not isinstance(self.inner_folds, int)
                                              or self.inner_folds < 2):
             raise ParameterError(f"inner folds must be a whole number >= 2, not {self.inner_folds!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            # numpy's default_rng(seed + r) takes non-negative integers only
-            raise ParameterError(f"seed must be a whole number >= 0, not {self.seed!r}")
+        check_seed(self.seed)
 
     def describe(self) -> dict[str, Any]:
         if self.name == "thesis":

@@ -22,7 +22,7 @@ import numpy as np
 from toolkit.errors import ParameterError
 
 __all__ = ["Split", "ceil_share", "random_splits", "kfold_parts", "thesis_split", "JavaRandom",
-           "weka_randomize", "weka_fold"]
+           "weka_randomize", "weka_fold", "check_seed"]
 
 
 @dataclass(frozen=True)
@@ -183,3 +183,11 @@ def thesis_split(n: int, seed: int = 10, folds: int = 10, fold: int = 9) -> Spli
     fit = np.concatenate([order[weka_fold(n, folds, f)] for f in range(folds) if f not in (fold, val_fold)])
     train = np.concatenate([order[weka_fold(n, folds, f)] for f in range(folds) if f != fold])
     return Split(0, seed, train, test, fit, validation)
+
+
+def check_seed(seed: object) -> None:
+    """A seed of ``default_rng(seed + r)``: numpy takes non-negative whole numbers only."""
+    from toolkit.errors import ParameterError
+
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"seed must be a whole number >= 0, not {seed!r}")

@@ -96,23 +96,17 @@ def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 def file_experiment(path: str | os.PathLike[str], experiments: list[dict[str, Any]],
                     records: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The experiment a file holds: its statement, or (files of toolkit 0.1) what its records say; a
-    legacy file whose records mix protocols is refused."""
-    if experiments:
-        for later in experiments[1:]:   # a resumed run's extension states the same experiment
-            changed = exp.differences(experiments[0], later)
-            if changed:
-                raise ResultsFileError(f"{path} holds more than one experiment ({changed[0]}); results files of "
-                                       f"this toolkit hold one experiment each (were two files joined?)")
-        merged = exp.merge(experiments)
-        assert merged is not None
+    """The experiment a file holds: its statement, or (files of toolkit 0.1) what its first record says;
+    a file whose records belong to more than one experiment is refused."""
+    for later in experiments[1:]:   # a resumed run's extension states the same experiment
+        changed = exp.differences(experiments[0], later)
+        if changed:
+            raise ResultsFileError(f"{path} holds more than one experiment ({changed[0]}); results files of "
+                                   f"this toolkit hold one experiment each (were two files joined?)")
+    merged = exp.merge(experiments) if experiments else exp.from_records(records)
+    if merged is not None:
         _check_records_belong(path, merged, records)
-        return merged
-    protocols = {json.dumps(r.get("protocol"), sort_keys=True) for r in records}
-    if len(protocols) > 1:
-        raise ResultsFileError(f"{path}: its records mix {len(protocols)} protocols; results files of this "
-                               f"toolkit hold one experiment each")
-    return exp.from_records(records)
+    return merged
 
 
 def _check_records_belong(path: str | os.PathLike[str], experiment: dict[str, Any],

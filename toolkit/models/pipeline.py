@@ -326,9 +326,10 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
         names = [schema.features.name(int(i)) for i in nominal[:3]]
         raise CapabilityError(f"{name} does not handle nominal attributes ({', '.join(names)}, ...); "
                               f"choose a classifier that does")
-    if not caps.missing and column_kinds:
-        data = X.data if sp.issparse(X) else X
-        if np.isnan(data).any():
+    data = X.data if sp.issparse(X) else np.asarray(X)
+    # one pass for both checks: most data are all finite, and then neither looks further
+    if column_kinds and data.size and not np.isfinite(data).all():
+        if not caps.missing and np.isnan(data).any():
             if sp.issparse(X):
                 cols = np.unique(X.indices[np.isnan(X.data)])
             else:
@@ -336,21 +337,18 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
             names = ", ".join(schema.features.name(int(c)) for c in cols[:3])
             raise CapabilityError(f"{name} does not handle missing values, found in {names}"
                                   f"{', ...' if len(cols) > 3 else ''}; choose a classifier that does")
-    if column_kinds and not getattr(caps, "infinite", False):
-        data = X.data if sp.issparse(X) else np.asarray(X)
-        if data.size and np.isinf(data).any():   # a value of Infinity: every model's sums become inf or NaN
+        if not getattr(caps, "infinite", False) and np.isinf(data).any():
+            # a value of Infinity: every model's sums become inf or NaN
             flat = int(np.flatnonzero(np.isinf(data))[0])
             col = int(X.indices[flat]) if sp.issparse(X) else flat % X.shape[1]
             raise CapabilityError(f"{name} cannot use infinite values; attribute '{schema.features.name(col)}' "
                                   f"holds {data.flat[flat]:g} (replace it with a finite number or ?)")
     if caps.nonnegative and column_kinds:
-        data = X.data if sp.issparse(X) else np.asarray(X)
         if data.size and np.nanmin(data) < 0:
             col = int(X.indices[np.nanargmin(data)]) if sp.issparse(X) else int(np.nanargmin(data) % X.shape[1])
             raise CapabilityError(f"{name} needs non-negative values such as word counts; attribute "
                                   f"'{schema.features.name(col)}' has negative ones")
     if caps.integer and column_kinds and not _allows_fractional(step):
-        data = X.data if sp.issparse(X) else np.asarray(X)
         finite = data[np.isfinite(data)] if data.size else data
         fractional = finite != np.floor(finite)
         if fractional.any():

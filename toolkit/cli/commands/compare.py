@@ -68,9 +68,9 @@ def compare_command(
         held = results.metrics()
         if not metric and not report_metric and "error" not in held and held:
             # a run without error (-m kappa only): its first metric with numbers (not a confusion matrix)
-            first = results.ok()[0]["metrics"]
-            scalar = [m for m in held if isinstance(first.get(m), (int, float)) or first.get(m) is None]
-            shown = (scalar or held)[:1]
+            from toolkit.evaluation.detail import is_dict_metric
+
+            shown = ([m for m in held if not is_dict_metric(results, m)] or held)[:1]
         missing = [m for m in shown if m not in held]
         if missing:
             raise ParameterError(f"metric '{missing[0]}' is not in the results (they hold: {', '.join(held)})")
