@@ -187,6 +187,27 @@ def test_zero_decision_value_goes_to_liblinears_second_label() -> None:
     assert np.argmax(clf.decision_function(np.zeros((1, 2))), axis=1)[0] == ref["labels"][0]
 
 
+@pytest.mark.parametrize("cls, solver", [(LiblinearLR, 0), (LiblinearSVM, 1), (LiblinearSVM, 2)])
+def test_multiclass_exact_ties_go_to_liblinears_first_label_in_every_path(cls, solver, tmp_path) -> None:
+    # no bias and an all-zero row: every decision value is 0; LIBLINEAR takes the first of its labels (the
+    # first to appear in training, here code 2), and so must the argmax that the pipeline and harness take
+    X = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [2, 0, 0], [0, 2, 0], [0, 0, 2.0], [1, 1, 0]])
+    y = np.array([2, 1, 0, 2, 1, 0, 1])
+    Q = np.array([[0.0, 0, 0], [1.0, 0, 0], [0, 0, 3.0]])
+    ref = _direct(X, y, Q, f"-s {solver} -c 1 -q", 0)
+    assert ref["order"][0] == 2 and np.all(ref["values"][0] == 0)
+    clf = cls(B=-1.0, solver=solver).fit(X, y, schema=Schema.numeric(3, ["a", "b", "c"]))
+    assert clf.predict(Q).tolist() == ref["labels"].tolist()
+    assert np.argmax(clf.decision_function(Q), axis=1).tolist() == ref["labels"].tolist()
+    head = "@relation ties\n" + "".join(f"@attribute x{j} numeric\n" for j in range(3))
+    head += "@attribute class {a,b,c}\n@data\n"
+    for name, rows, codes in (("train", X, y), ("test", Q, np.zeros(len(Q), dtype=np.int64))):
+        body = "".join(",".join(map(repr, r.tolist())) + "," + "abc"[k] + "\n" for r, k in zip(rows, codes))
+        (tmp_path / f"{name}.arff").write_text(head + body, encoding="utf-8")
+    fitted = tk.Pipeline(f"{cls._kind}:B=-1,solver={solver}").fit(tk.load_arff(tmp_path / "train.arff"))
+    assert fitted.predict(tk.load_arff(tmp_path / "test.arff")).y_pred.tolist() == ref["labels"].tolist()
+
+
 def test_auto_solver_picks_primal_for_tall_data_and_dual_for_wide() -> None:
     rng = np.random.default_rng(2)
     tall = rng.normal(size=(50, 3))

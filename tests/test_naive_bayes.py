@@ -270,14 +270,17 @@ def test_weka_normal_estimator_corners(name, tmp_path):
     the last running standard deviation above 1e-10, not its default) and squares that overflow (inf - inf
     at the last value), and spreads within rounding noise of the mean, whose digits come from the order in
     which WEKA adds the instances (sorted by the last numeric attribute by its quicksort; spread-1e-12 and
-    constant-large differed by 0.02-0.05 in row order): the probabilities of WEKA 3.6 within 1e-6, the
-    labels equal."""
+    constant-large differed by 0.02-0.05 in row order), also for a constant class with instance weights
+    (weighted-constant: 3e-72 instead of 0.567 in row order); classes that tie exactly in log space, where
+    WEKA's linear product decides (ties-balance: 16 of 625 labels differed in log space, and with replay=True
+    while its prior was exp(log prior)): the probabilities of WEKA 3.6 within 1e-6, the labels equal."""
     case = EDGE["cases"][name]
     (tmp_path / "train.arff").write_text(case["train"], encoding="utf-8")
     (tmp_path / "test.arff").write_text(case["test"], encoding="utf-8")
     train, test = arff.read(tmp_path / "train.arff"), arff.read(tmp_path / "test.arff")
     for replay in (False, True):
-        clf = WekaNaiveBayes(replay=replay).fit(train.X, train.y, schema=Schema.from_dataset(train))
+        clf = WekaNaiveBayes(replay=replay).fit(train.X, train.y, sample_weight=train.weights,
+                                                schema=Schema.from_dataset(train))
         np.testing.assert_allclose(clf.predict_proba(test.X), case["distribution"], atol=1e-6, rtol=0)
         assert clf.predict(test.X).tolist() == case["predicted"]
 
@@ -298,3 +301,54 @@ def test_weka_sort_order_sorts_and_keeps_ties_as_its_quicksort_leaves_them():
     order = weka_instance_order(lambda j: X[:, j], 3, 200)
     last = np.where(np.isnan(X[:, 2]), np.inf, X[:, 2])[order]
     assert np.all(np.diff(last) >= 0) and order[-1] == 5      # sorted by the last column, missing last
+
+
+@pytest.mark.parametrize("name", ["nb-weka", "nb-gaussian", "bma-nb", "liblinear-lr", "liblinear-lr:nominal_encoding=index",
+                                  "cmls"])
+def test_a_nominal_value_outside_its_domain_counts_as_missing(name):
+    """algorithms.md 2.1: an array handed to the API may hold a code that is no value of its nominal attribute
+    (3 or -1 for three values, 1.7); it counts as missing, in fit and in predict, dense and sparse, and the
+    caller's array is left as it was (before: code 3 read the next attribute's table, 99 raised numpy's error)."""
+    import toolkit as tk
+
+    ds = weather()
+    schema = Schema.from_dataset(ds)
+    temperature = [a.name for a in ds.features].index("temperature")
+    comp, _, params = name.partition(":")
+    kwargs = dict(p.split("=") for p in params.split(",")) if params else {}
+    X = np.asarray(ds.X, dtype=float)
+    clf = tk.get_classifier(comp, **kwargs).fit(X, ds.y, schema=schema)
+    score = clf.decision_function
+    missing = X[:3].copy()
+    missing[:, temperature] = np.nan
+    for bad in (3.0, -1.0, 1.7, 99.0, np.inf):
+        query = X[:3].copy()
+        query[:, temperature] = bad
+        kept = query.copy()
+        np.testing.assert_array_equal(score(query), score(missing))
+        np.testing.assert_array_equal(score(sp.csr_matrix(query)), score(sp.csr_matrix(missing)))
+        np.testing.assert_array_equal(query, kept)
+    # in training too: a fit with the code out of its domain is the fit with that value missing
+    train_bad, train_missing = X.copy(), X.copy()
+    train_bad[::3, temperature] = 7.0
+    train_missing[::3, temperature] = np.nan
+    a = tk.get_classifier(comp, **kwargs).fit(train_bad, ds.y, schema=schema)
+    b = tk.get_classifier(comp, **kwargs).fit(train_missing, ds.y, schema=schema)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+
+
+@pytest.mark.parametrize("prior, expected", [("laplace", [2 / 6, 4 / 6]), ("mle", [1 / 4, 3 / 4]),
+                                             ("uniform", [1 / 2, 1 / 2])])
+def test_laplace_0_and_a_value_no_class_has_seen_fall_back_to_the_prior(prior, expected, tmp_path):
+    """algorithms.md 2.1: with l = 0 a value seen in no class scores -inf for every class, and then the prior
+    alone decides (one c0, three c1; the prior's probabilities written out by hand)."""
+    head = "@relation l0\n@attribute a {x,y,z}\n@attribute class {c0,c1}\n@data\n"
+    (tmp_path / "t.arff").write_text(head + "x,c0\ny,c1\ny,c1\ny,c1\n", encoding="utf-8")
+    ds = arff.read(tmp_path / "t.arff")
+    for cls in (WekaNaiveBayes, GaussianNaiveBayes):
+        clf = cls(laplace=0.0, prior=prior).fit(ds.X, ds.y, schema=Schema.from_dataset(ds))
+        query = np.array([[2.0], [0.0]])                  # z: seen in no class; x: seen in c0 only
+        with np.errstate(divide="ignore"):
+            proba = clf.predict_proba(query)
+        np.testing.assert_allclose(proba[0], expected, rtol=1e-12)
+        assert clf.predict(query).tolist() == [int(np.argmax(expected)), 0]

@@ -290,3 +290,65 @@ def test_fast_ranking_paths_equal_a_full_sort(kind):
     rel = relevant[order]
     expected_ap = np.mean(np.cumsum(rel)[rel] / (np.flatnonzero(rel) + 1))
     assert ranked_average_precision(scores, relevant) == pytest.approx(expected_ap, abs=1e-12)
+
+
+def _cli():
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    return CliRunner(), app
+
+
+@pytest.mark.parametrize("options, needle", [
+    (["-c", "nb-bim:alpha=0"], "nb-bim: alpha must be a number > 0"),
+    (["-c", "nb-bim:threshold=-1"], "nb-bim: threshold must be a number >= 0"),
+    (["-c", "nb-bim:threshold=inf"], "nb-bim: threshold must be a number >= 0"),
+    (["-c", "nb-bim:features=x"], "nb-bim: features must be"),
+    (["-c", "nb-bim", "--fs", "kl:k=0"], "kl: k must be positive"),
+    (["-c", "nb-bim", "--fs", "kl:variant=foo"], "kl: variant must be"),
+    (["-c", "nb-bim", "--fs", "mi:event_model=foo"], "mi: event_model must be"),
+    (["-c", "nb-bim", "--fs", "bim-threshold:threshold=-1"], "bim-threshold: threshold must be"),
+    (["-c", "nb-bim", "--es", "ots:step=0"], "ots: step must be"),
+    (["-c", "nb-bim", "--es", "ots:patience=0"], "ots: patience must be"),
+    (["-c", "nb-bim", "--es", "ots:init=foo"], "ots: init must be"),
+    (["-c", "nb-bim", "--es", "random-sts:max_size=0"], "random-sts: max_size must be"),
+    (["-c", "nb-bim", "--es", "random-sts:n_negatives=-2"], "random-sts: n_negatives must be"),
+])
+def test_out_of_range_parameters_are_refused_before_the_first_repetition(options, needle, tmp_path):
+    """README: every component and parameter of an experiment is checked before its first repetition: a value
+    out of its range is one line and exit 2, and no results file is started (before: an error inside
+    repetition 0, exit 1)."""
+    runner, app = _cli()
+    out = tmp_path / "r.jsonl"
+    result = runner.invoke(app, ["evaluate", "iris", "-p", "Iris-setosa", "--runs", "1", "-o", str(out), *options])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and needle in lines[0], result.stderr
+    assert not out.exists()
+
+
+def test_ots_trace_refuses_another_selector_and_a_class_without_documents(tmp_path):
+    runner, app = _cli()
+    other = runner.invoke(app, ["ots-trace", "iris", "-p", "Iris-setosa", "--es", "random-sts"])
+    assert other.exit_code == 2 and "give ots[:k=v,...], not 'random-sts'" in other.stderr
+    assert "Traceback" not in other.stderr and len(other.stderr.strip().splitlines()) == 1
+    binary = runner.invoke(app, ["ots-trace", "vote", "--es", "random-sts:n_negatives=5"])
+    assert binary.exit_code == 2 and "not 'random-sts'" in binary.stderr
+    head = "@relation nopos\n@attribute a numeric\n@attribute b numeric\n@attribute class {x,y,z}\n@data\n"
+    (tmp_path / "nopos.arff").write_text(head + "".join(f"{i},{i % 3},{'xy'[i % 2]}\n" for i in range(20)))
+    absent = runner.invoke(app, ["ots-trace", str(tmp_path / "nopos.arff"), "-p", "z"])
+    assert absent.exit_code == 2 and "class 'z' has no document in nopos" in absent.stderr
+
+
+def test_bim_threshold_without_schema_leaves_unlabelled_rows_out():
+    from toolkit.plugins.ots.bim_threshold import BIMThresholdSelector
+
+    rng = np.random.default_rng(5)
+    X = (rng.random((60, 12)) < 0.3).astype(float)
+    y = (rng.random(60) < 0.4).astype(float)
+    with_nan = y.copy()
+    with_nan[::7] = np.nan
+    a = BIMThresholdSelector(threshold=0.5).fit(X, with_nan)
+    b = BIMThresholdSelector(threshold=0.5).fit(X[~np.isnan(with_nan)], y[~np.isnan(with_nan)])
+    np.testing.assert_array_equal(a.weights_, b.weights_)
+    np.testing.assert_array_equal(a.support_, b.support_)

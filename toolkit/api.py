@@ -788,6 +788,7 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
         if not keep.all():
             X = X[keep]
             w = w[keep]
+        X = _nominal_in_domain(X, self.schema_)
         if X.shape[0] == 0 and not allow_empty:   # a shard may be empty (shard_statistics allows it)
             raise CapabilityError(f"{type(self).__name__}: no training instance with a known class")
         self.n_features_in_ = int(X.shape[1])
@@ -800,7 +801,8 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
         if X.shape[1] != self.n_features_in_:
             raise CapabilityError(f"{type(self).__name__} was fitted on {self.n_features_in_} features, "
                                   f"X has {X.shape[1]}")
-        return X
+        schema = getattr(self, "schema_", None)
+        return X if schema is None else _nominal_in_domain(X, schema)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores (n, K), larger meaning more likely; by default the log-probabilities."""
@@ -812,6 +814,44 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
     def predict(self, X: Any) -> np.ndarray:
         scores = self.decision_function(X)
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+def _nominal_in_domain(X: Any, schema: Schema) -> Any:
+    """``X`` with every nominal value outside its attribute's declared domain (a code that is not a whole
+    number in 0..J-1) as missing (algorithms.md 2.1: it counts as missing); the caller's array is never
+    changed (a copy, only when some value is out). Data read from a file is always in the domain; this
+    guards arrays handed to the API, where such a code would otherwise index another attribute's table."""
+    n_values = schema.n_values
+    nominal = np.flatnonzero(schema.nominal_mask)
+    if len(nominal) == 0 or X.shape[0] == 0:
+        return X
+    if sp.issparse(X):
+        X = X.tocsr()
+        J = np.zeros(X.shape[1])
+        J[nominal] = n_values[nominal]
+        is_nominal = np.zeros(X.shape[1], dtype=bool)
+        is_nominal[nominal] = True
+        v, c = X.data, X.indices
+        with np.errstate(invalid="ignore"):
+            out = is_nominal[c] & ~np.isnan(v) & ((v < 0) | (v >= J[c]) | (v != np.floor(v)))
+        if not out.any():
+            return X
+        X = X.copy()
+        X.data = X.data.astype(np.float64, copy=False)
+        X.data[out] = np.nan
+        return X
+    X = np.asarray(X)
+    codes = X[:, nominal]
+    J = n_values[nominal].astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        out = ~np.isnan(codes) & ((codes < 0) | (codes >= J) | (codes != np.floor(codes)))
+    if not out.any():
+        return X
+    X = np.array(X, dtype=np.float64)
+    codes = X[:, nominal]
+    codes[out] = np.nan
+    X[:, nominal] = codes
+    return X
 
 
 class ProbabilisticClassifier(ClassifierBase):

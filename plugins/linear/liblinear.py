@@ -224,6 +224,16 @@ class LiblinearClassifier(ClassifierBase):
             out[:, labels[1]] = -f
         else:
             out[:, labels] = dec
+            # LIBLINEAR takes the first maximum in its label order; where that is not the lowest class code
+            # among the tied ones, the others are lowered by the least step so that the argmax agrees
+            top = dec.max(axis=1)
+            at_top = dec == top[:, None]
+            tied = np.flatnonzero(at_top.sum(axis=1) > 1)
+            if len(tied):
+                lower = at_top[tied]
+                lower[np.arange(len(tied)), np.argmax(lower, axis=1)] = False   # LIBLINEAR's choice stays
+                r, j = np.nonzero(lower)
+                out[tied[r], labels[j]] = np.nextafter(top[tied[r]], -np.inf)
         return out
 
     def predict(self, X: Any) -> np.ndarray:

@@ -184,9 +184,34 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
         if self.replay:
-            return self._replay(X)
-        if sp.issparse(X):
-            return self._sparse_jll(X)
+            jll = self._replay(X)
+        else:
+            jll = self._sparse_jll(X) if sp.issparse(X) else self._dense_jll(X)
+            if self.variant == "weka":
+                jll = self._replay_ties(X, jll)
+        # algorithms.md 2.1: a class scored -inf loses; when every class is (laplace 0, a value unseen in
+        # every class), the prior alone decides
+        impossible = np.all(jll == -np.inf, axis=1)
+        if impossible.any():
+            jll[impossible] = self.class_log_prior_
+        return jll
+
+    def _replay_ties(self, X: Any, jll: np.ndarray) -> np.ndarray:
+        """WEKA multiplies in linear space, attribute by attribute, and its argmax takes the first maximum:
+        where two classes tie in log space (nominal data ties exactly), the last bits of that product decide
+        which one WEKA predicts. Rows whose two best scores are that close are replayed."""
+        if jll.shape[1] < 2 or jll.shape[0] == 0:
+            return jll
+        top = np.partition(jll, -2, axis=1)
+        best, second = top[:, -1], top[:, -2]
+        with np.errstate(invalid="ignore"):
+            close = np.isfinite(best) & (best - second <= 1e-9 * (1.0 + np.abs(best)))
+        rows = np.flatnonzero(close)
+        if len(rows):
+            jll[rows] = self._replay(X[rows])
+        return jll
+
+    def _dense_jll(self, X: np.ndarray) -> np.ndarray:
         n = X.shape[0]
         jll = np.tile(self.class_log_prior_, (n, 1))
         if len(self.nominal_columns_):
@@ -310,7 +335,11 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
         n, F = X.shape
         K = len(self.classes_)
         out = np.empty((n, K))
-        prior = np.exp(self.class_log_prior_)
+        # WEKA's class estimator: (n_c + 1) / (n + K), a division in linear space (exp of the log prior can
+        # differ from it in the last bit, which decides ties)
+        counts, total = self.class_count_, self.class_count_.sum()
+        prior = {"laplace": (counts + 1.0) / (total + K), "mle": counts / total if total > 0 else np.zeros(K),
+                 "uniform": np.full(K, 1.0 / K)}[self._check_params()]
         # WEKA: DiscreteEstimator probability as count / sum, computed in linear space
         nom_pos = {int(c): i for i, c in enumerate(self.nominal_columns_)}
         num_pos = {int(c): i for i, c in enumerate(self.numeric_columns_)}
@@ -338,8 +367,9 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
                 peak = probs.max(axis=1)
                 rescale = present & (peak > 0) & (peak < MIN_PROB)
                 probs[rescale] *= 1e75
-            with np.errstate(divide="ignore"):
+            with np.errstate(divide="ignore", invalid="ignore"):
                 out[rows] = np.log(probs / probs.sum(axis=1, keepdims=True))
+        out[np.isnan(out).any(axis=1)] = -np.inf   # nothing possible: the caller falls back to the prior
         return out
 
 

@@ -504,7 +504,8 @@ def _replay_failing_cells(stats: NormalStats, block: Callable[[np.ndarray, np.nd
     which the column is constant, where rounding noise of an earlier step may have passed it; and a spread
     within rounding noise of its mean (1e-12 at 0.1) takes its digits from the order of the additions. For
     those cells only, the running sums are replayed (a loop over classes, vectorised over the cells'
-    columns): in row order for constant cells (any order gives the same sums), else in the order WEKA adds
+    columns): in row order for constant cells of unit weights (any order gives the same sums), else in the
+    order WEKA adds
     the instances (:func:`weka_instance_order`, found only then: a Python quicksort). Cells whose values
     are all 0 (sum of squares 0: every candidate is 0) are skipped, which keeps sparse data's empty columns
     out of it."""
@@ -537,8 +538,8 @@ def _replay_failing_cells(stats: NormalStats, block: Callable[[np.ndarray, np.nd
             values, present = block(rows, cols)
             spread = (np.where(present, values, -np.inf).max(axis=0)
                       - np.where(present, values, np.inf).min(axis=0))
-            if (spread > 0).any() and ordered:
-                # a cell that is not constant: the order of its additions decides its digits
+            if ((spread > 0).any() or not unit[k]) and ordered:
+                # a cell that is not constant, or weighted: the order of its additions decides its digits
                 if not order_of_rows:
                     order_of_rows.append(weka_order())  # type: ignore[misc]
                 rows = order_of_rows[0][y[order_of_rows[0]] == k]

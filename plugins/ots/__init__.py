@@ -83,6 +83,8 @@ def register_commands(app):  # type: ignore[no-untyped-def]
         searches sharing one loaded corpus and its column index."""
         import json
 
+        import numpy as np
+
         from toolkit import LoadOptions, Pipeline, load_dataset
         from toolkit.cli import class_attribute as class_value
         from toolkit.cli import err
@@ -98,6 +100,9 @@ def register_commands(app):  # type: ignore[no-untyped-def]
         ds = load_dataset(dataset, LoadOptions(class_attribute=class_value(class_attribute)))
         labels = list(ds.require_nominal_class())
         step = Pipeline("nb-bim", example_selector=selector, tune=False).example_selector
+        if step.name != "ots":
+            raise typer.BadParameter(f"ots-trace traces the OTS search: give ots[:k=v,...], not '{step.name}'",
+                                     param_hint="--es")
         traces = {}
         if positive or positive_below:
             classes = list(dict.fromkeys(positive))
@@ -105,8 +110,13 @@ def register_commands(app):  # type: ignore[no-untyped-def]
                 classes += [c for c in ds.rare_classes(positive_below) if c not in classes]
             if not classes:
                 raise typer.BadParameter("no class has a share below --positive-below", param_hint="--positive-below")
+            codes = np.asarray(ds.y, dtype=np.float64)
+            counts = np.bincount(codes[codes >= 0].astype(np.int64), minlength=len(labels))
             for c in classes:
                 ds.one_vs_rest(c)  # a clear error for a class that is not a value
+                if counts[labels.index(c)] == 0:
+                    raise typer.BadParameter(f"class '{c}' has no document in {ds.name}: the OTS starts from the "
+                                             f"positives", param_hint="--positive")
             chosen = step.build({}, 0)
             if spec is not None:
                 from toolkit.plugins.ots.cluster import search_terms_on_cluster

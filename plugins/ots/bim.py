@@ -204,7 +204,7 @@ def resolve_threshold(threshold: Any, who: str) -> float | str:
         value = float(threshold)
     except (TypeError, ValueError):
         value = float("nan")
-    if not value >= 0:
+    if not (value >= 0 and np.isfinite(value)):
         raise ParameterError(f"{who}: threshold must be a number >= 0 or 'loo', not {threshold!r}")
     return value
 

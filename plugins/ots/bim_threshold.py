@@ -30,6 +30,12 @@ class BIMThresholdSelector(FeatureSelectorBase):
         self.alpha = alpha
         self.features = features
 
+    def _check_params(self) -> None:
+        """Ranges and choices, checked before any data (toolkit.api.validate_component)."""
+        check_alpha(self.alpha)
+        resolve_threshold(self.threshold, "bim-threshold")
+        check_features(self.features, "bim-threshold")
+
     def fit(self, X: Any, y: Any, schema: Schema | None = None) -> BIMThresholdSelector:
         alpha = check_alpha(self.alpha)
         threshold = resolve_threshold(self.threshold, "bim-threshold")
@@ -39,9 +45,13 @@ class BIMThresholdSelector(FeatureSelectorBase):
         if schema is not None:
             codes = np.where(np.isnan(y.astype(np.float64)), -1, y).astype(np.int64)
             n_classes = len(schema.classes)
-        else:
-            labels = np.unique(y)
-            codes = np.searchsorted(labels, y)
+        else:   # unlabelled rows (NaN, None) are left out, as in a fit with a schema (algorithms.md 0.2)
+            known = (~np.isnan(y) if y.dtype.kind == "f" else
+                     np.array([v is not None and v == v for v in y], dtype=bool) if y.dtype == object
+                     else np.ones(len(y), dtype=bool))
+            labels = np.unique(y[known])
+            codes = np.full(len(y), -1, dtype=np.int64)
+            codes[known] = np.searchsorted(labels, y[known])
             n_classes = len(labels)
         positive, negative = binary_codes(codes, n_classes, "bim-threshold")
         B = presence(X)

@@ -56,6 +56,12 @@ class BIMNaiveBayes(ProbabilisticClassifier):
         self.threshold = threshold
         self.features = features
 
+    def _check_params(self) -> None:
+        """Ranges and choices, checked before any data (toolkit.api.validate_component)."""
+        check_alpha(self.alpha)
+        resolve_threshold(self.threshold, "nb-bim")
+        check_features(self.features, "nb-bim")
+
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> BIMNaiveBayes:
         self._apply_params(self._fit_statistics(X, y, sample_weight, schema))
         return self

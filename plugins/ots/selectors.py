@@ -13,7 +13,7 @@ from toolkit.api import ExampleSelectorBase
 from toolkit.errors import CapabilityError, ParameterError
 
 from toolkit.plugins.ots.bim import check_alpha, check_features, presence, resolve_threshold
-from toolkit.plugins.ots.search import OTSResult, optimal_training_set
+from toolkit.plugins.ots.search import OTSResult, _check_stops, optimal_training_set, task_spec
 
 __all__ = ["OTSSelector", "RandomSTSSelector"]
 
@@ -83,6 +83,23 @@ class _OTSParams(ExampleSelectorBase):
         self.patience = patience
         self.max_size = max_size
         self.positive = positive
+
+    _who = "ots"
+
+    def _check_params(self) -> None:
+        """Every parameter's range and choice, checked before any data (toolkit.api.validate_component):
+        the search's own checks (``task_spec`` with one positive stands for any number of them)."""
+        params = self._ots_params(self._who)
+        try:
+            task_spec(1, alpha=params["alpha"], threshold=params["threshold"], step=params["step"],
+                      init=params["init"], scorer=params["scorer"], evaluate=params["evaluate"],
+                      features=params["features"])
+            _check_stops(params["patience"], params["max_size"])
+        except ParameterError as exc:
+            text = str(exc)
+            raise ParameterError(text if text.startswith(self._who) else f"{self._who}: {text}") from None
+        if isinstance(self.positive, bool) or not isinstance(self.positive, (int, np.integer)) or self.positive < 0:
+            raise ParameterError(f"{self._who}: positive must be a class code >= 0, not {self.positive!r}")
 
     def _ots_params(self, who: str) -> dict[str, Any]:
         threshold = resolve_threshold(self.threshold, who)
@@ -158,6 +175,15 @@ class RandomSTSSelector(_OTSParams):
                          max_size=max_size, evaluate=evaluate, features=features, positive=positive)
         self.n_negatives = n_negatives
         self.random_state = random_state
+
+    _who = "random-sts"
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        n = self.n_negatives
+        if n is not None and (isinstance(n, bool) or not isinstance(n, (int, float, np.integer, np.floating))
+                              or int(n) != n or n < 0):
+            raise ParameterError(f"random-sts: n_negatives must be a whole number >= 0, not {n!r}")
 
     def select(self, X: Any, y: Any, random_state: int | None = None) -> np.ndarray:
         pos, neg = _masks(y, self.positive, "random-sts")

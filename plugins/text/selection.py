@@ -188,6 +188,10 @@ class _TextSelector(FeatureSelectorBase):
             return int(k)
         return k
 
+    def _check_params(self) -> None:
+        """k's range (and the variant's choices), checked before any data (toolkit.api.validate_component)."""
+        _check_k(self._name, self.k)
+
     def fit(self, X: Any, y: Any, schema: Schema | None = None) -> _TextSelector:
         _check_k(self._name, self.k)
         y = np.asarray(y)
@@ -223,6 +227,11 @@ class KLSelector(_TextSelector):
         self.k = k
         self.variant = variant
         self.allow_fractional = allow_fractional
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if self.variant not in ("approx", "exact"):
+            raise ParameterError(f"kl: variant must be 'approx' or 'exact', not '{self.variant}'")
 
     def _scores(self, stats: TextStatistics) -> np.ndarray:
         if self.variant == "approx":
@@ -263,6 +272,11 @@ class MISelector(_TextSelector):
         self.k = k
         self.event_model = event_model
         self.allow_fractional = allow_fractional
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if self.event_model not in ("document", "token"):
+            raise ParameterError(f"mi: event_model must be 'document' or 'token', not '{self.event_model}'")
 
     def _scores(self, stats: TextStatistics) -> np.ndarray:
         return mutual_information(stats, self.event_model)

@@ -47,6 +47,19 @@ def cases() -> dict[str, tuple[str, str]]:
              (5e300, 2.1, "k2"), (-2e300, 2.2, "k2"), (6e300, 2.3, "k2")]
     test = [(2e300, 0.9, "k0"), (1e300, 0.7, "k1"), (3e300, 0.2, "k0"), (-1e300, 2.2, "k2")]
     out["overflow"] = (_arff("overflow", train), _arff("overflow", test))
+    # exact ties in log space: the balance-scale construction (four weights and distances 1-5, the class says
+    # which side the balance tips to), trained and tested on all 625 rows; the tied classes' linear products
+    # differ in the last bit, which decides WEKA's label
+    head = "@relation ties\n" + "".join(f"@attribute {a} {{1,2,3,4,5}}\n" for a in ("lw", "ld", "rw", "rd"))
+    head += "@attribute class {L,B,R}\n@data\n"
+    rows = "".join(f"{a},{b},{c},{d},{'L' if a * b > c * d else 'B' if a * b == c * d else 'R'}\n"
+                   for a in range(1, 6) for b in range(1, 6) for c in range(1, 6) for d in range(1, 6))
+    out["ties-balance"] = (head + rows, head + rows)
+    # a class constant at 5 with instance weights: its running sums depend on the order of the additions
+    head = "@relation weighted-constant\n@attribute x numeric\n@attribute class {a,b}\n@data\n"
+    train = "5.0,a,{2.0}\n5.0,a,{1.0}\n5.0,a,{3.25}\n4.999999999887278,b\n5.000000000102151,b\n4.9999999998,b\n"
+    test = "5.0000000003,a\n5.0,a\n4.9999999999,b\n5.0000000001,a\n"
+    out["weighted-constant"] = (head + train, head + test)
     return out
 
 
@@ -64,7 +77,8 @@ def main() -> None:
         for name, (train, test) in made.items():
             (work / f"{name}-train.arff").write_text(train, encoding="utf-8")
             (work / f"{name}-test.arff").write_text(test, encoding="utf-8")
-            jobs.append(f"2\t{work / f'{name}-train.arff'}\t{work / f'{name}-test.arff'}\t{work / f'{name}.out'}")
+            class_index = train.split("@data")[0].count("@attribute") - 1
+            jobs.append(f"{class_index}\t{work / f'{name}-train.arff'}\t{work / f'{name}-test.arff'}\t{work / f'{name}.out'}")
         (work / "jobs.tsv").write_text("\n".join(jobs) + "\n", encoding="utf-8")
         subprocess.run(["java", "-cp", f"{args.weka_jar}:{tmp}", "NBDump", str(work / "jobs.tsv")], check=True)
         for name, (train, test) in made.items():
