@@ -306,3 +306,52 @@ def test_libsvm_reads_in_chunks_of_lines_with_the_file_line_numbers(tmp_path, mo
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(DatasetError, match=r"c\.libsvm:81: value 'x"):
         svmlight.read_libsvm(path)
+
+
+@pytest.mark.parametrize("declared, value, why", [
+    ("{' lead',ok}", "' lead'", "its surrounding spaces are dropped"),
+    ("{'?',ok}", "'?'", "it reads back as a missing value"),
+    ("{'',ok}", "''", "it reads back as a missing value"),
+    ("string", "'?'", "it reads back as a missing value"),
+])
+def test_csv_refuses_a_value_it_would_read_back_as_another(declared, value, why, tmp_path):
+    """CSV (like WEKA's CSVLoader) reads '?' and an empty cell as missing, quoted or not, and strips a nominal
+    value's spaces: ARFF -> CSV -> ARFF turned such values into missing ones or other values without a word.
+    The writer refuses them, naming the attribute and the value, and writes nothing."""
+    src = tmp_path / "v.arff"
+    src.write_text(f"@relation v\n@attribute a {declared}\n@attribute class {{yes,no}}\n@data\n{value},yes\nok,no\n",
+                   encoding="utf-8")
+    out = tmp_path / "v.csv"
+    result = CliRunner().invoke(app, ["convert", str(src), str(out)])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.stderr
+    assert f"attribute 'a' has the value {value.strip(chr(39))!r}" in lines[0] and why in lines[0]
+    assert not out.exists()
+    # a string's inner and surrounding spaces are kept (read back with --string), so they are written
+    src.write_text("@relation v\n@attribute a string\n@attribute class {yes,no}\n@data\n' pad ',yes\nok,no\n",
+                   encoding="utf-8")
+    assert CliRunner().invoke(app, ["convert", str(src), str(out)]).exit_code == 0
+    back = tmp_path / "back.arff"
+    assert CliRunner().invoke(app, ["convert", str(out), str(back), "--string", "a"]).exit_code == 0
+    ds = arff.read(back)
+    assert [ds.string_value(0, c) for c in ds.X[:, 0]] == [" pad ", "ok"]
+
+
+def test_written_files_get_the_mode_of_any_new_file(tmp_path):
+    """ARFF and model files are written to a temporary file and renamed; mkstemp made them 0600 whatever the
+    umask (CSV, LIBSVM and results files were 0644): now the mode any new file gets, or the replaced file's."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        for args in (["convert", "iris", str(tmp_path / "i.arff")], ["convert", "iris", str(tmp_path / "i.arff.gz")],
+                     ["train", "iris", "-c", "nb-weka", "-o", str(tmp_path / "m.tkm"), "-q"]):
+            assert CliRunner().invoke(app, args).exit_code == 0
+        for name in ("i.arff", "i.arff.gz", "m.tkm"):
+            assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o644, name
+        os.chmod(tmp_path / "i.arff", 0o640)
+        assert CliRunner().invoke(app, ["convert", "vote", str(tmp_path / "i.arff")]).exit_code == 0
+        assert stat.S_IMODE(os.stat(tmp_path / "i.arff").st_mode) == 0o640
+    finally:
+        os.umask(old)

@@ -452,3 +452,120 @@ def test_resume_leaves_a_file_that_is_not_a_results_file_untouched(tmp_path):
     result = runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-weka", "-r", "2", "--out", str(notes), "--resume"])
     assert result.exit_code == 2 and "is this a toolkit results file?" in result.stderr
     assert notes.read_bytes() == before
+
+
+def test_resume_and_compare_refuse_another_class_attribute_or_another_grid(tmp_path):
+    """An experiment's datasets are known by their class attribute too, and its pipelines by their grid and
+    tuning: --resume with another --class ran nothing ('3 of 3 already done') and showed the other task's
+    table; another grid or --no-tune ran the new records beside the old under one name and averaged both;
+    compare pooled files of either kind."""
+    def run(*args):
+        return runner.invoke(app, ["evaluate", "vote", "--runs", "2", "-q", *args])
+
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert run("-c", "bma-nb", "--out", str(first)).exit_code == 0
+    before = first.read_bytes()
+    for extra, needle in ((["--class", "1"], "dataset 'vote': class attribute 'Class' -> 'handicapped-infants'"),
+                          (["-c", "bma-nb:H=0.5|3.0"], "pipeline 'bma-nb': bma-nb grid H=0.5|0.6"),
+                          (["-c", "bma-nb", "--no-tune"], "pipeline 'bma-nb': tuning on -> off")):
+        args = extra if extra[0] == "-c" else ["-c", "bma-nb", *extra]
+        result = run(*args, "--out", str(first), "--resume")
+        _one_line_error(result, needle)
+        assert first.read_bytes() == before
+    assert run("-c", "bma-nb", "--class", "1", "--out", str(second)).exit_code == 0
+    result = runner.invoke(app, ["compare", str(first), str(second)])
+    _one_line_error(result, "class attribute 'Class' -> 'handicapped-infants'")
+    # the same experiment resumes as before
+    again = run("-c", "bma-nb", "--out", str(first), "--resume")
+    assert again.exit_code == 0 and first.read_bytes() == before
+
+
+DAMAGE = {  # one field of the second record, as a hand-edited or foreign file might hold it
+    "no dataset": (lambda r: r.pop("dataset"), "'dataset' must be an object with a name"),
+    "dataset as a string": (lambda r: r.__setitem__("dataset", "vote"), "'dataset' must be an object"),
+    "pipeline null": (lambda r: r.__setitem__("pipeline", None), "'pipeline' must be an object with a name"),
+    "no metrics": (lambda r: r.pop("metrics"), "'metrics' must be an object"),
+    "metric a string": (lambda r: r["metrics"].__setitem__("error", "abc"), "metric 'error' must be a number"),
+    "error infinite": (lambda r: r["metrics"].__setitem__("error", float("inf")), "metric 'error' must be in [0, 1]"),
+    "repetition a string": (lambda r: r.__setitem__("repetition", "x"), "'repetition' must be a whole number"),
+    "chosen_params a string": (lambda r: r.__setitem__("chosen_params", "x"), "'chosen_params' must be an object"),
+    "predictions of two lengths": (lambda r: r["predictions"]["y_pred"].pop(), "'predictions' lists of different"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGE))
+def test_a_damaged_record_is_one_error_line_naming_the_file_and_line(case, tmp_path):
+    """compare and report read results files written by hand or by other tools too: a record whose fields are
+    JSON but not of the types the toolkit writes gave a traceback (KeyError, AttributeError, OverflowError)."""
+    good = tmp_path / "good.jsonl"
+    assert runner.invoke(app, ["evaluate", "vote", "-c", "nb-weka", "--runs", "2", "-q", "--out", str(good)]).exit_code == 0
+    lines = good.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[2])
+    change, needle = DAMAGE[case]
+    change(record)
+    lines[2] = json.dumps(record)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for command in (["compare", str(bad)], ["report", str(bad), "-o", str(tmp_path / "r.html")]):
+        _one_line_error(runner.invoke(app, command), f"{bad}:3: a damaged toolkit.result/1 record: {needle}")
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_killed_worker_is_one_error_line_and_resume_finishes(tmp_path):
+    """kill -9 of a --jobs worker (what the kernel's out-of-memory killer does) gave a 93-line
+    BrokenProcessPool traceback; now one line that says what was kept, and --resume finishes the run."""
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "slow.py").write_text(SLOW_PLUGIN)
+    out = tmp_path / "run.jsonl"
+    args = [sys.executable, "-m", "toolkit", "--plugins-dir", str(plugins), "evaluate", str(TINY), "-c", "slow-uniform",
+            "--runs", "12", "--jobs", "2", "--out", str(out), "-q"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    workers: list[int] = []
+    while time.time() < deadline and not workers:
+        if out.exists() and len(out.read_text().splitlines()) >= 3:   # the experiment and 2 records
+            workers = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(p) == proc.pid
+                       and b"resource_tracker" not in (p / "cmdline").read_bytes()]   # the forked workers only
+        time.sleep(0.05)
+    assert workers, "no worker process found"
+    os.kill(workers[0], signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=120)
+    lines = stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1, stderr
+    assert "a worker process of --jobs 2 died" in lines[0] and "--resume" in lines[0] and "Traceback" not in stderr
+    resumed = subprocess.run(args + ["--resume"], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    keys = [r["key"] for r in read_records(out)]
+    assert len(keys) == len(set(keys)) == 12
+
+
+def _parent(proc_dir: Path) -> int:
+    try:
+        return int((proc_dir / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def test_splits_are_made_when_a_repetition_asks_for_them():
+    """--runs 2000000 built every split's index arrays before the first repetition (2.7 GB, no record
+    written after 30 s): the checks before a run now make one split, and a task its own when it runs.
+    The splits are those of algorithms.md 5.1.2 computed here from its sentence."""
+    import tracemalloc
+
+    from toolkit.evaluation.harness import check_experiment
+    from toolkit.models.pipeline import Pipeline
+
+    ds = toolkit.load_arff("iris")
+    tracemalloc.start()
+    splits = check_experiment([ds], [Pipeline("nb-weka")], Protocol(repetitions=10_000_000), [])[0]
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(splits) == 10_000_000 and peak < 20_000_000, peak
+    for r in (0, 1, 9_999_999, 123_456):
+        perm = np.random.default_rng(1 + r).permutation(150)
+        split = splits[r]
+        assert split.repetition == r and split.seed == 1 + r
+        np.testing.assert_array_equal(split.test, perm[:15])
+        np.testing.assert_array_equal(split.validation, perm[15:29])   # ceil(135 * 0.1) = 14
+        np.testing.assert_array_equal(split.fit, perm[29:])

@@ -389,3 +389,41 @@ def test_without_fallback_bad_options_and_missing_scikit_learn(monkeypatch) -> N
     with pytest.raises(CapabilityError, match=r"arff-toolkit\[sklearn\]"):
         LiblinearSVM(dual_fallback=False).fit(X, y)
     assert LiblinearSVM().fit(X, y).predict(X).shape == (4,)  # the default path needs no scikit-learn
+
+
+def test_ctrl_c_during_training_is_raised_when_training_returns(monkeypatch) -> None:
+    """LIBLINEAR's quiet mode prints through a ctypes callback, and a KeyboardInterrupt raised inside a ctypes
+    callback is lost ('Exception ignored on calling ctypes callback'): a Ctrl-C during training let the run go
+    on to its end with exit 0. Here the training calls back into Python (libc's qsort with a Python
+    comparison, as LIBLINEAR calls its print function) after SIGINT came."""
+    import signal
+
+    import liblinear.liblinearutil as util
+
+    from toolkit.plugins.linear import liblinear as plugin
+
+    real_train = util.train
+
+    def ctrl_c_in_a_callback(a, b):   # SIGINT comes while C code runs a Python callback
+        signal.raise_signal(signal.SIGINT)
+        return 0
+
+    compare = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)(ctrl_c_in_a_callback)
+
+    def interrupted_train(prob, param):
+        items = (ctypes.c_int * 2)()
+        ctypes.CDLL(None).qsort(items, 2, ctypes.sizeof(ctypes.c_int), compare)
+        return real_train(prob, param)
+
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]])
+    y = np.array([1, 0, 1, 0])
+    with monkeypatch.context() as mp:
+        mp.setattr(util, "train", interrupted_train)
+        with pytest.raises(KeyboardInterrupt):
+            LiblinearLR().fit(X, y)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # and the callback that swallows it, without the guard: the exception is lost
+    with monkeypatch.context() as mp:
+        mp.setattr(util, "train", interrupted_train)
+        mp.setattr(plugin, "keeping_interrupts", lambda call: call())
+        LiblinearLR().fit(X, y)   # no KeyboardInterrupt: what happened before

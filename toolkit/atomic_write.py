@@ -47,6 +47,21 @@ def _remove_stale(path: str) -> None:
                 pass
 
 
+def _umask() -> int:
+    """The process's umask: read from /proc (Linux), else by setting it and back (a moment in which a file
+    made by another thread would get no mask)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def replaced_atomically(path: str | os.PathLike[str], error: type[ToolkitError]) -> Iterator[str]:
     """Yield a temporary path beside ``path``, unique to this call; when the block succeeds it replaces
@@ -62,6 +77,13 @@ def replaced_atomically(path: str | os.PathLike[str], error: type[ToolkitError])
         raise error(f"{target}: cannot write ({exc.strerror or exc})") from None
     try:
         yield tmp
+        # mkstemp makes the file 0600; the file takes the mode any new file gets here (0644 under umask 022),
+        # or keeps the mode of the file it replaces
+        try:
+            mode = os.stat(target).st_mode & 0o7777
+        except OSError:
+            mode = 0o666 & ~_umask()
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except OSError as exc:
         raise error(f"{target}: cannot write ({exc.strerror or exc})") from None

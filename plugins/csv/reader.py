@@ -170,6 +170,32 @@ def _cell(ds: Dataset, attr: Attribute, column: int | None, value: float, codec:
     raise DatasetError(f"attribute '{attr.name}' is {attr.kind}: CSV has no form for it")
 
 
+def _check_representable(ds: Dataset, feature_of: dict[int, int], path: str | os.PathLike[str]) -> None:
+    """Refuse a value that would read back as something else: the reader (like WEKA's CSVLoader) takes
+    ``?`` and an empty cell for missing, quoted or not, and strips a nominal value's surrounding spaces."""
+    for i, attr in enumerate(ds.attributes):
+        if attr.kind not in ("nominal", "string"):
+            continue
+        if i == ds.class_index:
+            codes = np.asarray(ds.y, dtype=np.float64)
+        else:
+            col = ds.X[:, feature_of[i]]
+            codes = np.asarray(col.toarray() if sp.issparse(col) else col, dtype=np.float64).ravel()
+        used = np.unique(codes[~np.isnan(codes) & (codes >= 0)]).astype(np.int64)
+        if attr.kind == "nominal":
+            values = [attr.values[k] for k in used if k < len(attr.values)]
+        else:
+            table = ds.strings.get(feature_of.get(i, -1), [])
+            values = [table[k] if k < len(table) else "" for k in used]
+        for value in values:
+            why = ("it reads back as a missing value" if value.strip(_WS if attr.kind == "nominal" else "") in _MISSING
+                   else "its surrounding spaces are dropped when read" if attr.kind == "nominal" and value != value.strip(_WS)
+                   else "")
+            if why:
+                raise DatasetError(f"{path}: attribute '{attr.name}' has the value {value!r}, which CSV cannot keep "
+                                   f"({why}); write ARFF, which quotes it")
+
+
 def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
     """Write ``ds`` as CSV with a header row (gzip when the name ends in ``.gz``); ``?`` marks missing."""
     warn_dropped_weights(ds, path, "CSV")
@@ -185,6 +211,7 @@ def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
     for i, a in enumerate(ds.attributes):
         if a.kind == "relational":
             raise DatasetError(f"attribute '{a.name}' is relational: CSV has no form for bags; write ARFF")
+    _check_representable(ds, feature_of, path)
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "wt", encoding="utf-8", newline="") as fh:  # type: ignore[operator]
         out = csv.writer(fh, lineterminator="\n")

@@ -156,16 +156,16 @@ def write_libsvm(ds: Dataset, path: str | os.PathLike[str]) -> None:
     warn_dropped_weights(ds, path, "LIBSVM")
     for a in ds.features:
         if a.kind not in ("numeric", "nominal"):
-            raise DatasetError(f"attribute '{a.name}' is {a.kind}: LIBSVM holds numbers only")
+            raise DatasetError(f"{path}: attribute '{a.name}' is {a.kind}: LIBSVM holds numbers only")
     X = sp.csr_matrix(ds.X, dtype=np.float64)
     if np.isnan(X.data).any():
         col = int(X.indices[np.isnan(X.data)][0])
-        raise DatasetError(f"attribute '{ds.features.name(col)}' has missing values: LIBSVM has none "
+        raise DatasetError(f"{path}: attribute '{ds.features.name(col)}' has missing values: LIBSVM has none "
                            f"(replace them first)")
     if ds.y is None or ds.class_attribute is None or not ds.class_attribute.is_nominal:
-        raise DatasetError("LIBSVM needs a nominal class attribute for its labels")
+        raise DatasetError(f"{path}: LIBSVM needs a nominal class attribute for its labels")
     if (np.asarray(ds.y) < 0).any():
-        raise DatasetError(f"class '{ds.class_attribute.name}' has missing values: LIBSVM has none")
+        raise DatasetError(f"{path}: class '{ds.class_attribute.name}' has missing values: LIBSVM has none")
     labels = list(ds.class_attribute.values)
     label_values, label_ok = parse_numbers(labels) if labels else (np.zeros(0), np.zeros(0, bool))
     numeric = bool(np.all(label_ok))

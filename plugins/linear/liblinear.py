@@ -23,7 +23,9 @@ dual solver has no fallback (the ``sklearn`` extra); see :func:`train_dual_witho
 from __future__ import annotations
 
 import ctypes
+import signal
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -63,6 +65,27 @@ def _srand(seed: int) -> None:
     _LIBC.srand(ctypes.c_uint(int(seed) & 0xFFFFFFFF))
 
 
+def keeping_interrupts(call: Callable[[], Any]) -> Any:
+    """``call()``, with a Ctrl-C that arrives during it raised when it returns. LIBLINEAR's quiet mode prints
+    through a Python callback (ctypes); a KeyboardInterrupt raised inside a ctypes callback is printed as
+    'Exception ignored' and lost, and the run went on to its end. So while training, SIGINT only records
+    that it came (main thread only: elsewhere, and where SIGINT is ignored, ``call`` runs as it is)."""
+    if threading.current_thread() is not threading.main_thread():
+        return call()
+    previous = signal.getsignal(signal.SIGINT)
+    if previous in (signal.SIG_IGN, None):
+        return call()
+    came: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    try:
+        result = call()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if came:
+        raise KeyboardInterrupt
+    return result
+
+
 def liblinear_options(solver: int, C: float, B: float, tol: float | None) -> str:
     """The option string given to LIBLINEAR (``-q`` always; floats written so they round-trip)."""
     opts = f"-s {int(solver)} -c {float(C)!r} -B {float(B)!r}"
@@ -82,7 +105,7 @@ def train_liblinear(Z: sp.csr_matrix, codes: np.ndarray, options: str, seed: int
     param = parameter(options)
     with _SRAND_LOCK:
         _srand(seed)
-        model = train(prob, param)
+        model = keeping_interrupts(lambda: train(prob, param))
     labels = np.array(model.get_labels(), dtype=np.int64)
     nr_class = len(labels)
     nr_w = 1 if nr_class == 2 else nr_class

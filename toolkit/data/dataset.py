@@ -193,8 +193,12 @@ class Dataset:
         if self.attributes != other.attributes or self.class_index != other.class_index:
             for a, b in zip(self.attributes, other.attributes):
                 if a != b:
+                    what = (f"{b.describe()} vs {a.describe()}" if b.describe() != a.describe()
+                            else f"'{b.name}' vs '{a.name}'" if b.name != a.name
+                            else f"values {', '.join(b.values[:6])} vs {', '.join(a.values[:6])}" if b.values != a.values
+                            else f"{b.date_format} vs {a.date_format}")
                     raise DatasetError(f"{other.name}: its header differs from {self.name}'s at attribute "
-                                       f"'{b.name}' ({b.describe()} vs {a.describe()})")
+                                       f"'{b.name}' ({what})")
             raise DatasetError(f"{other.name}: its header differs from {self.name}'s "
                                f"({len(other.attributes)} vs {len(self.attributes)} attributes)")
         X_other = other.X

@@ -26,18 +26,23 @@ _FIELD_NAMES = {"name": "protocol", "repetitions": "runs", "seed": "seed", "test
 
 
 def statement(protocol: Mapping[str, Any], datasets: Iterable[Mapping[str, Any]], pipelines: Sequence[str],
-              metrics: Sequence[str], versions: Mapping[str, Any]) -> dict[str, Any]:
-    """The experiment record of a run (``datasets``: name and sha256 of each)."""
-    return {
+              metrics: Sequence[str], versions: Mapping[str, Any],
+              pipeline_specs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The experiment record of a run (``datasets``: name, sha256 and class attribute of each;
+    ``pipeline_specs``: each pipeline's description, its grid and tuning included)."""
+    out = {
         "schema": EXPERIMENT_SCHEMA,
         "kind": "start",
         "protocol": dict(protocol),
-        "datasets": [{"name": d["name"], "sha256": d["sha256"]} for d in datasets],
+        "datasets": [{k: d[k] for k in ("name", "sha256", "class") if k in d} for d in datasets],
         "pipelines": list(pipelines),
         "metrics": list(metrics),
         "versions": dict(versions),
         "timing": {"created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")},
     }
+    if pipeline_specs is not None:
+        out["pipeline_specs"] = {name: pipeline_specs[name] for name in pipelines}
+    return out
 
 
 def identity(exp: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -57,6 +62,8 @@ def merge(records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
         known = {d["name"] for d in merged["datasets"]}
         merged["datasets"] += [d for d in rec.get("datasets", []) if d["name"] not in known]
         merged["pipelines"] += [p for p in rec.get("pipelines", []) if p not in merged["pipelines"]]
+        if "pipeline_specs" in rec:
+            merged["pipeline_specs"] = {**rec["pipeline_specs"], **(merged.get("pipeline_specs") or {})}
         plugins = dict((merged.get("versions") or {}).get("plugins") or {})
         plugins.update((rec.get("versions") or {}).get("plugins") or {})
         merged["versions"] = {**(merged.get("versions") or {}), "plugins": plugins}
@@ -117,11 +124,32 @@ def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     for dist in sorted(set(pa) & set(pb)):
         if pa[dist] != pb[dist]:
             out.append(f"plugin {dist} {pa[dist]} -> {pb[dist]}")
-    known = {d["name"]: d["sha256"] for d in old.get("datasets", [])}
+    known = {d["name"]: d for d in old.get("datasets", [])}
     for d in new.get("datasets", []):
-        if d["name"] in known and known[d["name"]] != d["sha256"]:
-            out.append(f"dataset '{d['name']}' changed (sha256 {known[d['name']][:12]}... -> {d['sha256'][:12]}...)")
+        was = known.get(d["name"])
+        if was is None:
+            continue
+        if was["sha256"] != d["sha256"]:
+            out.append(f"dataset '{d['name']}' changed (sha256 {was['sha256'][:12]}... -> {d['sha256'][:12]}...)")
+        elif "class" in was and "class" in d and was["class"] != d["class"]:
+            out.append(f"dataset '{d['name']}': class attribute '{was['class']}' -> '{d['class']}'")
+    specs_a, specs_b = old.get("pipeline_specs") or {}, new.get("pipeline_specs") or {}
+    for name in specs_a:
+        if name in specs_b and specs_a[name] != specs_b[name]:
+            out.append(f"pipeline '{name}': {_spec_change(specs_a[name], specs_b[name])}")
     return out
+
+
+def _spec_change(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
+    """What differs between two descriptions of a pipeline of one name (its grid, its tuning)."""
+    if a.get("tune") != b.get("tune"):
+        return f"tuning {'on' if a.get('tune') else 'off'} -> {'on' if b.get('tune') else 'off'}"
+    for role in dict.fromkeys([*a, *b]):
+        sa, sb = a.get(role), b.get(role)
+        if isinstance(sa, Mapping) and isinstance(sb, Mapping) and sa.get("grid") != sb.get("grid"):
+            grid = lambda g: "; ".join(f"{k}={'|'.join(map(str, v))}" for k, v in (g or {}).items()) or "none"  # noqa: E731
+            return f"{sa.get('name', role)} grid {grid(sa.get('grid'))} -> {grid(sb.get('grid'))}"
+    return "another description"
 
 
 def additions(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, list[Any]]:

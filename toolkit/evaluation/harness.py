@@ -21,6 +21,7 @@ import os
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -87,7 +88,7 @@ class Protocol:
             data.pop("test_fraction")
         return data
 
-    def splits(self, ds: Dataset, n_train: int | None = None) -> list[Split]:
+    def splits(self, ds: Dataset, n_train: int | None = None) -> Sequence[Split]:
         n = ds.n_instances
         y = ds.y if self.stratified else None
         if self.name == "thesis":
@@ -108,22 +109,41 @@ class Protocol:
 
 @dataclass
 class Task:
+    """One repetition of one pipeline on one dataset; its split is made when it is asked for (``splits``: the
+    dataset's splits, a sequence that may make them on demand)."""
+
     dataset_index: int
     pipeline_index: int
-    split: Split
+    splits: Sequence[Split]
+    index: int
     key: str
+
+    @property
+    def split(self) -> Split:
+        return self.splits[self.index]
+
+    @property
+    def train_size(self) -> int:
+        size = getattr(self.splits, "train_size", None)
+        return int(size) if size is not None else len(self.split.train)
 
 
 def _largest_first(tasks: Sequence[Task], datasets: Sequence[Dataset]) -> list[Task]:
     """Tasks by decreasing cost estimate (training instances x attributes), stable among equals."""
     def cost(task: Task) -> int:
-        return -len(task.split.train) * max(1, len(datasets[task.dataset_index].attributes))
+        return -task.train_size * max(1, len(datasets[task.dataset_index].attributes))
 
     return sorted(tasks, key=cost)
 
 
 class RunFailed(ToolkitError):
     """A repetition failed while running (its record says why); the run stopped there."""
+
+    exit_code = 1
+
+
+class WorkerDied(ToolkitError):
+    """A worker process of ``--jobs`` was killed (by the user, or by the kernel out of memory)."""
 
     exit_code = 1
 
@@ -359,7 +379,7 @@ def check_experiment(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline],
         pipeline.validate_components()
         pipeline.check_evaluators(list(evaluators))
     _check_dataset_names(datasets)
-    all_splits: list[list[Split]] = []
+    all_splits: list[Sequence[Split]] = []
     for d, ds in enumerate(datasets):
         try:
             all_splits.append(protocol.splits(ds, None if n_trains is None else n_trains[d]))
@@ -443,9 +463,12 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
                 dist, _, version = value.rpartition(" ")
                 plugin_versions[dist] = version
     shas = [ds.sha256 or ds.content_sha256() for ds in prepared]
-    statement = experiment.statement(protocol_desc, [{"name": ds.name, "sha256": sha} for ds, sha in zip(prepared, shas)],
+    classes = [ds.class_attribute.name if ds.class_attribute is not None else None for ds in prepared]
+    statement = experiment.statement(protocol_desc, [{"name": ds.name, "sha256": sha, "class": c}
+                                                     for ds, sha, c in zip(prepared, shas, classes)],
                                      [p.name for p in pipelines], [ev.name for ev in evaluators],
-                                     {**versions, "plugins": plugin_versions})
+                                     {**versions, "plugins": plugin_versions},
+                                     {p.name: p.describe() for p in pipelines})
     _configure_plugins(protocol, jobs, out)
     writer = ResultsWriter(out, resume=resume, experiment=statement)
     records: list[dict[str, Any]] = list(writer.previous)
@@ -453,12 +476,17 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
     n_all = 0
     descriptions = [pipeline.describe() for pipeline in pipelines]
     for d, ds in enumerate(prepared):
+        # a class attribute other than the last is another task on the same file: its records get other keys
+        # (the last one's keys are those of files written before the class was part of the identity)
+        default = ds.class_index is None or ds.class_index == len(ds.attributes) - 1
+        identity = shas[d] if default else f"{shas[d]}|class={classes[d]}"
+        splits = all_splits[d]
         for p in range(len(pipelines)):
-            for split in all_splits[d]:
-                key = record_key(shas[d], descriptions[p], protocol_desc, split.repetition)
+            for r in range(len(splits)):   # a split's repetition is its position (made when its task runs)
+                key = record_key(identity, descriptions[p], protocol_desc, r)
                 n_all += 1
                 if key not in writer.done:
-                    tasks.append(Task(d, p, split, key))
+                    tasks.append(Task(d, p, splits, r, key))
 
     def header(task: Task) -> dict[str, Any]:
         """What a record says of its dataset, pipeline and split (made as its repetition finishes, so
@@ -528,7 +556,13 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
             order = _largest_first(tasks, prepared)
             _STATE.update(datasets=prepared, pipelines=list(pipelines), evaluators=list(evaluators),
                           store_proba=store_proba, tasks=order)
-            _run_on_workers(order, jobs, finish)
+            try:
+                _run_on_workers(order, jobs, finish)
+            except BrokenProcessPool:
+                where = (f"the {done} repetitions finished are in {out}: run the same command with --resume to "
+                         f"finish" if out else "run again (--out F keeps each finished repetition)")
+                raise WorkerDied(f"a worker process of --jobs {jobs} died (killed, or out of memory) after {done} "
+                                 f"of {total} repetitions; {where}") from None
     finally:
         writer.close()
         _STATE.clear()

@@ -13,6 +13,7 @@ Thesis protocol (5.1.3): ``java.util.Random(10)``, WEKA's ``Instances.randomize`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -21,7 +22,7 @@ import numpy as np
 
 from toolkit.errors import ParameterError
 
-__all__ = ["Split", "ceil_share", "random_splits", "kfold_parts", "thesis_split", "JavaRandom",
+__all__ = ["Split", "RandomSplits", "ceil_share", "random_splits", "kfold_parts", "thesis_split", "JavaRandom",
            "weka_randomize", "weka_fold", "check_seed"]
 
 
@@ -103,28 +104,64 @@ def kfold_parts(train: np.ndarray, k: int, y: np.ndarray | None = None) -> list[
     return parts
 
 
+class RandomSplits(Sequence[Split]):
+    """The default protocol's splits as a sequence that makes split r when asked for it (from seed + r),
+    so that a run of many repetitions holds none of them beyond those in use (a run of 2,000,000 repetitions
+    built 2.7 GB of index arrays before its first one). The checks that can fail are done here, once: every
+    split of a protocol has the same sizes."""
+
+    def __init__(self, n: int, repetitions: int, seed: int, test_fraction: float, validation_fraction: float,
+                 y: np.ndarray | None = None, inner_folds: int | None = None):
+        if n < 2:
+            raise ParameterError(f"a dataset needs at least 2 instances for a train/test split, has {n}")
+        if repetitions < 1:
+            raise ParameterError(f"repetitions must be >= 1, not {repetitions}")
+        self.n, self.repetitions, self.seed = int(n), int(repetitions), int(seed)
+        self.test_fraction, self.validation_fraction = test_fraction, validation_fraction
+        self.y, self.inner_folds = y, inner_folds
+        self.n_test = ceil_share(n, test_fraction)
+        if self.n_test >= n:
+            raise ParameterError(f"test fraction {test_fraction} leaves no training data for {n} instances")
+        self._last: tuple[int, Split] | None = None
+        self.make(0)   # what could fail (inner folds, stratification) fails now, before any repetition
+
+    def __len__(self) -> int:
+        return self.repetitions
+
+    def __getitem__(self, r):  # type: ignore[no-untyped-def, override]
+        if isinstance(r, slice):
+            return [self.make(i) for i in range(*r.indices(self.repetitions))]
+        r = int(r)
+        if r < 0:
+            r += self.repetitions
+        if not 0 <= r < self.repetitions:
+            raise IndexError(f"repetition {r} of {self.repetitions}")
+        if self._last is not None and self._last[0] == r:  # a repetition's split is asked for by its task and
+            return self._last[1]                            # by its record's header: made once for both
+        split = self.make(r)
+        self._last = (r, split)
+        return split
+
+    @property
+    def train_size(self) -> int:
+        return self.n - self.n_test
+
+    def make(self, r: int) -> Split:
+        split_seed = self.seed + r
+        perm = np.random.default_rng(split_seed).permutation(self.n)
+        test, train = _split_head(perm, self.n_test, self.y)
+        n_val = ceil_share(len(train), self.validation_fraction)
+        validation, fit = _split_head(train, n_val, self.y) if n_val < len(train) else (train, train)
+        inner = kfold_parts(train, self.inner_folds, self.y) if self.inner_folds else []
+        return Split(r, split_seed, train, test, fit, validation, inner)
+
+
 def random_splits(n: int, repetitions: int = 10, seed: int = 1, test_fraction: float = 0.1,
                   validation_fraction: float = 0.1, y: np.ndarray | None = None,
-                  inner_folds: int | None = None) -> list[Split]:
+                  inner_folds: int | None = None) -> RandomSplits:
     """The default protocol's splits; ``y`` stratifies them, ``inner_folds`` replaces the fixed
-    validation part by k-fold tuning inside the training part."""
-    if n < 2:
-        raise ParameterError(f"a dataset needs at least 2 instances for a train/test split, has {n}")
-    if repetitions < 1:
-        raise ParameterError(f"repetitions must be >= 1, not {repetitions}")
-    splits = []
-    for r in range(repetitions):
-        split_seed = seed + r
-        perm = np.random.default_rng(split_seed).permutation(n)
-        n_test = ceil_share(n, test_fraction)
-        if n_test >= n:
-            raise ParameterError(f"test fraction {test_fraction} leaves no training data for {n} instances")
-        test, train = _split_head(perm, n_test, y)
-        n_val = ceil_share(len(train), validation_fraction)
-        validation, fit = _split_head(train, n_val, y) if n_val < len(train) else (train, train)
-        inner = kfold_parts(train, inner_folds, y) if inner_folds else []
-        splits.append(Split(r, split_seed, train, test, fit, validation, inner))
-    return splits
+    validation part by k-fold tuning inside the training part. Made when asked for (:class:`RandomSplits`)."""
+    return RandomSplits(n, repetitions, seed, test_fraction, validation_fraction, y, inner_folds)
 
 
 # ---------------------------------------------------------------------------- thesis protocol

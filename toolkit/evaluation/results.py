@@ -81,12 +81,90 @@ def read_file(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], list[
                                    f"is this a toolkit results file?") from None
         schema = record.get("schema") if isinstance(record, dict) else None
         if schema == exp.EXPERIMENT_SCHEMA:
+            problem = _statement_problem(record)
+            if problem:
+                raise ResultsFileError(f"{path}:{number}: a damaged experiment statement: {problem}")
             experiments.append(record)
         elif schema == RECORD_SCHEMA:
+            problem = _record_problem(record)
+            if problem:
+                raise ResultsFileError(f"{path}:{number}: a damaged {RECORD_SCHEMA} record: {problem}")
             records.append(record)
         else:
             raise ResultsFileError(f"{path}:{number}: not a {RECORD_SCHEMA} record")
     return experiments, records
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+#: metrics whose value is a share or a count: a number in range, or missing (None, NaN)
+_BOUNDED = {"error": 1.0, "accuracy": 1.0}
+_COUNTS = ("errors", "n_evaluated")
+
+
+def _statement_problem(rec: dict[str, Any]) -> str:
+    """What makes an experiment statement unreadable (empty: nothing): the fields compare, report and
+    --resume read, of the types the toolkit writes them in."""
+    if not isinstance(rec.get("protocol"), dict):
+        return "'protocol' must be an object"
+    datasets = rec.get("datasets", [])
+    if not isinstance(datasets, list) or not all(
+            isinstance(d, dict) and isinstance(d.get("name"), str) and isinstance(d.get("sha256"), str)
+            and isinstance(d.get("class", ""), (str, type(None))) for d in datasets):
+        return "'datasets' must be a list of objects with a name and a sha256"
+    if not _strings(rec.get("pipelines", [])):
+        return "'pipelines' must be a list of names"
+    if not _strings(rec.get("metrics", [])):
+        return "'metrics' must be a list of names"
+    for key in ("versions", "pipeline_specs"):
+        if key in rec and not isinstance(rec[key], dict):
+            return f"'{key}' must be an object"
+    return ""
+
+
+def _record_problem(rec: dict[str, Any]) -> str:
+    """What makes a result record unreadable (empty: nothing)."""
+    ds = rec.get("dataset")
+    if not (isinstance(ds, dict) and isinstance(ds.get("name"), str) and isinstance(ds.get("sha256", ""), (str, type(None)))):
+        return "'dataset' must be an object with a name"
+    if "classes" in ds and not _strings(ds["classes"]):
+        return "'dataset.classes' must be a list of labels"
+    if not (isinstance(rec.get("pipeline"), dict) and isinstance(rec["pipeline"].get("name"), str)):
+        return "'pipeline' must be an object with a name"
+    repetition = rec.get("repetition")
+    if not (isinstance(repetition, int) and not isinstance(repetition, bool) and repetition >= 0):
+        return f"'repetition' must be a whole number >= 0, not {repetition!r}"
+    if rec.get("status", "ok") not in ("ok", "failed"):
+        return f"'status' must be 'ok' or 'failed', not {rec.get('status')!r}"
+    for key, kind in (("protocol", dict), ("chosen_params", dict), ("timing", dict), ("tuning", list),
+                      ("predictions", dict), ("extra", dict)):
+        if key in rec and not isinstance(rec[key], kind):
+            return f"'{key}' must be {'an object' if kind is dict else 'a list'}"
+    metrics = rec.get("metrics", {} if rec.get("status") == "failed" else None)
+    if not isinstance(metrics, dict):
+        return "'metrics' must be an object"
+    for name, value in metrics.items():
+        if not (value is None or _is_number(value) or isinstance(value, (list, dict))):
+            return f"metric '{name}' must be a number, not {value!r}"
+        if _is_number(value) and value == value:   # NaN: a metric the repetition could not compute
+            if name in _BOUNDED and not 0.0 <= value <= _BOUNDED[name]:
+                return f"metric '{name}' must be in [0, 1], not {value!r}"
+            if name in _COUNTS and not (math.isfinite(value) and value >= 0):
+                return f"metric '{name}' must be a count, not {value!r}"
+    predictions = rec.get("predictions")
+    if isinstance(predictions, dict):
+        lengths = {k: len(v) for k, v in predictions.items() if isinstance(v, list)}
+        if any(not isinstance(predictions.get(k, []), list) for k in ("test_index", "y_true", "y_pred")):
+            return "'predictions' must hold lists"
+        if len(set(lengths.values())) > 1:
+            return f"'predictions' lists of different lengths ({', '.join(f'{k} {n}' for k, n in lengths.items())})"
+    return ""
 
 
 def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

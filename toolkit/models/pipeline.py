@@ -309,6 +309,8 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
     ``class_count=False`` skips the number of classes present (a shard of the data may hold one)."""
     caps = step.capabilities
     name = step.name
+    kind = {"classifier": "classifier", "feature_selector": "feature selector",
+            "example_selector": "example selector"}.get(step.role, "component")
     bags = schema.columns_of_kind("relational")
     if len(bags) and not getattr(caps, "relational", False):
         attr = schema.features.name(int(bags[0]))
@@ -320,12 +322,12 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
         raise CapabilityError(f"{name} cannot use string attribute '{attr}'; it must become word counts first")
     if sp.issparse(X) and not caps.sparse:
         raise CapabilityError(f"{name} does not accept sparse data; load the dataset dense (--dense) "
-                              f"or choose a classifier that accepts sparse input")
+                              f"or choose a {kind} that accepts sparse input")
     nominal = schema.columns_of_kind("nominal") if column_kinds else ()
     if len(nominal) and not caps.nominal:
         names = [schema.features.name(int(i)) for i in nominal[:3]]
         raise CapabilityError(f"{name} does not handle nominal attributes ({', '.join(names)}, ...); "
-                              f"choose a classifier that does")
+                              f"choose a {kind} that does")
     data = X.data if sp.issparse(X) else np.asarray(X)
     # one pass for both checks: most data are all finite, and then neither looks further
     if column_kinds and data.size and not np.isfinite(data).all():
@@ -336,7 +338,7 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
                 cols = np.flatnonzero(np.isnan(X).any(axis=0))
             names = ", ".join(schema.features.name(int(c)) for c in cols[:3])
             raise CapabilityError(f"{name} does not handle missing values, found in {names}"
-                                  f"{', ...' if len(cols) > 3 else ''}; choose a classifier that does")
+                                  f"{', ...' if len(cols) > 3 else ''}; choose a {kind} that does")
         if not getattr(caps, "infinite", False) and np.isinf(data).any():
             # a value of Infinity: every model's sums become inf or NaN
             flat = int(np.flatnonzero(np.isinf(data))[0])
@@ -362,8 +364,12 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
     if n_classes > 2 and not caps.multiclass:
         raise CapabilityError(f"{name} handles two classes only; this dataset has {n_classes} (make binary tasks, "
                               f"one class against the rest, with --positive CLASS or --positive-below SHARE)")
-    if class_count and len(np.unique(y[y >= 0])) < caps.min_classes:
-        raise CapabilityError(f"{name} needs at least {caps.min_classes} classes in the training data")
+    present = len(np.unique(y[y >= 0])) if class_count else caps.min_classes
+    if present < caps.min_classes:
+        held = f"{present} class" if present == 1 else f"{present} classes"
+        raise CapabilityError(f"{name} needs training data of at least {caps.min_classes} "
+                              f"{'class' if caps.min_classes == 1 else 'classes'}; this training part holds {held} "
+                              f"({len(y)} instances)")
 
 
 def _allows_fractional(step: Step) -> bool:
