@@ -153,6 +153,9 @@ def test_libsvm_hostile_lines_are_refused_with_bounded_memory(tmp_path):
 
     path = tmp_path / "d.libsvm"
     for text, problem in (("1 1:0.5 2000000000:1\n-1 3:2\n", r"d\.libsvm:1: index 2,000,000,000 would make"),
+                          # 16 million columns for 4 values: 1.3 GB to describe, 2.4 GB for nb-weka, before
+                          ("1 1:1 16000000:2\n-1 5:1\n1 3:1\n", r"d\.libsvm:1: index 16,000,000 would make .*"
+                                                                   r"--n-features"),
                           ("1 1:0.5 99999999999999999999:1\n", r"d\.libsvm:1: .* is an index too large"),
                           ("1 1:1\nNaN 2:1\n", r"d\.libsvm:2: label 'NaN' is not a finite number"),
                           ("1 1:NaN\n", "no missing values")):
@@ -355,3 +358,15 @@ def test_written_files_get_the_mode_of_any_new_file(tmp_path):
         assert stat.S_IMODE(os.stat(tmp_path / "i.arff").st_mode) == 0o640
     finally:
         os.umask(old)
+
+
+def test_a_wide_libsvm_file_loads_with_its_declared_width(tmp_path):
+    path = tmp_path / "w.libsvm"
+    path.write_text("1 1:1 2000000:2\n-1 5:1\n")
+    out = tmp_path / "w.csv"
+    refused = runner.invoke(app, ["convert", str(path), str(out)])
+    assert refused.exit_code == 2 and "--n-features N" in refused.stderr and not out.exists()
+    done = runner.invoke(app, ["convert", str(path), str(tmp_path / "w.libsvm.gz"), "--n-features", "2000000"])
+    assert done.exit_code == 0, done.stderr
+    other = runner.invoke(app, ["convert", "iris", str(out), "--n-features", "5"])
+    assert other.exit_code == 2 and "--n-features: LIBSVM input only" in other.stderr

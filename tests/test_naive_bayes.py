@@ -352,3 +352,31 @@ def test_laplace_0_and_a_value_no_class_has_seen_fall_back_to_the_prior(prior, e
             proba = clf.predict_proba(query)
         np.testing.assert_allclose(proba[0], expected, rtol=1e-12)
         assert clf.predict(query).tolist() == [int(np.argmax(expected)), 0]
+
+
+def test_values_whose_squares_overflow_are_named_in_a_warning():
+    """A numeric attribute of values beyond 1e150: WEKA's NormalEstimator's sums overflow, and WEKA 3.6.14
+    itself falls from 85.5 % to 51 % accuracy on such a file (a two-class file scaled by 1e160, 5-fold); nb-weka
+    and bma-nb follow WEKA, so they say which attribute to rescale instead of failing silently."""
+    import warnings
+
+    import toolkit as tk
+    from toolkit.errors import ToolkitWarning
+
+    rng = np.random.default_rng(4)
+    X = np.column_stack([rng.normal(size=60), rng.normal(size=60)])
+    y = (X[:, 0] + 0.3 * rng.normal(size=60) > 0).astype(int)
+    schema = Schema.numeric(2, ["p", "q"])
+    for name in ("nb-weka", "bma-nb"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tk.get_classifier(name).fit(X, y, schema=schema)
+            tk.get_classifier(name).fit(sp.csr_matrix(X), y, schema=schema)
+        assert not [w for w in caught if issubclass(w.category, ToolkitWarning)]
+        scaled = X * np.array([1e160, 1.0])
+        for data in (scaled, sp.csr_matrix(scaled)):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                tk.get_classifier(name).fit(data, y, schema=schema)
+            texts = [str(w.message) for w in caught if issubclass(w.category, ToolkitWarning)]
+            assert len(texts) == 1 and f"{name}: attribute 'x0' holds values beyond 1e150" in texts[0], texts

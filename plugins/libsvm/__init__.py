@@ -16,7 +16,7 @@ def load_dataset(path: Path, options):  # type: ignore[no-untyped-def]
     from toolkit.plugins.libsvm.svmlight import read_libsvm
 
     return read_libsvm(path, sparse=options.sparse, encoding=options.encoding,
-                       class_attribute=options.class_attribute)
+                       class_attribute=options.class_attribute, n_features=options.format_option("n_features"))
 
 
 @hookimpl

@@ -24,7 +24,7 @@ from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema
 from toolkit.errors import CapabilityError, ParameterError
 from toolkit.plugins.naive_bayes.classifiers import log_prior
 from toolkit.plugins.naive_bayes.estimators import (
-    MIN_PROB, class_weights, distinct_pairs, nominal_counts, normal_stats, row_chunks, step_slots,
+    MIN_PROB, class_weights, distinct_pairs, nominal_counts, normal_stats, row_chunks, step_slots, warn_huge_values,
     weka_precision,
 )
 from toolkit.plugins.naive_bayes.shards import FitFromShards
@@ -158,6 +158,7 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
         n_values = schema.n_values[self.nominal_columns_]
         counts = nominal_counts(X, y, w, self.nominal_columns_, n_values, K)
         # numeric: NormalEstimator per class and unconditionally, with one precision per attribute
+        warn_huge_values(X, self.numeric_columns_, schema, "bma-nb")
         precision = weka_precision(X, self.numeric_columns_)
         self._estimators(class_weights(y, w, K), counts, normal_stats(X, y, w, self.numeric_columns_, K, precision))
         # resubstitution log-likelihoods SC_j (feature used) and SAC_j (feature ignored), and N_j

@@ -27,7 +27,7 @@ from toolkit.errors import CapabilityError, ParameterError
 
 from toolkit.plugins.naive_bayes.estimators import (
     MIN_PROB, class_weights, distinct_pairs, gaussian_stats, nominal_counts, normal_prob, normal_stats,
-    row_chunks,
+    row_chunks, warn_huge_values,
 )
 from toolkit.plugins.naive_bayes.shards import FitFromShards
 
@@ -100,6 +100,7 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
         n_values = self.schema_.n_values[self.nominal_columns_]
         counts = nominal_counts(X, y, w, self.nominal_columns_, n_values, K)
         if self.variant == "weka":
+            warn_huge_values(X, self.numeric_columns_, self.schema_, "nb-weka")
             return self._adopt(class_weights(y, w, K), counts, normal_stats(X, y, w, self.numeric_columns_, K))
         with np.errstate(over="ignore", invalid="ignore"):
             gaussian = gaussian_stats(X, y, w, self.numeric_columns_, K, 0.0)

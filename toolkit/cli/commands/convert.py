@@ -46,6 +46,9 @@ def convert(
                                               "pattern of the dates (default yyyy-MM-dd'T'HH:mm:ss)."),
     sparse: Optional[bool] = typer.Option(None, "--sparse/--dense", help="ARFF output: sparse or dense rows "
                                           "(default: as read)."),
+    n_features: Optional[int] = typer.Option(None, "--n-features", help="LIBSVM input: its number of features "
+                                             "(default: its highest index; a file whose highest index is far "
+                                             "beyond the values it holds needs it)."),
 ) -> None:
     """Convert a dataset between ARFF, CSV and LIBSVM."""
     from toolkit.config import LoadOptions, SaveOptions
@@ -63,6 +66,14 @@ def convert(
 
         given = ", ".join("--" + k.replace("_", "-") for k, _ in format_options)
         raise ParameterError(f"{given}: CSV input only; {source} is {fmt_in}, whose header declares its types")
+    if n_features is not None:
+        from toolkit.errors import ParameterError
+
+        if fmt_in != "libsvm":
+            raise ParameterError(f"--n-features: LIBSVM input only; {source} is {fmt_in}")
+        if n_features < 1:
+            raise ParameterError(f"--n-features must be a whole number >= 1, not {n_features}")
+        format_options += (("n_features", n_features),)
     ds = load_dataset(source, LoadOptions(class_attribute=cls, format_options=format_options))
     save_dataset(ds, target, SaveOptions(sparse=sparse))
     out(f"{ds.n_instances} instances, {len(ds.attributes)} attributes: {source} ({fmt_in}) -> {target} ({fmt_out})")
