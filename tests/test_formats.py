@@ -370,3 +370,14 @@ def test_a_wide_libsvm_file_loads_with_its_declared_width(tmp_path):
     assert done.exit_code == 0, done.stderr
     other = runner.invoke(app, ["convert", "iris", str(out), "--n-features", "5"])
     assert other.exit_code == 2 and "--n-features: LIBSVM input only" in other.stderr
+
+
+def test_messages_for_a_csv_label_column_and_for_numbers_written_oddly(tmp_path):
+    path = tmp_path / "lab.csv"
+    path.write_text("a,b,label\n1,2,0\n3,4,1\n5,6,0\n4,2,1\n")
+    result = runner.invoke(app, ["evaluate", str(path), "-c", "nb-weka"])
+    assert result.exit_code == 2 and "toolkit convert lab.csv OUT.arff --nominal 'label'" in result.stderr
+    whole = runner.invoke(app, ["evaluate", "iris", "-c", "cmls:max_iter=1e12", "-p", "Iris-setosa"])
+    assert whole.exit_code == 2 and "max_iter must be a whole number written without a decimal point" in whole.stderr
+    huge = runner.invoke(app, ["evaluate", "iris", "-c", "liblinear-lr:C=1e400"])
+    assert huge.exit_code == 2 and "'1e400' is too large for a number" in huge.stderr

@@ -127,3 +127,19 @@ def test_a_function_can_be_the_metric():
     assert by_function.metric == "share_correct"
     for size in (5, 20):
         assert by_function.values("synthetic", "kl", size) == by_name.values("synthetic", "kl", size)
+
+
+def test_vocab_curve_checks_its_data_before_the_first_split(tmp_path):
+    """evaluate refuses fractional counts for kl and negative values before anything runs; vocab-curve ran kl
+    on iris's measurements and failed later with numpy's repr (np.float64(-2.3)) and no dataset name."""
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    runner = CliRunner()
+    fractional = runner.invoke(app, ["vocab-curve", "iris", "-s", "kl"])
+    assert fractional.exit_code == 2 and "iris: kl needs whole-number counts and found 5.1" in fractional.stderr
+    (tmp_path / "neg.arff").write_text("@relation neg\n@attribute a numeric\n@attribute c {x,y}\n@data\n"
+                                       "-2.3,x\n1,y\n3,x\n0,y\n")
+    negative = runner.invoke(app, ["vocab-curve", str(tmp_path / "neg.arff"), "-s", "mi"])
+    assert negative.exit_code == 2 and negative.stderr.startswith("Error: neg: mi needs non-negative values")

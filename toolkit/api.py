@@ -288,6 +288,9 @@ def validate_component(obj: Any, who: str | None = None) -> None:
         if tp is None:
             continue
         if _matches(value, tp) is False:
+            if (tp is int or int in typing.get_args(tp)) and isinstance(value, float) and value.is_integer():
+                raise ParameterError(f"{name}: parameter {key} must be a whole number written without a decimal "
+                                     f"point or exponent: {int(value)}, not {value!r}")
             raise ParameterError(f"{name}: parameter {key} must be {_describe_type(tp)}, not {value!r}")
     check = getattr(obj, "_check_params", None)
     if callable(check):

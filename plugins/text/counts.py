@@ -28,7 +28,7 @@ def as_counts(X: Any, who: str) -> sp.csr_matrix:
             raise CapabilityError(f"{who} needs word counts without missing or infinite values; "
                                   f"found {int(np.sum(~np.isfinite(data)))} such entries")
         if data.min() < 0:
-            raise CapabilityError(f"{who} needs non-negative word counts; found {data.min()!r}")
+            raise CapabilityError(f"{who} needs non-negative word counts; found {float(data.min()):g}")
     return X
 
 

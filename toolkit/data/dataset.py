@@ -101,9 +101,14 @@ class Dataset:
         if attr is None:
             raise DatasetError(f"{self.name}: no class attribute; choose one with --class NAME")
         if not attr.is_nominal:
+            hint = "choose one with --class NAME"
+            if attr.kind == "numeric" and self.path and str(self.path).lower().endswith((".csv", ".csv.gz")):
+                # CSV has no types: a column of labels 0/1 reads as numbers
+                hint += (f", or make this one nominal: toolkit convert {os.path.basename(str(self.path))} OUT.arff "
+                         f"--nominal '{attr.name}'")
             raise DatasetError(
                 f"{self.name}: class attribute '{attr.name}' is {attr.kind}; classification needs a "
-                f"nominal class (choose one with --class NAME)")
+                f"nominal class ({hint})")
         return attr.values
 
     # ------------------------------------------------------------------ binary tasks

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from toolkit.api import FeatureSelectorBase, Predictions, Schema, accepts_argument
 from toolkit.config import LoadOptions
 from toolkit.data.dataset import Dataset
-from toolkit.errors import ParameterError
+from toolkit.errors import ParameterError, ToolkitError
 from toolkit.evaluation.resampling import check_seed
 from toolkit.plugin_host.registry import ComponentSpec, parse_component
 
@@ -283,6 +283,18 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = ("kl", "dkl", 
         from toolkit.models.pipeline import _make_step
 
         text_step = _make_step("text", text, registry)
+    # what evaluate checks before its first repetition: each selector and the classifier against each dataset
+    # (whole-number counts, nominal or missing values, ...), naming the dataset
+    from toolkit.models.pipeline import Pipeline
+
+    for ds in loaded:
+        ds.require_nominal_class()
+        for selector in selectors:
+            try:
+                Pipeline(classifier, feature_selector=selector, text=text, tune=False).check_data(ds)
+            except ToolkitError as exc:
+                message = str(exc)
+                raise type(exc)(message if message.startswith(ds.name) else f"{ds.name}: {message}") from None
     records: list[dict[str, Any]] = []
     parts: list[tuple[Dataset, list[tuple[int, int, Dataset, Dataset]]]] = []
     for i, ds in enumerate(loaded):

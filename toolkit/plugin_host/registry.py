@@ -290,6 +290,8 @@ def _parse_scalar(text: str) -> JSONScalar:
         value = json.loads(text)
     except ValueError:
         return text  # bare words are strings: variant=weka
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        raise ParameterError(f"parameter value '{text}' is too large for a number (it overflows to infinity)")
     if not _is_json_scalar(value):
         raise ParameterError(f"parameter value '{text}' is not a JSON scalar")
     return value
