@@ -241,3 +241,41 @@ def test_features_never_seen_in_training_carry_no_weight(features):
         np.testing.assert_allclose(clf.score_documents(X), expected, atol=5e-7)
     support = BIMThresholdSelector(threshold=0.2, **options).fit(X, Y77).support_.tolist()
     assert 5 not in support
+
+
+def test_a_feature_with_p_equal_to_q_has_weight_0_and_a_threshold_of_0_drops_it():
+    """algorithms.md 2.5 / 3.3: keep t iff |w_t| > tau, strictly. p = 2/13 and q = 30/195 exactly (one of 11
+    positives, 29 of 193 negatives, alpha 1) give w = 0, but the difference of the logits' logarithms left
+    -4.4e-16, which tau = 0 kept (285 such features over five text datasets). The leave-one-out weights follow
+    the same rule: a positive left out of 4 of 11 gives p = 4/12 = q = 65/195 for 64 of 193 negatives. The
+    equalities are checked with exact fractions."""
+    from fractions import Fraction
+
+    from toolkit.plugins.ots.bim import bim_counts, presence
+    from toolkit.plugins.ots.bim_threshold import BIMThresholdSelector
+    from toolkit.plugins.ots.leave_one_out import loo_weights
+    from toolkit.plugins.ots.nb_bim import BIMNaiveBayes
+
+    n_pos, n_neg = 11, 193
+    y = np.r_[np.ones(n_pos), np.zeros(n_neg)].astype(int)
+    X = np.zeros((n_pos + n_neg, 4))
+    X[0, 0] = 1                     # neutral: in 1 positive and 29 negatives
+    X[n_pos:n_pos + 29, 0] = 1
+    X[:6, 1] = 1                    # a positive feature
+    X[0, 2] = 1                     # in 1 positive and 28 negatives: not neutral
+    X[n_pos:n_pos + 28, 2] = 1
+    X[:4, 3] = 1                    # neutral once a positive holding it is left out
+    X[n_pos:n_pos + 64, 3] = 1
+    rate = lambda n, N: Fraction(n + 1, N + 2)  # noqa: E731  (alpha = 1)
+    assert rate(1, n_pos) == rate(29, n_neg) and rate(1, n_pos) != rate(28, n_neg)
+    clf = BIMNaiveBayes(threshold=0.0).fit(X, y)
+    assert clf.weights_[0] == 0.0 and np.all(clf.weights_[1:] != 0.0) and clf.n_selected_features_ == 3
+    sel = BIMThresholdSelector(threshold=0.0).fit(X, y)
+    assert sel.support_.tolist() == [1, 2, 3]
+    c = bim_counts(presence(X), y == 1, y == 0)
+    w_pos, w_neg = loo_weights(c, 1.0)
+    for t in range(4):
+        n_p, n_n = int(c.n_pos[t]), int(c.n_neg[t])
+        assert (w_pos[t] == 0.0) == (rate(n_p - 1, n_pos - 1) == rate(n_n, n_neg))
+        assert (w_neg[t] == 0.0) == (rate(n_p, n_pos) == rate(n_n - 1, n_neg - 1))
+    assert w_pos[3] == 0.0 and rate(3, 10) == rate(64, 193)

@@ -29,7 +29,7 @@ from toolkit.errors import CapabilityError, ParameterError
 
 __all__ = ["presence", "BIMCounts", "bim_counts", "bim_weights", "thresholded", "check_alpha",
            "resolve_threshold", "binary_codes", "FEATURE_SETS", "check_features", "feature_mask", "restricted",
-           "document_counts", "unit_bim_counts"]
+           "document_counts", "unit_bim_counts", "neutral"]
 
 #: The BIM feature sets (algorithms.md 2.5): the features of the training positives, or all of them.
 FEATURE_SETS = ("positive", "all")
@@ -181,9 +181,22 @@ def smoothed_logit(n: np.ndarray, N: float, alpha: float) -> np.ndarray:
     return np.log(n + alpha) - np.log(np.maximum(N - n, 0.0) + alpha)
 
 
+def neutral(n_pos: np.ndarray, N_pos: float, n_neg: np.ndarray, N_neg: float, alpha: float,
+            left_out_pos: float = 0.0, left_out_neg: float = 0.0) -> np.ndarray:
+    """Where p_t = q_t exactly (equal odds (n + a) / (N - n + a), by cross products, exact for whole counts),
+    so that w_t is 0 exactly: the difference of the two logits' logarithms leaves +-4e-16 there, which a
+    threshold of 0 (|w| > 0, strict) would keep. ``left_out_*``: one document of that class left out."""
+    odds_p = (np.maximum(n_pos - left_out_pos, 0.0) + alpha) * (np.maximum(N_neg - n_neg, 0.0) + alpha)
+    odds_q = (np.maximum(n_neg - left_out_neg, 0.0) + alpha) * (np.maximum(N_pos - n_pos, 0.0) + alpha)
+    return odds_p == odds_q
+
+
 def bim_weights(c: BIMCounts, alpha: float, mask: np.ndarray | None = None) -> np.ndarray:
-    """w_t = logit(p_t) - logit(q_t) (Robertson-Sparck Jones relevance weight), 0 outside ``mask``."""
-    return restricted(smoothed_logit(c.n_pos, c.N_pos, alpha) - smoothed_logit(c.n_neg, c.N_neg, alpha), mask)
+    """w_t = logit(p_t) - logit(q_t) (Robertson-Sparck Jones relevance weight), 0 outside ``mask`` and
+    where p_t = q_t."""
+    w = smoothed_logit(c.n_pos, c.N_pos, alpha) - smoothed_logit(c.n_neg, c.N_neg, alpha)
+    w[neutral(c.n_pos, c.N_pos, c.n_neg, c.N_neg, alpha)] = 0.0
+    return restricted(w, mask)
 
 
 def thresholded(w: np.ndarray, tau: float) -> np.ndarray:

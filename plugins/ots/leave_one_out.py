@@ -16,7 +16,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from toolkit.evaluation.ranking import average_precision_of_ranking
-from toolkit.plugins.ots.bim import BIMCounts, bim_counts, feature_mask, restricted, smoothed_logit, thresholded
+from toolkit.plugins.ots.bim import (
+    BIMCounts, bim_counts, feature_mask, neutral, restricted, smoothed_logit, thresholded,
+)
 
 __all__ = ["loo_weights", "loo_scores", "ranked_average_precision", "tie_key", "TIE_DECIMALS",
            "loo_average_precision", "optimal_threshold", "OPTCUT_GRID"]
@@ -35,8 +37,11 @@ def loo_weights(c: BIMCounts, alpha: float, mask: np.ndarray | None = None) -> t
     """(weights seen by a left-out positive document, weights seen by a left-out negative document),
     0 outside the feature set ``mask`` (fixed from the counts with every document in)."""
     lp, lq = smoothed_logit(c.n_pos, c.N_pos, alpha), smoothed_logit(c.n_neg, c.N_neg, alpha)
-    return (restricted(loo_smoothed_logit(c.n_pos, c.N_pos, alpha) - lq, mask),
-            restricted(lp - loo_smoothed_logit(c.n_neg, c.N_neg, alpha), mask))
+    w_pos = loo_smoothed_logit(c.n_pos, c.N_pos, alpha) - lq
+    w_neg = lp - loo_smoothed_logit(c.n_neg, c.N_neg, alpha)
+    w_pos[neutral(c.n_pos, c.N_pos, c.n_neg, c.N_neg, alpha, left_out_pos=1.0)] = 0.0
+    w_neg[neutral(c.n_pos, c.N_pos, c.n_neg, c.N_neg, alpha, left_out_neg=1.0)] = 0.0
+    return restricted(w_pos, mask), restricted(w_neg, mask)
 
 
 def loo_scores(B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray, alpha: float, tau: float,
