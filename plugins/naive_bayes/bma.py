@@ -158,9 +158,10 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
         n_values = schema.n_values[self.nominal_columns_]
         counts = nominal_counts(X, y, w, self.nominal_columns_, n_values, K)
         # numeric: NormalEstimator per class and unconditionally, with one precision per attribute
-        warn_huge_values(X, self.numeric_columns_, schema, "bma-nb")
         precision = weka_precision(X, self.numeric_columns_)
-        self._estimators(class_weights(y, w, K), counts, normal_stats(X, y, w, self.numeric_columns_, K, precision))
+        normal = normal_stats(X, y, w, self.numeric_columns_, K, precision)
+        warn_huge_values(normal, self.numeric_columns_, schema, "bma-nb")
+        self._estimators(class_weights(y, w, K), counts, normal)
         # resubstitution log-likelihoods SC_j (feature used) and SAC_j (feature ignored), and N_j
         if self._dense_numeric(X) and self._dense_numeric_sums(X, y, w):
             return

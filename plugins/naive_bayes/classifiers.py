@@ -100,8 +100,9 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
         n_values = self.schema_.n_values[self.nominal_columns_]
         counts = nominal_counts(X, y, w, self.nominal_columns_, n_values, K)
         if self.variant == "weka":
-            warn_huge_values(X, self.numeric_columns_, self.schema_, "nb-weka")
-            return self._adopt(class_weights(y, w, K), counts, normal_stats(X, y, w, self.numeric_columns_, K))
+            normal = normal_stats(X, y, w, self.numeric_columns_, K)
+            warn_huge_values(normal, self.numeric_columns_, self.schema_, "nb-weka")
+            return self._adopt(class_weights(y, w, K), counts, normal)
         with np.errstate(over="ignore", invalid="ignore"):
             gaussian = gaussian_stats(X, y, w, self.numeric_columns_, K, 0.0)
         return self._adopt(class_weights(y, w, K), counts, gaussian=gaussian)
