@@ -273,3 +273,24 @@ def test_fit_from_shards_keeps_the_training_vocabulary_and_weights(variant):
     np.testing.assert_array_equal(clf.vocabulary_, whole.vocabulary_)
     assert not clf.vocabulary_[5]
     np.testing.assert_allclose(clf.decision_function(test), whole.decision_function(test), rtol=1e-10)
+
+
+@pytest.mark.parametrize("K", [7, 20])
+def test_class_sums_of_many_classes_equal_the_indicator_product_bit_for_bit(K, monkeypatch):
+    """class_sums takes one bincount over the entries (or, past _BINCOUNT_ENTRIES, a class at a time); both
+    add every class's rows in row order, as the product with the weighted indicator matrix does."""
+    from toolkit.plugins.text import multinomial as m
+
+    rng = np.random.default_rng(K)
+    X = sp.random(3000, 500, density=0.05, random_state=K, format="csr")
+    X.data = np.round(X.data * 10)
+    y = rng.integers(0, K, 3000)
+    for w in (np.ones(3000), rng.random(3000)):
+        Y = np.zeros((3000, K))
+        Y[np.arange(3000), y] = w
+        want = np.asarray(Y.T @ X)
+        got = m.class_sums(X, y, w, K)
+        assert np.array_equal(got, want) and got.flags.f_contiguous
+        with monkeypatch.context() as mp:
+            mp.setattr(m, "_BINCOUNT_ENTRIES", -1)
+            assert np.array_equal(m.class_sums(X, y, w, K), want)

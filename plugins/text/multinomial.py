@@ -55,12 +55,18 @@ def transform_counts(X: sp.csr_matrix, transform: str, idf: np.ndarray | None = 
     return out
 
 
+#: up to this many entries, class sums of many classes come from one bincount (its index array is 8 bytes an
+#: entry); beyond, a class at a time
+_BINCOUNT_ENTRIES = 1 << 23
+
+
 def class_sums(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, K: int) -> np.ndarray:
     """(K, V) weighted sums of the rows of each class, ``Y.T @ X``, each added in row order.
 
     Few classes: one product with the dense (n, K) indicator (scipy's kernel costs about one pass
-    per two classes). More: per class, its rows taken out and summed by one matrix-vector product,
-    about two passes in all whatever K. Both add every class's rows in row order, so the bits agree.
+    per two classes). More: one bincount over the entries (up to ``_BINCOUNT_ENTRIES``), else per class
+    its rows taken out and summed by one matrix-vector product, about two passes in all whatever K. All
+    add every class's rows in row order, so the bits agree.
     """
     n, V = X.shape
     if K <= 6:
@@ -69,6 +75,13 @@ def class_sums(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, K: int) -> np.nda
         # dense @ sparse gives a Fortran-ordered (K, V) result, which keeps coef_.T contiguous for the
         # sparse @ dense product at prediction time (no copy there)
         return np.asarray(Y.T @ X, dtype=np.float64)
+    if X.nnz <= _BINCOUNT_ENTRIES:
+        # one pass over the entries: entry (i, j, v) adds w_i v at (y_i, j), in entry order, i.e. row order
+        # within every (class, word): the same sums as below, bit for bit (20 Newsgroups: 20 ms -> 6 ms)
+        rows = row_of_entry(X)
+        values = X.data * w[rows] if not np.all(w == 1.0) else X.data
+        flat = np.bincount(X.indices * K + y[rows], weights=values, minlength=K * V)
+        return flat.reshape(V, K).T           # Fortran-ordered, as above, without a copy
     out = np.zeros((V, K)).T                  # Fortran-ordered, as above
     for k in range(K):                        # a loop over classes, each vectorised over its rows
         rows = np.flatnonzero(y == k)
