@@ -201,6 +201,43 @@ def test_zip_bomb_meta_is_refused_without_inflating_it(vote_model, tmp_path):
     _refused(bomb, "zip bomb")
 
 
+def _depth_by_walking(text: str) -> int:
+    """The deepest bracket nesting, strings skipped, by walking the text (the reference for the vectorised check)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def test_the_nesting_check_skips_brackets_inside_strings_and_escaped_quotes():
+    from toolkit.models.model_file import _json_depth_ok
+
+    rng = np.random.default_rng(7)
+    texts = ['{"a": "[[[[", "b": [1, [2]]}', '["\\\\", [["x\\"]]]]"]]', '"\\\\\\"[[["', "", "[]"]
+    # outside strings JSON has no backslash; inside them a backslash escapes the next character
+    pieces = ["[", "]", "{", "}", ",", "a", '"[{"', '"\\\\"', '"\\""', '"x\\"]]"', '"\\\\\\"{"']
+    for _ in range(300):
+        texts.append("".join(rng.choice(pieces, size=rng.integers(0, 40))))
+    for text in texts:
+        deepest = _depth_by_walking(text)
+        for limit in {max(deepest - 1, 0), deepest}:
+            assert _json_depth_ok(text.encode(), limit) == (deepest <= limit), (text, limit)
+
+
 def test_deep_nesting_and_cut_header_are_refused(vote_model, tmp_path):
     deep = _copy(vote_model, tmp_path, "deep.tkm")
     _resign(deep, "meta.json", b"[" * 100_000 + b"]" * 100_000)
@@ -336,3 +373,32 @@ def test_missing_plugin_names_the_distribution(tmp_path):
     _resign(model, "meta.json", json.dumps(meta).encode())
     with pytest.raises(ModelFileError, match="install the plugin distribution toolkit-knn 0.3"):
         load_model(model)
+
+
+def test_a_model_of_mostly_zero_arrays_saves_to_a_file_that_loads(tmp_path):
+    """Loading refuses a member inflating past 64 times its compressed size (a zip bomb); a vocabulary of
+    40,000 words of which 50 occur in training made arrays.npz deflate 68-406 times, so `toolkit train`
+    wrote a model that load_model then refused. Such a member is now stored uncompressed."""
+    import zipfile
+
+    import toolkit as tk
+
+    rng = np.random.default_rng(0)
+    d = 40_000
+    lines = ["@relation wide"] + [f"@attribute w{i} numeric" for i in range(d)] + ["@attribute class {a,b}", "@data"]
+    for i in range(300):
+        cols = sorted(rng.choice(50, 5, replace=False))
+        lines.append("{" + ",".join(f"{c} {rng.integers(1, 4)}" for c in cols) + f",{d} {'ab'[i % 2]}" + "}")
+    data = tmp_path / "wide.arff"
+    data.write_text("\n".join(lines) + "\n")
+    for name in ("nb-multinomial", "dcm"):
+        path = tmp_path / f"{name}.tkm"
+        tk.train(str(data), name, out=str(path), tune=False)
+        with zipfile.ZipFile(path) as zf:
+            info = zf.getinfo("arrays.npz")
+            assert info.file_size > 1 << 20  # past the 1 MiB any member may inflate to, so the ratio rule applies
+            assert info.file_size <= 64 * info.compress_size or info.compress_type == zipfile.ZIP_STORED
+        model = tk.load_model(str(path))
+        ds = tk.load_arff(str(data))
+        direct = tk.Pipeline(name, tune=False).fit(ds).predict(ds)
+        np.testing.assert_array_equal(model.predict(ds).y_pred, direct.y_pred)

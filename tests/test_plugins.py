@@ -16,7 +16,7 @@ import toolkit
 from typer.testing import CliRunner
 
 from toolkit import Capabilities, hookimpl
-from toolkit.errors import ParameterError, PluginError, PluginLoadError, UnknownComponentError
+from toolkit.errors import ParameterError, PluginError, PluginLoadError, ToolkitWarning, UnknownComponentError
 from toolkit.plugin_host.manager import BUILTIN_PLUGINS, get_plugin_manager, reset_default_manager
 from toolkit.plugin_host.registry import Registry, parse_component
 
@@ -121,12 +121,60 @@ def test_broken_plugin_is_reported_and_skipped(tmp_path, monkeypatch):
         get_plugin_manager()
 
 
-def test_misspelled_hook_fails_loudly(tmp_path, monkeypatch):
+def test_misspelled_hook_disables_the_plugin_and_says_so(tmp_path, monkeypatch):
+    """A plugin implementing a hook the toolkit does not have made every command (--help, plugins) end in a
+    traceback; now the plugin is disabled, recorded among the failed ones with a warning, and the rest works
+    (TOOLKIT_STRICT_PLUGINS=1 still raises)."""
     _fake_distribution(tmp_path, "toolkit-typo", "toolkit_typo", "typo",
                        "from toolkit import hookimpl\n\n@hookimpl\ndef register_clasifiers(register):\n    pass\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(PluginError, match="unknown hook"):
+    from toolkit.cli import app
+
+    with pytest.warns(ToolkitWarning, match="register_clasifiers, which is no hook of the toolkit"):
+        manager = get_plugin_manager()
+    assert [f.name for f in manager.failed] == ["typo"] and "typo" not in manager.plugins
+    assert "nb-weka" in manager.registry.names("classifier")
+    reset_default_manager(manager)
+    try:
+        for args in (["--help"], ["plugins"], ["list", "classifiers"]):
+            result = CliRunner().invoke(app, args)
+            assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+        assert "FAILED typo" in CliRunner().invoke(app, ["plugins"]).stdout
+    finally:
+        reset_default_manager(None)
+    monkeypatch.setenv("TOOLKIT_STRICT_PLUGINS", "1")
+    with pytest.raises(PluginError, match="no hook of the toolkit"):
         get_plugin_manager()
+
+
+@pytest.mark.parametrize("body, why", [
+    ("    raise RuntimeError('boom')\n", "failed in register_classifiers: RuntimeError: boom"),
+    ("    from toolkit.plugins.naive_bayes.classifiers import WekaNaiveBayes\n"
+     "    register('own-nb', WekaNaiveBayes, description='x')\n"
+     "    register('nb-weka', WekaNaiveBayes, description='a clash with a built-in')\n",
+     "'nb-weka' is registered twice"),
+])
+def test_a_plugin_failing_in_a_register_hook_is_disabled_alone(body, why, tmp_path, monkeypatch):
+    """One third-party plugin raising in register_classifiers, or taking a built-in's name, stopped plugins,
+    list, evaluate and predict of every built-in; now that plugin alone is disabled (its other components
+    too) and recorded."""
+    module = f"toolkit_bad_reg_{abs(hash(body)) % 10**8}"   # a module of its own per case (imports are cached)
+    _fake_distribution(tmp_path, "toolkit-bad-reg", module, "badreg",
+                       "from toolkit import hookimpl\n\n@hookimpl\ndef register_classifiers(register):\n" + body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from toolkit.cli import app
+
+    manager = get_plugin_manager()
+    with pytest.warns(ToolkitWarning, match=why):
+        names = manager.registry.names("classifier")
+    assert "nb-weka" in names and "own-nb" not in names
+    assert [f.name for f in manager.failed] == ["badreg"] and why in manager.failed[0].error
+    reset_default_manager(manager)
+    try:
+        result = CliRunner().invoke(app, ["evaluate", "iris", "-c", "nb-weka", "--runs", "1", "-q"])
+        assert result.exit_code == 0, result.output
+    finally:
+        reset_default_manager(None)
 
 
 # ----------------------------------------------------------------------------- registry validation
@@ -149,10 +197,20 @@ def _manager_with(*plugins):
     return manager
 
 
-def test_duplicate_names_are_an_error_naming_both_plugins():
+def _refused(manager, message):
+    """The plugin p0's registration is refused: it is disabled with a warning naming the problem (the built-ins
+    stay), and TOOLKIT_STRICT_PLUGINS=1 raises it."""
+    with pytest.warns(ToolkitWarning, match=message):
+        registry = manager.registry
+    assert [f.name for f in manager.failed] == ["p0"] and "nb-weka" in registry.names("classifier")
+
+
+def test_duplicate_names_are_an_error_naming_both_plugins(monkeypatch):
     manager = _manager_with(_Plugin("nb-weka"))
-    with pytest.raises(PluginError, match=r"'nb-weka' is registered twice: by plugin 'naive-bayes' .* and by plugin 'p0'"):
-        _ = manager.registry
+    _refused(manager, r"'nb-weka' is registered twice: by plugin 'naive-bayes' .* and by plugin 'p0'")
+    monkeypatch.setenv("TOOLKIT_STRICT_PLUGINS", "1")
+    with pytest.raises(PluginError, match="'nb-weka' is registered twice"):
+        _ = _manager_with(_Plugin("nb-weka")).registry
 
 
 @pytest.mark.parametrize("name, kw, message", [
@@ -162,19 +220,18 @@ def test_duplicate_names_are_an_error_naming_both_plugins():
     ("ok-name", {"param_grid": {"laplace": [[1, 2]]}}, "not a JSON scalar"),
     ("ok-name", {"param_grid": {"laplace": []}}, "non-empty list"),
 ])
-def test_invalid_registrations_are_refused(name, kw, message):
-    manager = _manager_with(_Plugin(name, **kw))
+def test_invalid_registrations_are_refused(name, kw, message, monkeypatch):
+    _refused(_manager_with(_Plugin(name, **kw)), message)
+    monkeypatch.setenv("TOOLKIT_STRICT_PLUGINS", "1")
     with pytest.raises(PluginError, match=message):
-        _ = manager.registry
+        _ = _manager_with(_Plugin(name, **kw)).registry
 
 
 def test_factory_that_cannot_construct_is_refused():
     def broken_factory(*, x=1):
         raise RuntimeError("boom")
 
-    manager = _manager_with(_Plugin("broken-factory", broken_factory))
-    with pytest.raises(PluginError, match="calling the factory with its defaults failed"):
-        _ = manager.registry
+    _refused(_manager_with(_Plugin("broken-factory", broken_factory)), "calling the factory with its defaults failed")
 
 
 def test_unknown_names_and_parameters_suggest_close_matches():

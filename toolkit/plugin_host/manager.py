@@ -180,10 +180,18 @@ class PluginManager:
         return self._registry
 
     def _build_registry(self) -> Registry:
+        """Every plugin's components, the built-ins first (so that a name a third-party plugin takes again is
+        its clash, not theirs). A third-party plugin that fails in a register hook (an exception, a name
+        registered twice) is disabled and recorded with the others that failed: its components are
+        forgotten and the rest of the toolkit works (TOOLKIT_STRICT_PLUGINS=1 raises instead)."""
         registry = Registry()
+        broken: set[str] = set()
         for kind, (hook_name, _human, _plural) in KINDS.items():
             caller = getattr(self.pm.hook, hook_name)
-            for impl in caller.get_hookimpls():
+            impls = sorted(caller.get_hookimpls(), key=lambda i: not self._is_builtin(i.plugin_name))
+            for impl in impls:
+                if impl.plugin_name in broken:
+                    continue
                 info = self.plugins.get(impl.plugin_name)
                 dist = None
                 if info is not None and info.distribution:
@@ -192,14 +200,50 @@ class PluginManager:
                 args = {name: register for name in impl.argnames}
                 try:
                     impl.function(**args)
-                except PluginError:
-                    raise
                 except Exception as exc:
-                    raise PluginError(f"plugin '{impl.plugin_name}' failed in {hook_name}: "
-                                      f"{type(exc).__name__}: {exc}") from exc
+                    text = str(exc) if isinstance(exc, PluginError) else f"{type(exc).__name__}: {exc}"
+                    error = PluginError(f"plugin '{impl.plugin_name}' failed in {hook_name}: {text}")
+                    if self._is_builtin(impl.plugin_name) or env_flag("TOOLKIT_STRICT_PLUGINS"):
+                        raise error from exc
+                    registry.remove_plugin(impl.plugin_name)
+                    broken.add(impl.plugin_name)
+                    self._disable(impl.plugin_name, f"failed in {hook_name}: {text}")
         return registry
 
+    def _is_builtin(self, plugin_name: str) -> bool:
+        info = self.plugins.get(plugin_name)
+        return bool(info is not None and info.builtin)
+
+    def _disable(self, plugin_name: str, why: str) -> None:
+        """Unregister a loaded plugin that cannot work, record it among the failed ones and warn."""
+        info = self.plugins.pop(plugin_name, None)
+        plugin = self.pm.get_plugin(plugin_name)
+        if plugin is not None:
+            self.pm.unregister(plugin)
+        self.failed.append(FailedPlugin(plugin_name, info.module if info else plugin_name,
+                                        info.distribution if info else None, info.version if info else None, why))
+        dist = f"{info.distribution} {info.version}" if info and info.distribution else "(no distribution)"
+        warn(f"plugin {dist} ('{plugin_name}') {why}; it is disabled. Set TOOLKIT_STRICT_PLUGINS=1 to raise.")
+
     def check_pending(self) -> None:
+        """A plugin implementing a hook the toolkit does not have (a misspelled name) is disabled and recorded,
+        not fatal: --help and ``toolkit plugins`` must work whatever is installed (strict mode raises)."""
+        unknown: dict[str, list[str]] = {}
+        for name in list(self.pm.hook.__dict__):
+            if name.startswith("_"):
+                continue
+            caller = getattr(self.pm.hook, name)
+            if not hasattr(caller, "has_spec") or caller.has_spec():
+                continue
+            for impl in caller.get_hookimpls():
+                if not impl.optionalhook:
+                    unknown.setdefault(impl.plugin_name, []).append(name)
+        for plugin_name, hooks in unknown.items():
+            why = (f"implements {', '.join(sorted(hooks))}, which is no hook of the toolkit (a misspelled name? "
+                   f"docs/plugin-hooks.md lists the hooks)")
+            if env_flag("TOOLKIT_STRICT_PLUGINS") or self._is_builtin(plugin_name):
+                raise PluginError(f"plugin '{plugin_name}' {why}")
+            self._disable(plugin_name, why)
         try:
             self.pm.check_pending()
         except pluggy.PluginValidationError as exc:

@@ -247,6 +247,11 @@ class Registry:
         return spec
 
     # ------------------------------------------------------------------ lookup
+    def remove_plugin(self, plugin: str) -> None:
+        """Forget every component ``plugin`` registered (it failed part-way: none of it is used)."""
+        for kind in self._specs:
+            self._specs[kind] = {n: s for n, s in self._specs[kind].items() if s.plugin != plugin}
+
     def names(self, kind: str) -> list[str]:
         return sorted(self._specs[kind])
 
