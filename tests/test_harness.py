@@ -295,6 +295,16 @@ def test_cli_evaluate_table_json_and_errors(tmp_path):
     result = runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-weka", "--runs", "2", "--json"])
     doc = json.loads(result.stdout)
     assert doc["schema"] == "toolkit.evaluate/1" and len(doc["records"]) == 2
+    # ROC AUC is undefined on a test part of one class: null, not NaN (which is no JSON)
+    result = runner.invoke(app, ["evaluate", "weather.nominal", "-c", "nb-weka", "-m", "roc-auc", "--runs", "5",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+
+    def refuse(constant):
+        raise AssertionError(f"{constant} in --json output")
+
+    doc = json.loads(result.stdout, parse_constant=refuse)
+    assert None in [r["metrics"]["roc-auc"] for r in doc["records"]]
     bad = runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-wekka"])
     assert bad.exit_code == 2 and "did you mean 'nb-weka'" in bad.stderr and "Traceback" not in bad.stderr
     bad = runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-gaussian:var_smothing=1"])
@@ -421,6 +431,8 @@ def test_compare_refuses_a_metric_the_results_lack_and_an_empty_file(tmp_path):
     toolkit.evaluate(TINY, ["nb-weka"], runs=2, out=a)
     _one_line_error(runner.invoke(app, ["compare", str(a), "-m", "roc-auc"]),
                     "metric 'roc-auc' is not in the results (they hold: error, accuracy, log-loss)")
+    with pytest.raises(ParameterError, match="metric 'roc-auc' is not in the results"):  # the API too, not
+        toolkit.compare(str(a), metric="roc-auc")                                       # an empty table
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     _one_line_error(runner.invoke(app, ["compare", str(empty)]), "nothing to compare")
@@ -569,3 +581,88 @@ def test_splits_are_made_when_a_repetition_asks_for_them():
         np.testing.assert_array_equal(split.test, perm[:15])
         np.testing.assert_array_equal(split.validation, perm[15:29])   # ceil(135 * 0.1) = 14
         np.testing.assert_array_equal(split.fit, perm[29:])
+
+
+class _Recording:
+    """A third-party-style component (no ClassifierBase): keeps the class codes it was fitted on."""
+
+    def __init__(self) -> None:
+        self.seen: np.ndarray | None = None
+
+    def fit(self, X, y, sample_weight=None):
+        self.seen = np.asarray(y).copy()
+        self.classes_ = np.unique(self.seen)
+        counts = np.bincount(self.seen, minlength=2).astype(float)
+        self.prior_ = counts / counts.sum()
+        return self
+
+    def predict_proba(self, X):
+        return np.tile(self.prior_, (X.shape[0], 1))
+
+    def predict(self, X):
+        return np.full(X.shape[0], int(np.argmax(self.prior_)))
+
+
+class _RecordingSelector:
+    def fit(self, X, y):
+        self.seen = np.asarray(y).copy()
+        self.support_ = np.arange(X.shape[1])
+        return self
+
+
+def test_rows_with_a_missing_class_reach_no_component(tmp_path):
+    """WEKA's classifiers skip a training row whose class is '?'; a plugin that does not know to do so
+    was given code -1 as a class of its own (its probabilities then summed to 0.86 over the real classes)."""
+    rows = ["1,a", "2,a", "3,?", "4,b", "5,?", "6,a", "7,b", "8,?"]
+    path = tmp_path / "m.arff"
+    path.write_text("@relation m\n@attribute x numeric\n@attribute c {a,b}\n@data\n" + "\n".join(rows) + "\n")
+    ds = toolkit.load_arff(str(path))
+    clf, fs = _Recording(), _RecordingSelector()
+    fitted = toolkit.Pipeline(clf, feature_selector=fs).fit(ds)
+    assert fitted.classifier.seen.tolist() == [0, 0, 1, 0, 1]     # the labelled rows, in order
+    assert fitted.feature_selector.seen.tolist() == [0, 0, 1, 0, 1]
+    proba = fitted.predict(ds).proba
+    np.testing.assert_allclose(proba, np.tile([3 / 5, 2 / 5], (8, 1)))
+
+
+def test_resuming_with_an_object_component_of_other_parameters_is_refused(tmp_path):
+    """An object's parameters belong to the experiment's statement: resuming k=8's file with k=1 reused
+    k=8's records as if they were k=1's."""
+    from toolkit.api import FeatureSelectorBase
+
+    class FirstColumns(FeatureSelectorBase):
+        def __init__(self, *, k: int = 2):
+            self.k = k
+
+        def fit(self, X, y, schema=None):
+            self.support_ = np.arange(min(self.k, X.shape[1]))
+            return self
+
+    out = tmp_path / "r.jsonl"
+    toolkit.evaluate(str(TINY), [toolkit.Pipeline("nb-weka", feature_selector=FirstColumns(k=3))], runs=2,
+                     out=str(out))
+    with pytest.raises(ResultsFileError, match="another experiment"):
+        toolkit.evaluate(str(TINY), [toolkit.Pipeline("nb-weka", feature_selector=FirstColumns(k=1))], runs=2,
+                         out=str(out), resume=True)
+    again = toolkit.evaluate(str(TINY), [toolkit.Pipeline("nb-weka", feature_selector=FirstColumns(k=3))], runs=2,
+                             out=str(out), resume=True)
+    assert len(again.records) == 2
+
+
+def test_an_instance_of_a_registered_classifier_keeps_its_capabilities(tmp_path):
+    """Given as an object, liblinear-svm was asked for probabilities it does not give (every run failed) and
+    nb-multinomial met nominal attributes at fit time instead of being refused up front."""
+    from toolkit.errors import CapabilityError
+
+    svm = toolkit.evaluate(str(TINY), [toolkit.get_classifier("liblinear-svm")], runs=2)
+    assert [r["status"] for r in svm.records] == ["ok", "ok"]
+    assert "log-loss" not in svm.records[0]["metrics"] and "error" in svm.records[0]["metrics"]
+    with pytest.raises(CapabilityError, match="nominal"):
+        toolkit.evaluate(str(TINY), [toolkit.get_classifier("nb-multinomial")], runs=2)
+    # and it can be saved like the named component, since its registered name is known
+    path = tmp_path / "svm.tkm"
+    ds = toolkit.load_arff(str(TINY))
+    fitted = toolkit.Pipeline(toolkit.get_classifier("liblinear-svm", C=0.5)).fit(ds)
+    toolkit.save_model(fitted, ds, str(path))
+    loaded = toolkit.load_model(str(path))
+    np.testing.assert_array_equal(loaded.predict(ds).y_pred, fitted.predict(ds).y_pred)

@@ -69,3 +69,13 @@ def test_fitted_adapter_pickles():
     again = pickle.loads(pickle.dumps(fitted))
     assert np.array_equal(again.predict(X), fitted.predict(X))
     assert list(again.classes_) == ["a", "b"]
+
+
+def test_an_unknown_keyword_is_a_type_error_as_in_scikit_learn():
+    """BMA(h=5) was accepted and meant H=1 (the default): GridSearchCV over a misspelled key tuned nothing."""
+    from toolkit.models.sklearn_adapter import estimator
+
+    BMA = estimator("bma-nb")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'h'"):
+        BMA(h=5)
+    assert BMA(H=1.5).get_params()["H"] == 1.5

@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-__all__ = ["err", "out", "progress_bar", "class_attribute", "CLASS_OPTION_HELP"]
+__all__ = ["err", "out", "progress_bar", "class_attribute", "json_text", "CLASS_OPTION_HELP"]
 
 #: What ``--class`` means on every command.
 CLASS_OPTION_HELP = ("Class attribute: its name, first, last (the default, as WEKA), or its 1-based position "
@@ -35,6 +35,24 @@ def err(message: str, *, prefix: str = "", color: str | None = None) -> None:
 def out(text: str) -> None:
     """Results on stdout."""
     typer.echo(text)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def json_text(doc: Any) -> str:
+    """``doc`` as standard JSON for stdout: an undefined value (NaN, an infinity) is null, since NaN is no
+    JSON and ``jq`` or a browser's JSON.parse refuse the whole document for one."""
+    import json
+
+    return json.dumps(_finite(doc), indent=2, allow_nan=False, default=str)
 
 
 def class_attribute(value: str | None) -> str | int:

@@ -228,6 +228,9 @@ def compare(results: Results | str | os.PathLike[str] | Sequence[Any], *, baseli
         if not paths:
             raise ResultsFileError("no results file given")
         res = Results.from_files(paths)
+    held = res.metrics()
+    if held and metric not in held:  # else an empty table, as if the metric were undefined everywhere
+        raise ParameterError(f"metric '{metric}' is not in the results (they hold: {', '.join(held)})")
     return compare_results(res, metric=metric, baseline=baseline, alpha=alpha, test=test)
 
 

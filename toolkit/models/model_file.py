@@ -137,7 +137,7 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str], training:
             raise ModelFileError(f"the {role.replace('_', ' ')} '{name}' was given as an object, not a registered "
                                  f"name; only registered components can be saved and rebuilt")
         params = obj.get_params() if hasattr(obj, "get_params") else {}
-        components[role] = {"name": step.name, "kind": step.spec.kind, "params": _jsonable(params),
+        components[role] = {"name": step.spec.name, "kind": step.spec.kind, "params": _jsonable(params),
                             "plugin": step.spec.plugin, "distribution": step.spec.distribution}
         state[role] = _component_state(obj, role, arrays)
     if fitted.support is not None:

@@ -45,7 +45,21 @@ class Step:
     spec: ComponentSpec | None = None
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "params": dict(sorted(self.params.items())),
+        """Name, fixed parameters and grid: what an experiment statement records so that a resumed run
+        refuses another setting. An object's parameters are its ``get_params()`` (a value that is no JSON
+        scalar by its repr), else resuming with ``k=1`` would reuse the records of ``k=8``."""
+        params: dict[str, Any] = dict(self.params)
+        if self.obj is not None and hasattr(self.obj, "get_params"):
+            try:
+                own = dict(self.obj.get_params())
+            except Exception:  # noqa: BLE001 - a foreign object's get_params is not ours to trust
+                own = {}
+            for key, value in own.items():
+                if isinstance(value, np.generic):
+                    value = value.item()
+                params.setdefault(str(key), value if value is None or isinstance(value, (bool, int, float, str))
+                                  else repr(value))
+        return {"name": self.name, "params": dict(sorted(params.items())),
                 "grid": {k: list(v) for k, v in sorted(self.grid.items())}}
 
     @property
@@ -91,7 +105,11 @@ def _make_step(role: str, value: Any, registry: Any) -> Step | None:
         grid = {k: (list(v) if isinstance(v, (list, tuple)) else [v]) for k, v in dict(value[1]).items()}
     else:
         name = getattr(value, "name", None) or type(value).__name__
-        return Step(role, str(name), obj=value)
+        # an instance of a registered class keeps that component's capabilities (what it handles)
+        spec = None
+        if kind is not None and registry is not None:
+            spec = next((s for s in registry.specs(kind) if s.factory is type(value)), None)
+        return Step(role, str(name), obj=value, spec=spec)
     if role == "text":
         spec = text_step_spec(name)
     else:
@@ -246,6 +264,13 @@ class Pipeline:
             vectorizer = text_step.build(by_role["text"], seed)
             X, schema = vectorizer.fit_transform_dataset(ds)
             fitted.vectorizer = vectorizer
+        # a row whose class is missing teaches no component anything (WEKA's classifiers skip it); it is
+        # dropped here, once, so that no selector or classifier, built-in or third-party, sees a code -1
+        labelled = np.flatnonzero(y >= 0)
+        if len(labelled) < len(y):
+            X, y, weights = X[labelled], y[labelled], weights[labelled]
+            if sp.issparse(X):
+                X = sp.csr_matrix(X)
         # example selection
         if self.example_selector is not None:
             selector = self.example_selector.build(by_role["example_selector"], seed)
@@ -259,7 +284,7 @@ class Pipeline:
                 weights = weights[rows]
             X, y = X[rows], y[rows]
             fitted.example_selector = selector
-            fitted.selected_rows = rows
+            fitted.selected_rows = rows if len(labelled) == len(ds.y) else labelled[rows]  # rows of ``ds``
         # feature selection
         if self.feature_selector is not None:
             selector = self.feature_selector.build(by_role["feature_selector"], seed)

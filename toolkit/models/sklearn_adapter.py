@@ -156,6 +156,10 @@ def _make(name: str) -> type:
     params = spec.parameters()
 
     def __init__(self: Any, **kwargs: Any) -> None:
+        unknown = sorted(set(kwargs) - set(params))
+        if unknown:  # as a written-out __init__ would: BMA(h=5) must not silently mean H=1
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument '{unknown[0]}' "
+                            f"({name} takes: {', '.join(params) or 'no parameters'})")
         for key, default in params.items():
             setattr(self, key, kwargs.get(key, default))
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Optional, Sequence
 
 import typer
 
-from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, err, out, progress_bar
+from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, err, json_text, out, progress_bar
 
 __all__ = ["register", "evaluate_command", "run_and_report"]
 
@@ -102,7 +101,7 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
             from toolkit.evaluation.summary import results_summaries
 
             doc["summary"] = [s.as_dict() for s in results_summaries(results)]
-        out(json.dumps(doc, indent=2, default=str))
+        out(json_text(doc))
     else:
         out(format_tables(results, shown, fmt, baseline=baseline, alpha=alpha, test=significance))
         if summary:

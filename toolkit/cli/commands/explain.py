@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Optional
 
 import typer
 
-from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, out
+from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, json_text, out
 
 __all__ = ["register"]
 
@@ -24,7 +23,7 @@ def explain_command(
 
     report = explain(dataset, classifier, class_attribute=class_value(class_attribute))
     if as_json:
-        out(json.dumps(report, indent=2))
+        out(json_text(report))
         return
     rows = report["rows"] if top <= 0 else report["rows"][:top]
     columns = report["columns"]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Optional
 
 import typer
 
-from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, out
+from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, json_text, out
 
 __all__ = ["register", "info"]
 
@@ -25,7 +24,7 @@ def info(
     ds = load_dataset(dataset, options)
     summary = describe(ds)
     if as_json:
-        out(json.dumps(summary, indent=2))
+        out(json_text(summary))
         return
     out(_format(summary))
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import out
+from toolkit.cli.output import json_text, out
 from toolkit.errors import ParameterError
 
 __all__ = ["register"]
@@ -31,7 +31,7 @@ def list_components(
     data = {"schema": "toolkit.list/1",
             "components": {KINDS[k][2]: [s.as_dict() for s in registry.specs(k)] for k in kinds}}
     if as_json:
-        out(json.dumps(data, indent=2, default=str))
+        out(json_text(data))
         return
     for k in kinds:
         specs = registry.specs(k)
