@@ -205,6 +205,9 @@ def test_info_of_a_wide_file_lists_a_bounded_number_of_attributes(tmp_path):
 
 def test_convert_refuses_unknown_formats(tmp_path):
     result = runner.invoke(app, ["convert", "iris", str(tmp_path / "x.xlsx")])
+    assert result.exit_code == 2 and "no writer for this file name" in result.stderr
+    assert not (tmp_path / "x.xlsx").exists()
+    result = runner.invoke(app, ["convert", "iris", str(tmp_path / "no_suffix")])
     assert result.exit_code == 2 and "cannot tell the format" in result.stderr
 
 

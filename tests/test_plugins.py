@@ -302,3 +302,54 @@ def test_toolkit_configure_reaches_plugins_with_the_run_configuration(tmp_path):
     finally:
         reset_default_manager(None)
     assert len(seen) == 1 and seen[0].seed == 7 and seen[0].output_dir == tmp_path
+
+
+def test_plugins_dir_and_block_choose_the_commands_too(tmp_path):
+    """--plugins-dir and --block chose the components but not the commands: the application was built
+    before they were parsed, so a plugin directory's command did not exist and a blocked plugin's did."""
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "hello_plugin.py").write_text(
+        "from toolkit import hookimpl\n\n"
+        "@hookimpl\n"
+        "def register_commands(app):\n"
+        "    @app.command('dir-hello')\n"
+        "    def dir_hello():\n"
+        "        print('hello from the folder')\n")
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    run = [sys.executable, "-m", "toolkit"]
+    found = subprocess.run([*run, "--plugins-dir", str(folder), "dir-hello"], capture_output=True, text=True,
+                           env=env, timeout=120)
+    assert found.returncode == 0 and found.stdout.strip() == "hello from the folder", found.stderr
+    found = subprocess.run([*run, f"--plugins-dir={folder}", "--debug", "dir-hello"], capture_output=True,
+                           text=True, env=env, timeout=120)
+    assert found.returncode == 0 and "hello from the folder" in found.stdout, found.stderr
+    blocked = subprocess.run([*run, "--block", "naive-bayes", "bma-curve", "--help"], capture_output=True,
+                             text=True, env=env, timeout=120)
+    assert blocked.returncode == 2 and "No such command 'bma-curve'" in blocked.stderr
+    shown = subprocess.run([*run, "bma-curve", "--help"], capture_output=True, text=True, env=env, timeout=120)
+    assert shown.returncode == 0 and "BMA" in shown.stdout
+
+
+def test_convert_writes_and_reads_a_format_a_plugin_adds(tmp_path):
+    """convert refused any suffix but its own three before asking the load_dataset / save_dataset hooks."""
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "rows_format.py").write_text(
+        "from toolkit import hookimpl\n\n"
+        "@hookimpl\n"
+        "def save_dataset(dataset, path, options):\n"
+        "    if path.suffix != '.rows':\n"
+        "        return None\n"
+        "    path.write_text(f'{dataset.n_instances} rows\\n')\n"
+        "    return True\n")
+    target = tmp_path / "iris.rows"
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    done = subprocess.run([sys.executable, "-m", "toolkit", "--plugins-dir", str(folder), "convert", "iris",
+                           str(target)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert target.read_text() == "150 rows\n"
+    nobody = subprocess.run([sys.executable, "-m", "toolkit", "convert", "iris", str(tmp_path / "iris.other")],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert nobody.returncode == 2 and "no writer for this file name" in nobody.stderr
+    assert not (tmp_path / "iris.other").exists()

@@ -131,7 +131,7 @@ def _main_callback(
         from toolkit.data.cache import set_cache_dir
 
         set_cache_dir(cache)
-    if plugins_dir is not None or block:
+    if (plugins_dir is not None or block) and _preloaded != (_resolved(plugins_dir), tuple(block)):
         from toolkit.plugin_host.manager import get_plugin_manager, reset_default_manager
 
         reset_default_manager(get_plugin_manager(plugins_dir=plugins_dir, block=block))
@@ -164,9 +164,65 @@ def _install_warning_display() -> None:
 
 
 _install_warning_display()
-app = build_app()
+
+#: The (--plugins-dir, --block) that :func:`main` set up before building its application.
+_preloaded: tuple[Path | None, tuple[str, ...]] | None = None
+_VALUE_OPTIONS = ("--plugins-dir", "--block", "--cache")
+
+
+def _resolved(path: Path | str | None) -> Path | None:
+    return None if path is None else Path(path).resolve()
+
+
+def _plugin_options(argv: list[str]) -> tuple[Path | None, tuple[str, ...]]:
+    """--plugins-dir and --block among the options before the command name: the plugins they choose must
+    be known before the application is built, since plugins add commands (and a blocked one must not)."""
+    plugins_dir: Path | None = None
+    block: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--" or not arg.startswith("-"):
+            break
+        name, eq, value = arg.partition("=")
+        if name in _VALUE_OPTIONS:
+            if not eq:
+                i += 1
+                if i >= len(argv):
+                    break
+                value = argv[i]
+            if name == "--plugins-dir":
+                plugins_dir = Path(value)
+            elif name == "--block":
+                block.append(value)
+        i += 1
+    return plugins_dir, tuple(block)
 
 
 def main() -> Any:
-    """Console-script entry point."""
-    return app()
+    """Console-script entry point: chooses the plugins (--plugins-dir, --block), then builds and runs the
+    application, so that a plugin directory's commands exist and a blocked plugin's do not."""
+    global _preloaded
+    plugins_dir, block = _plugin_options(sys.argv[1:])
+    if (plugins_dir is not None and plugins_dir.is_dir()) or block:  # else the option's own check reports it
+        from toolkit.plugin_host.manager import get_plugin_manager, reset_default_manager
+
+        try:
+            reset_default_manager(get_plugin_manager(plugins_dir=plugins_dir if plugins_dir is not None
+                                                     and plugins_dir.is_dir() else None, block=list(block)))
+        except ToolkitError as exc:
+            if debug_enabled():
+                raise
+            err(str(exc), prefix="Error: ", color="red")
+            sys.exit(exc.exit_code)
+        _preloaded = (_resolved(plugins_dir) if plugins_dir is not None and plugins_dir.is_dir() else None, block)
+    return build_app()()
+
+
+def __getattr__(name: str) -> Any:
+    """``app`` is built on first use (importing this module loads no plugin)."""
+    if name == "app":
+        value = build_app()
+        globals()["app"] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

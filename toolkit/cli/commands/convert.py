@@ -14,7 +14,8 @@ _FORMATS = {".arff": "arff", ".csv": "csv", ".libsvm": "libsvm", ".svm": "libsvm
 
 
 def format_of(name: str) -> str:
-    """``arff``, ``csv`` or ``libsvm`` from a file name (a ``.gz`` suffix is looked through)."""
+    """``arff``, ``csv`` or ``libsvm`` from a file name (a ``.gz`` suffix is looked through); another
+    suffix names a format a plugin's load_dataset / save_dataset hook may handle (they say if none does)."""
     from pathlib import Path
 
     from toolkit.errors import DatasetError
@@ -22,11 +23,10 @@ def format_of(name: str) -> str:
     suffixes = [s.lower() for s in Path(name).suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
-    fmt = _FORMATS.get(suffixes[-1] if suffixes else "")
-    if fmt is None:
+    if not suffixes:
         raise DatasetError(f"{name}: cannot tell the format from the name; use .arff, .csv, .libsvm, .svm "
-                           f"or .svmlight (each optionally with .gz)")
-    return fmt
+                           f"or .svmlight (each optionally with .gz), or a suffix a format plugin handles")
+    return _FORMATS.get(suffixes[-1], suffixes[-1].lstrip("."))
 
 
 def _split(values: list[str]) -> list[str]:
@@ -50,7 +50,7 @@ def convert(
                                              "(default: its highest index; a file whose highest index is far "
                                              "beyond the values it holds needs it)."),
 ) -> None:
-    """Convert a dataset between ARFF, CSV and LIBSVM."""
+    """Convert a dataset between ARFF, CSV and LIBSVM (and formats that plugins add)."""
     from toolkit.config import LoadOptions, SaveOptions
     from toolkit.loading import load_dataset, resolve_dataset, save_dataset
 
