@@ -666,3 +666,12 @@ def test_an_instance_of_a_registered_classifier_keeps_its_capabilities(tmp_path)
     toolkit.save_model(fitted, ds, str(path))
     loaded = toolkit.load_model(str(path))
     np.testing.assert_array_equal(loaded.predict(ds).y_pred, fitted.predict(ds).y_pred)
+
+
+def test_results_to_frame_without_pandas_says_what_is_missing(monkeypatch):
+    from toolkit.errors import CapabilityError
+
+    results = toolkit.evaluate(str(TINY), ["nb-weka"], runs=2)
+    monkeypatch.setitem(sys.modules, "pandas", None)   # import pandas then raises ImportError
+    with pytest.raises(CapabilityError, match="needs pandas"):
+        results.to_frame()

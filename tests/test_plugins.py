@@ -353,3 +353,17 @@ def test_convert_writes_and_reads_a_format_a_plugin_adds(tmp_path):
                             capture_output=True, text=True, env=env, timeout=120)
     assert nobody.returncode == 2 and "no writer for this file name" in nobody.stderr
     assert not (tmp_path / "iris.other").exists()
+
+
+def test_a_plugin_calling_sys_exit_at_import_is_disabled_not_fatal(tmp_path):
+    """SystemExit is no Exception: a plugin module that ran a script's sys.exit() at import ended the toolkit."""
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "exits.py").write_text("import sys\nsys.exit(3)\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        manager = get_plugin_manager(plugins_dir=folder)
+    assert [f.name for f in manager.failed] == ["plugins-dir:exits"]
+    assert "SystemExit" in manager.failed[0].error
+    assert any("failed to import" in str(w.message) for w in caught)
+    assert "nb-weka" in manager.registry.names("classifier")

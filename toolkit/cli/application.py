@@ -17,7 +17,7 @@ from toolkit import __version__
 from toolkit.cli.output import err, out
 from toolkit.errors import ToolkitError, ToolkitWarning
 
-__all__ = ["app", "build_app", "main"]
+__all__ = ["app", "build_app", "main"]  # noqa: F822 - app is built on first use (__getattr__)
 
 _shown_warnings: set[str] = set()
 

@@ -408,7 +408,13 @@ class Results:
 
     def to_frame(self) -> Any:
         """A pandas DataFrame of the scalar metrics (needs pandas)."""
-        import pandas as pd  # optional
+        try:
+            import pandas as pd  # optional
+        except ImportError:
+            from toolkit.errors import CapabilityError
+
+            raise CapabilityError("Results.to_frame needs pandas (pip install pandas); Results.records holds the "
+                                  "same values as dicts") from None
 
         rows = []
         for r in self.ok():

@@ -133,7 +133,7 @@ class PluginManager:
                 plugin = ep.load()
                 self.register(plugin, ep.name, distribution=dist, version=version, builtin=builtin,
                               source="entry-point")
-            except Exception as exc:  # a broken plugin must not stop the host
+            except (Exception, SystemExit) as exc:  # a broken plugin must not stop the host (nor its sys.exit)
                 self._fail(ep.name, ep.value, dist, version, exc)
 
     def load_builtins(self) -> None:
@@ -147,7 +147,7 @@ class PluginManager:
                 plugin = importlib.import_module(module)
                 self.register(plugin, name, distribution=OWN_DISTRIBUTION, version=__version__,
                               builtin=True, source="builtin")
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 self._fail(name, module, OWN_DISTRIBUTION, __version__, exc)
 
     def load_env_modules(self) -> None:
@@ -155,7 +155,7 @@ class PluginManager:
             try:
                 plugin = importlib.import_module(module)
                 self.register(plugin, module, source="env")
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 self._fail(module, module, None, None, exc)
 
     def load_directory(self, folder: str | Path) -> None:
@@ -168,7 +168,7 @@ class PluginManager:
                 module = importlib.util.module_from_spec(spec)
                 spec.loader.exec_module(module)
                 self.register(module, name, source="dir")
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 self._fail(name, str(path), None, None, exc)
 
     # ------------------------------------------------------------------ registry
