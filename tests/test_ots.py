@@ -253,6 +253,8 @@ def test_ots_trace_and_pr_plot_commands(tmp_path):
     assert trace["step"] == 5 and trace["size"][:2] == [55, 60] and trace["size"][-1] == 150
     table = runner.invoke(app, ["ots-trace", "iris", "--positive-below", "0.5", "--es", "ots:step=10"])
     assert table.exit_code == 0 and len(table.stdout.strip().splitlines()) == 4  # header + 3 classes
+    both = runner.invoke(app, ["ots-trace", "iris", "-p", "Iris-setosa", "--es", "ots:positive=2"])
+    assert both.exit_code == 2 and "given once" in both.stderr  # the selector's positive would be ignored
     out = tmp_path / "r.jsonl"
     runner.invoke(app, ["evaluate", "iris", "-c", "nb-bim", "-c", "nb-gaussian", "-p", "Iris-virginica", "--runs", "1",
                         "-m", "pr-curve", "-m", "average-precision", "--no-tune", "-o", str(out), "-q"])

@@ -104,6 +104,10 @@ def register_commands(app):  # type: ignore[no-untyped-def]
             raise typer.BadParameter(f"ots-trace traces the OTS search: give ots[:k=v,...], not '{step.name}'",
                                      param_hint="--es")
         traces = {}
+        if (positive or positive_below) and "positive" in step.params:
+            raise typer.BadParameter("the positive class is given once: with --positive/--positive-below for "
+                                     "several tasks, or as ots:positive=CODE on a two-class dataset, not both",
+                                     param_hint="--es")
         if positive or positive_below:
             classes = list(dict.fromkeys(positive))
             if positive_below is not None:
