@@ -402,3 +402,128 @@ def test_a_model_of_mostly_zero_arrays_saves_to_a_file_that_loads(tmp_path):
         ds = tk.load_arff(str(data))
         direct = tk.Pipeline(name, tune=False).fit(ds).predict(ds)
         np.testing.assert_array_equal(model.predict(ds).y_pred, direct.y_pred)
+
+
+def _attribute_record(a) -> dict:
+    """The header record of one attribute, written out by hand (the reference for AttributeList.to_records)."""
+    out = {"name": a.name, "kind": a.kind}
+    if a.kind == "nominal":
+        out["values"] = list(a.values)
+    if a.kind == "date":
+        out["date_format"] = a.date_format
+    return out
+
+
+def _mixed_attributes(rng, n):
+    from toolkit.data.attributes import Attribute
+
+    kinds = rng.choice(["numeric", "numeric", "nominal", "string", "date"], size=n)
+    return [Attribute(f"a{i}\u00e9\"{i % 3}", str(k), tuple(f"v{j}" for j in range(i % 4 + 1)) if k == "nominal" else (),
+                      "yyyy-MM-dd" if k == "date" else None) for i, k in enumerate(kinds)]
+
+
+def test_attribute_records_round_trip_like_one_object_per_attribute():
+    from toolkit.data.attributes import AttributeList
+
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 7, 300):
+        attrs = _mixed_attributes(rng, n)
+        listed = AttributeList(attrs)
+        records = listed.to_records()
+        assert records == [_attribute_record(a) for a in attrs]
+        back = AttributeList.from_records(json.loads(json.dumps(records)))
+        assert back == listed and list(back) == attrs
+        # the older schema layout: every key on every attribute
+        full = [{"name": a.name, "kind": a.kind, "values": list(a.values), "date_format": a.date_format} for a in attrs]
+        assert AttributeList.from_records(full) == listed
+
+
+@pytest.mark.parametrize("records, needle", [
+    ([{"name": "x", "kind": "numeric", "values": ["a"]}], "only nominal"),
+    ([{"name": "x", "kind": "string", "values": ["a"]}], "only nominal"),
+    ([{"name": "x", "kind": "integer"}], "unknown kind"),
+    ([{"name": "x", "kind": ["numeric"]}], "unknown kind"),
+    ([{"name": 3, "kind": "numeric"}], "must be a string"),
+    ([{"name": "x"}], "lacks"),
+    ([{"name": "x", "kind": "nominal", "values": [1, 2]}], "list of strings"),
+    ([{"name": "x", "kind": "relational"}], "relational"),
+    ("x", "list of objects"),
+])
+def test_malformed_attribute_records_are_refused_by_name(records, needle):
+    from toolkit.data.attributes import AttributeList
+    from toolkit.errors import DatasetError
+
+    with pytest.raises(DatasetError, match=needle):
+        AttributeList.from_records(records)
+
+
+def _first_difference_by_walking(stored, attrs):
+    for i in range(min(len(stored), len(attrs))):
+        if stored[i] != _attribute_record(attrs[i]):
+            return i
+    return None
+
+
+def test_header_difference_finds_the_first_difference_like_walking_every_attribute():
+    from toolkit.data.attributes import Attribute, AttributeList
+    from toolkit.models.model_file import _first_difference
+
+    rng = np.random.default_rng(11)
+    attrs = _mixed_attributes(rng, 60)
+    stored = AttributeList(attrs).to_records()
+    assert _first_difference(stored, AttributeList(attrs)) is None
+    for _ in range(200):
+        changed = list(attrs)
+        for i in rng.choice(len(attrs), size=rng.integers(1, 4), replace=False):
+            a = changed[i]
+            how = rng.integers(4)
+            if how == 0:
+                changed[i] = Attribute(a.name + "x", a.kind, a.values, a.date_format)
+            elif how == 1 and a.kind != "nominal":
+                changed[i] = Attribute(a.name, "string" if a.kind == "numeric" else "numeric")
+            elif how == 2 and a.kind == "nominal":
+                changed[i] = Attribute(a.name, "nominal", a.values[::-1] + ("extra",))
+            elif a.kind == "date":
+                changed[i] = Attribute(a.name, "date", (), "HH:mm")
+            else:
+                changed[i] = Attribute(a.name, "nominal", ("only",))
+        listed = AttributeList(changed)
+        want = _first_difference_by_walking(stored, listed)
+        assert want is not None and _first_difference(stored, listed) == want
+        shorter = AttributeList(changed[:want + 1])
+        assert _first_difference(stored, shorter) == want
+    # a stored plain record with a key more than name and kind differs (an altered header)
+    altered = [dict(r) for r in stored]
+    plain = next(i for i, a in enumerate(attrs) if a.kind == "numeric")
+    altered[plain]["date_format"] = "x"
+    assert _first_difference(altered, AttributeList(attrs)) == plain
+
+
+def test_a_wide_vocabulary_model_saves_loads_and_checks_its_header(tmp_path):
+    """200,000 numeric attributes (a text model's vocabulary): the header and the schema are built from
+    the name string and kind bytes, not an object per attribute; the loaded model predicts as before
+    and a renamed attribute deep in the header is found."""
+    import scipy.sparse as sp
+
+    from toolkit.data.attributes import Attribute, AttributeList
+    from toolkit.data.dataset import Dataset
+
+    rng = np.random.default_rng(0)
+    n, d = 300, 200_000
+    X = sp.random(n, d, density=0.0005, format="csr", random_state=1)
+    X.data[:] = rng.integers(1, 5, X.nnz)
+    y = rng.integers(0, 2, n)
+    attrs = AttributeList.numbered("w", d, then=[Attribute("class", "nominal", ("a", "b"))])
+    ds = Dataset("wide", attrs, X, y, d, np.ones(n))
+    fitted = Pipeline("nb-multinomial", tune=False).fit(ds)
+    path = tmp_path / "wide.tkm"
+    save_model(fitted, ds, path)
+    model = load_model(path)
+    np.testing.assert_array_equal(model.predict(ds).proba, fitted.predict(ds).proba)
+    names = attrs.names()
+    names[150_000] = "renamed"
+    other = Dataset("other", AttributeList.from_records([{"name": m, "kind": "numeric"} for m in names[:-1]]
+                                                        + [{"name": "class", "kind": "nominal", "values": ["a", "b"]}]),
+                    X, y, d, np.ones(n))
+    with pytest.raises(ModelFileError, match="attribute 150001 is 'renamed' numeric, the model expects 'w150001'"):
+        model.predict(other)

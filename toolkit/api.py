@@ -59,7 +59,7 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 
 from toolkit.data.attributes import AttributeList
-from toolkit.data.dataset import Attribute, Dataset
+from toolkit.data.dataset import Dataset
 from toolkit.errors import CapabilityError, ParameterError, ToolkitError
 
 __all__ = [
@@ -133,16 +133,14 @@ class Schema:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "features": [{"name": a.name, "kind": a.kind, "values": list(a.values),
-                          "date_format": a.date_format} for a in self.features],
+            "features": self.features.to_records(),
             "classes": list(self.classes),
             "class_name": self.class_name,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Schema:
-        feats = AttributeList(Attribute(f["name"], f["kind"], tuple(f.get("values", ())), f.get("date_format"))
-                              for f in data["features"])
+        feats = AttributeList.from_records(data["features"])
         return cls(feats, tuple(data["classes"]), data.get("class_name", "class"))
 
 

@@ -276,10 +276,66 @@ class AttributeList(Sequence):  # type: ignore[type-arg]
         return out
 
     def names(self) -> list[str]:
-        return [self.name(i) for i in range(len(self))]
+        """Every name, sliced from the one string (no object per attribute)."""
+        blob, offsets = self._blob, self._offsets.tolist()
+        return [blob[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
+
+    def special_items(self) -> list[tuple[int, Any]]:
+        """``(position, attribute)`` of the attributes kept as objects (nominal, date, relational), in order."""
+        return sorted(self._special.items())
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One JSON-ready dict per attribute: name and kind, a nominal one's values, a date one's format
+        (a model file's header), built without an object per plain attribute."""
+        kinds = [KIND_NAMES[k] for k in self._kinds.tolist()]
+        out: list[dict[str, Any]] = [{"name": n, "kind": k} for n, k in zip(self.names(), kinds)]
+        for i, attr in self._special.items():
+            if attr.kind == "nominal":
+                out[i]["values"] = list(attr.values)
+            elif attr.kind == "date":
+                out[i]["date_format"] = attr.date_format
+        return out
+
+    @classmethod
+    def from_records(cls, records: Sequence[Any]) -> AttributeList:
+        """The inverse of :meth:`to_records` (extra keys such as a null ``date_format`` or empty ``values``
+        are accepted): one object per nominal or date attribute only. Raises DatasetError naming the first
+        malformed record."""
+        if not isinstance(records, (list, tuple)) or not set(map(type, records)) <= {dict}:
+            raise DatasetError("attribute records must be a list of objects")
+        try:
+            names = [r["name"] for r in records]
+            kinds = [r["kind"] for r in records]
+        except KeyError as exc:
+            raise DatasetError(f"an attribute record lacks {exc}") from None
+        if not set(map(type, names)) <= {str}:
+            bad = next(i for i, n in enumerate(names) if type(n) is not str)
+            raise DatasetError(f"attribute {bad + 1}: its name must be a string, not {names[bad]!r}")
+        unknown = set(kinds) - set(KIND_NAMES) if set(map(type, kinds)) <= {str} else {None}
+        if unknown:
+            bad = next(i for i, k in enumerate(kinds) if k not in KIND_NAMES)
+            raise DatasetError(f"attribute {bad + 1} ('{names[bad]}'): unknown kind {kinds[bad]!r}; expected one of "
+                               f"{KIND_NAMES}")
+        codes = np.array([KIND_CODES[k] for k in kinds], dtype=np.int8)
+        plain = (codes == KIND_CODES["numeric"]) | (codes == KIND_CODES["string"])
+        more = np.fromiter(map(len, records), dtype=np.int64, count=len(records)) > 2  # more than name and kind
+        with_values = [i for i in np.flatnonzero(plain & more).tolist() if records[i].get("values")]
+        if with_values:
+            i = with_values[0]
+            raise DatasetError(f"attribute {i + 1} ('{names[i]}'): only nominal attributes have values")
+        special: dict[int, Any] = {}
+        for i in np.flatnonzero(~plain).tolist():  # nominal, date, relational: kept as objects
+            values = records[i].get("values") or ()
+            if not isinstance(values, (list, tuple)) or not all(type(v) is str for v in values):
+                raise DatasetError(f"attribute {i + 1} ('{names[i]}'): values must be a list of strings")
+            special[i] = Attribute(names[i], kinds[i], tuple(values), records[i].get("date_format"))  # checks it
+        lengths = np.fromiter(map(len, names), dtype=np.int64, count=len(names))
+        offsets = np.zeros(len(names) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return cls._from_parts("".join(names), offsets, codes, special)
 
     def index_of(self, name: str) -> int:
         """Position of the attribute called ``name`` (KeyError when absent)."""
         if self._index is None:
-            self._index = {self.name(i): i for i in range(len(self))}
+            self._index = {n: i for i, n in enumerate(self.names())}
         return self._index[name]

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.atomic_write import replaced_atomically
-from toolkit.data.attributes import AttributeList
+from toolkit.data.attributes import KIND_NAMES, AttributeList
 from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import ModelFileError, ToolkitError
 
@@ -69,23 +69,45 @@ def _attribute_json(attr: Attribute) -> dict[str, Any]:
 
 
 def _header_json(ds: Dataset) -> dict[str, Any]:
-    return {"relation": ds.relation, "class_index": ds.class_index,
-            "attributes": [_attribute_json(a) for a in ds.attributes]}
+    return {"relation": ds.relation, "class_index": ds.class_index, "attributes": ds.attributes.to_records()}
+
+
+def _first_difference(stored: list[dict[str, Any]], attrs: AttributeList) -> int | None:
+    """Position of the first attribute (among the first min(len) of both) whose name, kind, values or date
+    format differ; list comparisons and only the nominal and date attributes as objects (a 100,000-word
+    header is checked in milliseconds)."""
+    n = min(len(stored), len(attrs))
+    stored_names = [a["name"] for a in stored[:n]]
+    stored_kinds = [a["kind"] for a in stored[:n]]
+    have_names = attrs.names()[:n]
+    have_kinds = [KIND_NAMES[k] for k in attrs.kind_codes[:n].tolist()]
+    first = None
+    if stored_names != have_names or stored_kinds != have_kinds:
+        first = next(i for i in range(n) if stored_names[i] != have_names[i] or stored_kinds[i] != have_kinds[i])
+    objects = {i for i, _ in attrs.special_items() if i < n}
+    objects.update(i for i, kind in enumerate(stored_kinds) if kind not in ("numeric", "string"))
+    for i in sorted(objects):
+        if first is not None and i >= first:
+            break
+        if stored[i] != _attribute_json(attrs[i]):
+            return i
+    if first is None:  # plain attributes equal in name and kind: equal unless the stored record has more keys
+        first = next((i for i in range(n) if len(stored[i]) != 2 and stored_kinds[i] in ("numeric", "string")), None)
+    return first
 
 
 def header_difference(header: dict[str, Any], ds: Dataset) -> str | None:
     """The first difference between a stored training header and a dataset's header (None if equal)."""
     stored = header["attributes"]
     attrs = ds.attributes
-    for i in range(min(len(stored), len(attrs))):
-        want, have = stored[i], _attribute_json(attrs[i])
-        if want != have:
-            def describe(a: dict[str, Any]) -> str:
-                if a["kind"] == "nominal":
-                    shown = ",".join(a["values"][:6]) + (",..." if len(a["values"]) > 6 else "")
-                    return f"'{a['name']}' nominal {{{shown}}}"
-                return f"'{a['name']}' {a['kind']}"
-            return f"attribute {i + 1} is {describe(have)}, the model expects {describe(want)}"
+    i = _first_difference(stored, attrs)
+    if i is not None:
+        def describe(a: dict[str, Any]) -> str:
+            if a["kind"] == "nominal":
+                shown = ",".join(a["values"][:6]) + (",..." if len(a["values"]) > 6 else "")
+                return f"'{a['name']}' nominal {{{shown}}}"
+            return f"'{a['name']}' {a['kind']}"
+        return f"attribute {i + 1} is {describe(_attribute_json(attrs[i]))}, the model expects {describe(stored[i])}"
     if len(stored) != len(attrs):
         if len(attrs) > len(stored):
             return f"it has {len(attrs)} attributes, the model {len(stored)} (first extra: '{attrs.name(len(stored))}')"
@@ -111,8 +133,8 @@ def _component_state(obj: Any, role: str, arrays: dict[str, np.ndarray]) -> dict
 def _class_weights(ds: Dataset) -> list[float]:
     """Summed instance weights per class of the training data (the priors of WEKA's evaluation summary)."""
     y = np.asarray(ds.y)
-    known = y >= 0
-    return np.bincount(y[known], weights=np.asarray(ds.weights, dtype=np.float64)[known],
+    known = y >= 0  # class codes; a Dataset built by hand may hold them as floats
+    return np.bincount(y[known].astype(np.int64), weights=np.asarray(ds.weights, dtype=np.float64)[known],
                        minlength=len(ds.classes)).tolist()
 
 
@@ -170,16 +192,23 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str], training:
             raise ModelFileError(f"{path}: the model's {name} holds {len(data):,} bytes, more than the "
                                  f"{MAX_MEMBER_BYTES:,} a model file may hold (it could not be loaded)")
     with replaced_atomically(path, ModelFileError) as tmp:
-        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr(_HEADER, json.dumps(head, indent=1))
-            for name, data in members.items():
-                # loading refuses a member inflating past MAX_INFLATION times its compressed size (a zip bomb);
-                # a mostly-zero array (a vocabulary mostly unseen in training) deflates further than that, so
-                # such a member is stored as it is, and the file always loads
-                packed = zlib.compressobj(6, zlib.DEFLATED, -15)
-                compressed = len(packed.compress(data)) + len(packed.flush())
-                bounded = len(data) <= max(_MIN_ALLOWANCE, (MAX_INFLATION // 2) * compressed)
-                zf.writestr(name, data, compress_type=zipfile.ZIP_DEFLATED if bounded else zipfile.ZIP_STORED)
+        # loading refuses a member inflating past MAX_INFLATION times its compressed size (a zip bomb); a
+        # mostly-zero array (a vocabulary mostly unseen in training) deflates further than that, so such a
+        # member is stored as it is, and the file always loads. Deflated once: the archive is written again
+        # only in that rare case.
+        stored: set[str] = set()
+        while True:
+            # level 1: float arrays barely deflate at any level, and level 6 took 6x as long on them
+            with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+                zf.writestr(_HEADER, json.dumps(head, indent=1))
+                for name, data in members.items():
+                    zf.writestr(name, data, compress_type=zipfile.ZIP_STORED if name in stored else zipfile.ZIP_DEFLATED)
+                unbounded = {info.filename for info in zf.infolist() if info.filename in members
+                             and info.compress_type == zipfile.ZIP_DEFLATED
+                             and info.file_size > max(_MIN_ALLOWANCE, (MAX_INFLATION // 2) * info.compress_size)}
+            if not unbounded:
+                break
+            stored |= unbounded
 
 
 def _checksum(members: dict[str, bytes]) -> str:
@@ -258,21 +287,38 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, limit: i
     return b"".join(parts)
 
 
+#: byte class for the nesting check: 1 quote, 2 backslash, 3 opening bracket, 4 closing bracket, 0 other
+_JSON_BYTES = np.zeros(256, dtype=np.uint8)
+_JSON_BYTES[0x22], _JSON_BYTES[0x5C] = 1, 2
+_JSON_BYTES[[0x5B, 0x7B]], _JSON_BYTES[[0x5D, 0x7D]] = 3, 4
+
+
 def _json_depth_ok(text: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether brackets nest at most ``limit`` deep, strings skipped, vectorised (a byte loop took seconds on
-    the meta of a wide vocabulary). A quote ends a string unless an odd run of backslashes precedes it."""
+    """Whether brackets nest at most ``limit`` deep, strings skipped, vectorised over the few bytes that
+    matter (quotes, backslashes, brackets; a byte loop took seconds on the meta of a wide vocabulary). A quote
+    ends a string unless an odd run of backslashes precedes it."""
     raw = np.frombuffer(text, dtype=np.uint8)
-    if raw.size == 0:
-        return True
-    backslash = raw == 0x5C
-    count = np.cumsum(backslash, dtype=np.int64)
-    run = count - np.maximum.accumulate(np.where(backslash, 0, count))  # backslashes ending at each byte
-    preceding = np.concatenate(([0], run[:-1]))
-    quote = (raw == 0x22) & (preceding % 2 == 0)
+    pos = np.flatnonzero(_JSON_BYTES[raw])
+    cls = _JSON_BYTES[raw[pos]]
+    quote = cls == 1
+    slash = cls == 2
+    if slash.any():
+        # a quote at q is escaped when the backslashes right before it (at q-1, q-2, ...) are an odd run
+        at = pos[slash]
+        starts = np.concatenate(([True], np.diff(at) != 1))          # first backslash of each run
+        run_start = np.maximum.accumulate(np.where(starts, np.arange(at.size), 0))
+        run_length = np.arange(at.size) - run_start + 1              # backslashes ending at at[i]
+        q = pos[quote]
+        k = np.searchsorted(at, q - 1)
+        hit = k < at.size
+        hit[hit] = at[k[hit]] == q[hit] - 1
+        escaped = np.zeros(q.size, dtype=bool)
+        escaped[hit] = run_length[k[hit]] % 2 == 1
+        real = quote.copy()
+        real[np.flatnonzero(quote)[escaped]] = False
+        quote = real
     outside = np.cumsum(quote, dtype=np.int64) % 2 == 0  # a closing quote counts as outside; it is no bracket
-    step = np.zeros(raw.size, dtype=np.int64)
-    step[((raw == 0x5B) | (raw == 0x7B)) & outside] = 1
-    step[((raw == 0x5D) | (raw == 0x7D)) & outside] = -1
+    step = np.where(outside & (cls == 3), 1, np.where(outside & (cls == 4), -1, 0))
     return int(np.cumsum(step).max(initial=0)) <= limit
 
 
@@ -385,27 +431,19 @@ def _read_format_1(zf: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo], path:
     return meta, arrays, 1
 
 
-def _probe(fitted: Any, header: dict[str, Any], path: str) -> None:
-    """Predict one synthetic row shaped like the training header (zeros, first nominal value, empty
-    text), so that a state whose parts do not fit together is refused at load time."""
-    from toolkit.data.attributes import AttributeListBuilder
-
-    attrs = header["attributes"]
-    class_index = header["class_index"]
-    builder = AttributeListBuilder()
-    strings: dict[int, list[str]] = {}
-    first, last = [], []
-    for i, a in enumerate(attrs):
-        builder.add_attribute(Attribute(a["name"], a["kind"], tuple(a.get("values", ())), a.get("date_format")))
-        if i != class_index:
-            if a["kind"] == "string":
-                strings[len(first)] = ["", "probe"]
-            first.append(0.0)
-            last.append(float(len(a.get("values", ())) - 1) if a["kind"] == "nominal"
-                        else 1.0 if a["kind"] in ("string", "numeric") else 0.0)
-    X = np.array([first, last], dtype=np.float64).reshape(2, len(first))
+def _probe(fitted: Any, attrs: AttributeList, class_index: int | None, path: str) -> None:
+    """Predict two synthetic rows shaped like the training header (zeros and first nominal values; then
+    ones, last nominal values and a non-empty text), so that a state whose parts do not fit together is
+    refused at load time."""
+    features = attrs if class_index is None else attrs.take(np.delete(np.arange(len(attrs)), int(class_index)))
+    kinds = features.kind_codes
+    last = np.where((kinds == KIND_NAMES.index("numeric")) | (kinds == KIND_NAMES.index("string")), 1.0, 0.0)
+    nominal = kinds == KIND_NAMES.index("nominal")
+    last[nominal] = features.n_values()[nominal] - 1
+    X = np.vstack([np.zeros(len(features)), last])
+    strings = {int(j): ["", "probe"] for j in np.flatnonzero(kinds == KIND_NAMES.index("string"))}
     y = np.zeros(2, dtype=np.int64) if class_index is not None else None
-    ds = Dataset("probe", builder.build(), X, y, class_index, np.ones(2), strings=strings)
+    ds = Dataset("probe", attrs, X, y, class_index, np.ones(2), strings=strings)
     try:
         pred = fitted.predict(ds, keep_model=False)
         values = [pred.y_pred] + ([pred.proba] if pred.proba is not None else [])
@@ -430,8 +468,7 @@ def load_model(path: str | os.PathLike[str], *, allow_format_1: bool = False) ->
             raise _fail(path, "meta.json does not match the file's format")
         registry = get_registry()
         header = meta["header"]
-        attrs = AttributeList(Attribute(a["name"], a["kind"], tuple(a.get("values", ())), a.get("date_format"))
-                              for a in header["attributes"])
+        attrs = AttributeList.from_records(header["attributes"])
         class_index = header["class_index"]
         classes = meta["classes"]
         if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
@@ -499,5 +536,5 @@ def load_model(path: str | os.PathLike[str], *, allow_format_1: bool = False) ->
         raise _fail(path, f"meta.json does not describe a valid model ({str(exc)[:200]})") from None
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise _fail(path, f"meta.json is incomplete or altered ({type(exc).__name__}: {str(exc)[:160]})") from None
-    _probe(fitted, header, path)
+    _probe(fitted, attrs, class_index, path)
     return SavedModel(path, meta, fitted)
