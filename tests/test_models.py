@@ -527,3 +527,17 @@ def test_a_wide_vocabulary_model_saves_loads_and_checks_its_header(tmp_path):
                     X, y, d, np.ones(n))
     with pytest.raises(ModelFileError, match="attribute 150001 is 'renamed' numeric, the model expects 'w150001'"):
         model.predict(other)
+
+
+def test_a_dataset_with_float_class_codes_saves(tmp_path):
+    """A Dataset built by hand may hold its class codes as floats; the class-weight count of the model file
+    took them as int64 and failed."""
+    from toolkit.data.attributes import Attribute
+    from toolkit.data.dataset import Dataset
+
+    X = np.array([[1.0], [2.0], [3.0], [4.0]])
+    y = np.array([0.0, 1.0, 0.0, 1.0])
+    ds = Dataset("floats", [Attribute("x", "numeric"), Attribute("c", "nominal", ("p", "q"))], X, y, 1,
+                 np.array([1.0, 2.0, 1.0, 1.0]))
+    save_model(Pipeline("nb-gaussian", tune=False).fit(ds), ds, tmp_path / "f.tkm")
+    assert load_model(tmp_path / "f.tkm").meta["training"]["class_weights"] == [2.0, 3.0]
