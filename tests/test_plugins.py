@@ -367,3 +367,21 @@ def test_a_plugin_calling_sys_exit_at_import_is_disabled_not_fatal(tmp_path):
     assert "SystemExit" in manager.failed[0].error
     assert any("failed to import" in str(w.message) for w in caught)
     assert "nb-weka" in manager.registry.names("classifier")
+
+
+def test_trace_plugins_lists_the_register_hooks_and_the_others(monkeypatch, capsys):
+    """TOOLKIT_TRACE_PLUGINS=1 prints each hook call with its plugins; the register hooks run one plugin at a
+    time outside pluggy's monitored caller and were missing."""
+    from toolkit.config import RunConfig
+    from toolkit.plugin_host.manager import get_plugin_manager
+
+    monkeypatch.setenv("TOOLKIT_TRACE_PLUGINS", "1")
+    manager = get_plugin_manager()
+    manager.registry
+    manager.pm.hook.toolkit_configure.call_historic(kwargs={"config": RunConfig()})
+    err = capsys.readouterr().err
+    for hook in ("register_classifiers", "register_feature_selectors", "register_example_selectors",
+                 "register_evaluators", "toolkit_configure"):
+        assert f"[toolkit] hook {hook} -> [" in err, hook
+    line = next(x for x in err.splitlines() if "register_classifiers" in x)
+    assert "'naive-bayes'" in line and "'linear'" in line

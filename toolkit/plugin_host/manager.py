@@ -189,6 +189,8 @@ class PluginManager:
         for kind, (hook_name, _human, _plural) in KINDS.items():
             caller = getattr(self.pm.hook, hook_name)
             impls = sorted(caller.get_hookimpls(), key=lambda i: not self._is_builtin(i.plugin_name))
+            if env_flag("TOOLKIT_TRACE_PLUGINS"):  # called one by one below, not through pluggy's monitored caller
+                print(f"[toolkit] hook {hook_name} -> {[i.plugin_name for i in impls]}", file=sys.stderr)
             for impl in impls:
                 if impl.plugin_name in broken:
                     continue
@@ -262,6 +264,14 @@ def get_plugin_manager(autoload: bool = True, plugins_dir: str | Path | None = N
                        block: Iterable[str] = ()) -> PluginManager:
     """A fresh, fully loaded plugin manager (tests build their own; the CLI uses the default)."""
     manager = PluginManager()
+    if env_flag("TOOLKIT_TRACE_PLUGINS"):  # before loading, so that the register hooks are traced too
+        def before(hook_name: str, impls: Any, kwargs: Any) -> None:
+            print(f"[toolkit] hook {hook_name} -> {[i.plugin_name for i in impls]}", file=sys.stderr)
+
+        def after(outcome: Any, hook_name: str, impls: Any, kwargs: Any) -> None:
+            pass
+
+        manager.pm.add_hookcall_monitoring(before, after)
     for name in list(block) + (env_list("TOOLKIT_BLOCK_PLUGINS") or []):
         manager.pm.set_blocked(name)
     manager.load_entry_points(autoload=autoload)
@@ -270,14 +280,6 @@ def get_plugin_manager(autoload: bool = True, plugins_dir: str | Path | None = N
     if plugins_dir is not None:
         manager.load_directory(plugins_dir)
     manager.check_pending()
-    if env_flag("TOOLKIT_TRACE_PLUGINS"):
-        def before(hook_name: str, impls: Any, kwargs: Any) -> None:
-            print(f"[toolkit] hook {hook_name} -> {[i.plugin_name for i in impls]}", file=sys.stderr)
-
-        def after(outcome: Any, hook_name: str, impls: Any, kwargs: Any) -> None:
-            pass
-
-        manager.pm.add_hookcall_monitoring(before, after)
     return manager
 
 
