@@ -385,3 +385,40 @@ def test_trace_plugins_lists_the_register_hooks_and_the_others(monkeypatch, caps
         assert f"[toolkit] hook {hook} -> [" in err, hook
     line = next(x for x in err.splitlines() if "register_classifiers" in x)
     assert "'naive-bayes'" in line and "'linear'" in line
+
+
+@pytest.mark.parametrize("how", ["env", "cli"])
+def test_run_config_debug_follows_the_debug_flag(tmp_path, monkeypatch, how):
+    """RunConfig.debug was always False: --debug and TOOLKIT_DEBUG now reach the plugins' configuration."""
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+    from toolkit.config import set_debug
+    from toolkit.plugin_host.manager import default_manager
+
+    seen = []
+
+    class Listener:
+        @hookimpl
+        def toolkit_configure(self, config):
+            seen.append(config.debug)
+
+    monkeypatch.delenv("TOOLKIT_DEBUG", raising=False)
+    args = ["evaluate", str(ROOT / "tests" / "data" / "tiny.arff"), "-c", "nb-weka", "--runs", "1", "-q"]
+    if how == "env":
+        monkeypatch.setenv("TOOLKIT_DEBUG", "1")
+    else:
+        args = ["--debug", *args]
+    for debug_args in (args, [a for a in args if a != "--debug"] if how == "cli" else args):
+        manager = get_plugin_manager(autoload=False)
+        manager.register(Listener(), "listener")
+        reset_default_manager(manager)
+        try:
+            result = CliRunner().invoke(app, debug_args)
+            assert result.exit_code == 0, result.stderr
+        finally:
+            reset_default_manager(None)
+            set_debug(False)
+    assert seen[0] is True
+    if how == "cli":  # the next invocation without --debug is not in debug mode
+        assert seen[1] is False

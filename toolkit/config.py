@@ -6,12 +6,26 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["RunConfig", "LoadOptions", "SaveOptions", "env_flag", "env_list"]
+__all__ = ["RunConfig", "LoadOptions", "SaveOptions", "env_flag", "env_list", "debug_enabled", "set_debug"]
 
 
 def env_flag(name: str) -> bool:
     """True when the environment variable is set to 1/true/yes/on (read at call time, never cached)."""
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+_debug_requested = False  # the CLI's --debug, for the current invocation
+
+
+def set_debug(on: bool) -> None:
+    """Ask for tracebacks and plugins' debug output (the CLI's ``--debug``) until set again."""
+    global _debug_requested
+    _debug_requested = bool(on)
+
+
+def debug_enabled() -> bool:
+    """``--debug`` was given for this invocation, or ``TOOLKIT_DEBUG`` is set: what ``RunConfig.debug`` says."""
+    return _debug_requested or env_flag("TOOLKIT_DEBUG")
 
 
 def env_list(name: str) -> list[str] | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -14,6 +13,7 @@ import typer
 from typer.core import TyperGroup
 
 from toolkit import __version__
+from toolkit.config import debug_enabled, set_debug
 from toolkit.cli.output import err, out
 from toolkit.errors import ToolkitError, ToolkitWarning
 
@@ -34,12 +34,6 @@ def _show_warning(message: Any, category: type[Warning], filename: str, lineno: 
         err(f"{category.__name__}: {text}", prefix="Warning: ", color="yellow")
 
 
-_debug_flag = False  # set by --debug for the current invocation
-
-
-def debug_enabled() -> bool:
-    env = os.environ.get("TOOLKIT_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
-    return _debug_flag or env
 
 
 class ToolkitGroup(TyperGroup):
@@ -125,8 +119,7 @@ def _main_callback(
                                          help="Keep parsed datasets in DIR (by content hash; also TOOLKIT_CACHE=DIR)."),
 ) -> None:
     """Naive-Bayes-family and linear classifiers on ARFF data, evaluated the WEKA way."""
-    global _debug_flag
-    _debug_flag = debug
+    set_debug(debug)
     if cache is not None:
         from toolkit.data.cache import set_cache_dir
 

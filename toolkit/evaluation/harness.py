@@ -413,11 +413,11 @@ def _configure_plugins(protocol: Protocol, jobs: int, out: str | None) -> None:
     """Broadcast the run's configuration to plugins (the historic ``toolkit_configure`` hook)."""
     from pathlib import Path
 
-    from toolkit.config import RunConfig
+    from toolkit.config import RunConfig, debug_enabled
     from toolkit.plugin_host.manager import default_manager
 
     folder = Path(out).resolve().parent if out else Path.cwd()
-    config = RunConfig(seed=protocol.seed, n_jobs=jobs, output_dir=folder)
+    config = RunConfig(seed=protocol.seed, n_jobs=jobs, output_dir=folder, debug=debug_enabled())
     default_manager().hook.toolkit_configure.call_historic(kwargs={"config": config})
 
 
