@@ -4,6 +4,7 @@ maximised numerically with scipy.optimize."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -211,3 +212,123 @@ def test_registered_names_and_state_round_trip():
         meta, arrays = clf.get_state()
         again = type(clf).from_state(clf.get_params(), meta, arrays)
         np.testing.assert_array_equal(again.predict_proba(BURSTY_T), clf.predict_proba(BURSTY_T))
+
+
+# ---------------------------------------------------------------- weight 0, empty vocabulary, absent classes
+
+def _fitted_state(clf):
+    return (clf.class_count_, clf.alpha_unsmoothed_, clf.alpha_, clf.fitted_groups_, clf.n_iter_, clf.converged_)
+
+
+@pytest.mark.parametrize("cls", [DCM, ComplementDCM])
+def test_weight_zero_rows_are_exactly_rows_dropped(cls):
+    """A word seen only in weight-0 documents is a word never seen: the fit must equal the fit without them
+    (before the fix it stayed an active cell, alpha held at its start, and the other alphas moved with A)."""
+    extra = np.array([[0, 0, 0, 0, 7, 0], [2, 0, 0, 0, 0, 3], [0, 1, 0, 0, 4, 0]], dtype=float)
+    X = np.vstack([np.column_stack([BURSTY_X, np.zeros((8, 2))]), extra])
+    y = np.concatenate([BURSTY_Y, [0, 1, 0]])
+    w = np.concatenate([np.array([1, 2, 1, 1, 3, 1, 1, 2.0]), [0.0, 0.0, 0.0]])
+    keep = w > 0
+    schema = Schema.numeric(6, ["a", "b"])
+    for init in ("moment", "ones"):
+        a = cls(init=init, prior="mle").fit(sp.csr_matrix(X), y, sample_weight=w, schema=schema)
+        b = cls(init=init, prior="mle").fit(sp.csr_matrix(X[keep]), y[keep], sample_weight=w[keep], schema=schema)
+        for got, want in zip(_fitted_state(a), _fitted_state(b)):
+            np.testing.assert_array_equal(got, want)
+        assert (a.alpha_unsmoothed_[:, 4:] == 0).all()            # words 4 and 5: never seen with weight > 0
+        T = np.vstack([np.column_stack([BURSTY_T, np.zeros((3, 2))]), extra])
+        np.testing.assert_array_equal(a.predict_proba(T), b.predict_proba(T))
+    # a class whose only documents have weight 0 is a class without documents
+    w2 = np.where(y == 1, 0.0, 1.0)
+    a = cls().fit(X, y, sample_weight=w2, schema=schema)
+    b = cls().fit(X[y == 0], y[y == 0], schema=schema)
+    for got, want in zip(_fitted_state(a), _fitted_state(b)):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("cls", [DCM, ComplementDCM])
+def test_stored_zero_counts_are_no_evidence(cls):
+    """A sparse matrix with explicitly stored zeros is the same data as without them."""
+    X = sp.csr_matrix(np.column_stack([BURSTY_X, np.zeros(8)]))
+    rows, cols = X.nonzero()
+    extra_rows, extra_cols = np.array([0, 5]), np.array([4, 2])   # (0, 4) and (5, 2) stored as 0
+    r = np.concatenate([rows, extra_rows])
+    c = np.concatenate([cols, extra_cols])
+    v = np.concatenate([np.asarray(X[rows, cols]).ravel(), [0.0, 0.0]])
+    stored = sp.coo_matrix((v, (r, c)), shape=X.shape).tocsr()
+    assert stored.nnz == X.nnz + 2 and (stored.data == 0).sum() == 2
+    a = cls().fit(stored, BURSTY_Y)
+    b = cls().fit(X, BURSTY_Y)
+    for got, want in zip(_fitted_state(a), _fitted_state(b)):
+        np.testing.assert_array_equal(got, want)
+    T = sp.coo_matrix((np.array([2.0, 0.0, 1.0]), (np.array([0, 0, 1]), np.array([0, 4, 3]))), shape=(2, 5)).tocsr()
+    assert np.isfinite(a.decision_function(T)[:, :2]).all()
+    np.testing.assert_array_equal(a.decision_function(T), b.decision_function(sp.csr_matrix(T.toarray())))
+
+
+@pytest.mark.parametrize("n_words", [0, 3])
+@pytest.mark.parametrize("prior", ["uniform", "mle"])
+def test_empty_vocabulary_predicts_from_the_prior_as_multinomial_nb(n_words, prior):
+    """No word in any training document: every word is outside the vocabulary and dropped (1.2), so the
+    posterior is the prior (uniform, or the class frequencies 3/5 and 2/5), as nb-multinomial gives."""
+    y = np.array([0, 1, 0, 1, 0])
+    X = sp.csr_matrix((5, n_words))
+    T = sp.csr_matrix(np.ones((2, n_words)))
+    want = np.tile([0.5, 0.5] if prior == "uniform" else [3 / 5, 2 / 5], (2, 1))
+    mnb = MultinomialNB(prior=prior).fit(X, y)
+    np.testing.assert_allclose(mnb.predict_proba(T), want, rtol=1e-12)
+    dcm = DCM(prior=prior).fit(X, y)
+    np.testing.assert_allclose(dcm.predict_proba(T), want, rtol=1e-12)
+    np.testing.assert_array_equal(dcm.predict(T), [0, 0])
+    # complement models ignore the prior (uniform), as nb-multinomial's C-M does
+    cdcm = ComplementDCM(prior=prior).fit(X, y)
+    np.testing.assert_allclose(cdcm.predict_proba(T), 0.5, rtol=1e-12)
+    np.testing.assert_allclose(MultinomialNB(variant="C-M", prior=prior).fit(X, y).predict_proba(T), 0.5, rtol=1e-12)
+
+
+def test_empty_vocabulary_evaluates_without_failure(tmp_path):
+    """The reviewer's novocab.arff: a string attribute whose documents hold no word (digits and
+    punctuation only), and one whose documents are all empty."""
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    runner = CliRunner()
+    for name, text in (("novocab", "'123 456 {i} !!! ...'"), ("allempty", "''")):
+        rows = "\n".join(f"{text.format(i=i)},{'ab'[i % 2]}" for i in range(40))
+        path = tmp_path / f"{name}.arff"
+        path.write_text(f"@relation h\n@attribute text string\n@attribute class {{a,b}}\n@data\n{rows}\n")
+        for clf in ("dcm", "c-dcm"):
+            result = runner.invoke(app, ["evaluate", str(path), "-c", clf, "--runs", "3", "--json"])
+            assert result.exit_code == 0, result.output
+            assert "Traceback" not in result.output and "Error" not in result.stderr
+            records = json.loads(result.stdout)["records"]
+            assert len(records) == 3 and all(r["status"] == "ok" for r in records)
+
+
+def test_class_with_only_empty_documents():
+    """alpha = 0 (A = 0): the urn product gives an empty document probability 1 and any other 0."""
+    X = np.vstack([BURSTY_X, np.zeros((3, 4))])
+    y = np.concatenate([BURSTY_Y, [2, 2, 2]])
+    clf = DCM(prior="mle").fit(X, y)
+    assert not clf.fitted_groups_[2] and (clf.alpha_[2] == 0).all()
+    T = np.vstack([BURSTY_T, np.zeros(4)])
+    jll = clf.decision_function(T)
+    assert (jll[:3, 2] == -np.inf).all()
+    # the empty document carries no evidence: every class scores its log prior
+    np.testing.assert_allclose(jll[3], np.log(np.array([4, 4, 3]) / 11), rtol=1e-12)
+    assert not np.isnan(clf.predict_proba(T)).any()
+
+
+def test_document_log_likelihood_of_a_class_without_documents():
+    """B5: a class absent from training has no alpha; its documents get -inf (an empty one 0), never NaN,
+    as the urn product with A = 0 gives and as its joint score (-inf) says."""
+    schema = Schema.numeric(4, ["a", "b", "c"])
+    clf = DCM().fit(BURSTY_X, BURSTY_Y, schema=schema)
+    T = np.vstack([BURSTY_T, np.zeros(4)])
+    got = clf.document_log_likelihood(T, [2, 2, 2, 2])
+    np.testing.assert_array_equal(got, [-np.inf, -np.inf, -np.inf, 0.0])
+    want_b = [polya_urn(T[d], clf.alpha_[1]) for d in range(4)]
+    np.testing.assert_allclose(clf.document_log_likelihood(T, [1, 1, 1, 1]), want_b, rtol=1e-11)
+    np.testing.assert_array_equal(dcm_log_likelihood(sp.csr_matrix(T), np.zeros((1, 4)))[:, 0], got)
+    assert not np.isnan(clf.decision_function(T)).any()

@@ -2,10 +2,17 @@
 break-even points; pure functions of a :class:`toolkit.api.Predictions`.
 
 Rankings sort by score descending with ties kept in the original order (a stable sort), as
-algorithms.md 0.2 decides. The ranking score of class k is, for two classes, the margin of its
-decision score over the other's (the log posterior odds of a probabilistic model); with more
-classes, its posterior probability when the model gives probabilities, otherwise the margin of its
-decision score over the best other class.
+algorithms.md 0.2 decides and 5.2.2 and 5.2.4 repeat. The ranking score of class k
+(:func:`class_scores`) is, for two classes, the margin of its decision score over the other's (the
+log posterior odds of a probabilistic model); with more classes, its posterior probability when the
+model gives probabilities, otherwise the margin of its decision score over the best other class.
+
+The break-even point ranks by the log posterior odds ``s_k - logsumexp_{j != k} s_j``
+(:func:`log_odds`) whenever the probabilities are the softmax of the decision scores (every NB-family
+model, whose scores are joint log-likelihoods). Those order the instances as the posterior does, but
+a posterior rounds to 1.0 for many text documents (their log-odds reach hundreds), which tied them and
+let the order of the test rows decide the break-even point. Only instances with equal scores (say, two
+identical documents) still tie, and those keep the row order, as 5.2.4 prescribes.
 """
 
 from __future__ import annotations
@@ -19,27 +26,96 @@ import toolkit.evaluation.measures as measures
 from toolkit.evaluation.ranking import average_precision_of_ranking
 
 __all__ = ["average_precision", "pr_curve", "bep_micro", "bep_macro", "ranking_scores", "break_even", "class_scores",
-           "roc_auc", "roc_auc_macro", "pr_auc", "pr_auc_macro"]
+           "break_even_scores", "log_odds", "roc_auc", "roc_auc_macro", "pr_auc", "pr_auc_macro"]
+
+
+def _shift_rows(scores: np.ndarray) -> np.ndarray:
+    """Each row of ``scores`` less its maximum, with the NB models' rule for rows whose maximum is infinite
+    (``ProbabilisticClassifier._log_normalise``): the classes at +inf share the mass (0, the others -inf);
+    a row all -inf is uniform (all 0). A row with a NaN stays NaN."""
+    s = np.asarray(scores, dtype=np.float64)
+    top = s.max(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        z = s - top
+    plus = np.isposinf(top).ravel()
+    if plus.any():
+        z[plus] = np.where(np.isposinf(s[plus]), 0.0, -np.inf)
+    z[np.isneginf(top).ravel()] = 0.0
+    return z
+
+
+def log_odds(scores: np.ndarray) -> np.ndarray:
+    """(n, K) ``s_k - logsumexp_{j != k} s_j``: for joint log-likelihoods the log posterior odds
+    ``log P(k|x) - log(1 - P(k|x))``, without the rounding of ``P`` to 1.
+
+    O(nK) on ``z = s - max``: the others of a class below the row's top (its first maximum) hold the top,
+    ``z_k - log1p(sum of e^z_j over j neither the top nor k)``; the top gets the log-sum-exp of the others
+    about the second best. For two finite classes that is the margin ``s_k - s_other``, bit for bit. Rows
+    whose maximum is infinite get the log-odds of the posterior the NB models give them
+    (:func:`_shift_rows`); a class at -inf gets -inf, a sole finite class (or a sole +inf) +inf.
+    """
+    z = _shift_rows(scores)
+    rows = np.arange(z.shape[0])
+    top = np.argmax(z, axis=1)
+    rest = z.copy()
+    rest[rows, top] = -np.inf                     # every class but the top
+    e = np.exp(rest)
+    second = rest.max(axis=1, keepdims=True)
+    about = np.where(np.isfinite(second), second, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = z - np.log1p(e.sum(axis=1, keepdims=True) - e)
+        out[rows, top] = -(about[:, 0] + np.log(np.exp(rest - about).sum(axis=1)))    # z at the top is 0
+    return out
+
+
+def _scores_give_proba(scores: np.ndarray, proba: np.ndarray) -> bool:
+    """True when ``proba`` is the softmax of ``scores`` (atol 1e-9, the NB models' rule for infinite
+    rows): the scores are then joint log-likelihoods up to a constant per row, and their log-odds
+    (:func:`log_odds`) rank as ``proba`` does."""
+    if scores.shape != proba.shape:
+        return False
+    e = np.exp(_shift_rows(scores))
+    with np.errstate(invalid="ignore"):
+        soft = e / e.sum(axis=1, keepdims=True)
+    return bool(np.allclose(soft, proba, rtol=0.0, atol=1e-9))
+
+
+def class_scores(p: Predictions) -> np.ndarray | None:
+    """(n, K): column k ranks the test instances for class k (see the module's docstring); None when the
+    model gives neither probabilities nor scores."""
+    scores, proba = p.scores, p.proba
+    if scores is None and proba is None:
+        return None
+    if scores is not None:
+        scores = np.asarray(scores, dtype=np.float64)
+        if scores.shape[1] == 2 and np.all(np.isfinite(scores)):
+            margin = scores[:, 1] - scores[:, 0]
+            return np.column_stack([-margin, margin])
+    if proba is not None:
+        return np.asarray(proba, dtype=np.float64)
+    out = np.empty_like(scores)
+    for k in range(scores.shape[1]):                   # a loop over classes, each vectorised over rows
+        others = np.delete(scores, k, axis=1)
+        out[:, k] = scores[:, k] - (others.max(axis=1) if others.shape[1] else 0.0)
+    return out
+
+
+def break_even_scores(p: Predictions) -> np.ndarray | None:
+    """(n, K) scores the break-even point ranks by: the log posterior odds (:func:`log_odds`) when the
+    probabilities are the softmax of the decision scores, else :func:`class_scores`."""
+    if p.scores is not None and p.proba is not None:
+        scores = np.asarray(p.scores, dtype=np.float64)
+        if _scores_give_proba(scores, np.asarray(p.proba, dtype=np.float64)):
+            return log_odds(scores)
+    return class_scores(p)
 
 
 def ranking_scores(p: Predictions, k: int) -> np.ndarray:
-    """Score used to rank the test instances for class ``k``.
-
-    Two classes with finite decision scores: the margin ``s_k - s_other``. For a probabilistic model
-    that is the log posterior odds, which orders instances exactly as the posterior does but keeps
-    apart those whose probabilities both round to 1.0 (common for text, where log-odds reach
-    hundreds); for a ranking model (BIM, CMLS) it is its own score. Otherwise the posterior
-    probability, or the margin over the best other class when there are no probabilities.
-    """
-    if p.scores is not None and p.scores.shape[1] == 2 and np.all(np.isfinite(p.scores)):
-        return p.scores[:, k] - p.scores[:, 1 - k]
-    if p.proba is not None:
-        return p.proba[:, k]
-    if p.scores is None:
+    """Score used to rank the test instances for class ``k``: column k of :func:`class_scores`."""
+    scores = class_scores(p)
+    if scores is None:
         raise ValueError("the model gives neither probabilities nor scores")
-    others = np.delete(p.scores, k, axis=1)
-    best_other = others.max(axis=1) if others.shape[1] else 0.0
-    return p.scores[:, k] - best_other
+    return scores[:, k]
 
 
 def _order(scores: np.ndarray, relevant: np.ndarray, ties: str) -> np.ndarray:
@@ -60,13 +136,25 @@ def _classes_to_score(p: Predictions) -> list[int]:
     return [k for k in range(K) if np.any(p.y_true == k)]
 
 
+def _known_class_scores(p: Predictions, of: Any = class_scores) -> tuple[np.ndarray, np.ndarray]:
+    """The ranking scores (``of(p)``) and the class codes of the test instances with a known class."""
+    scores = of(p)
+    if scores is None:
+        raise ValueError("the model gives neither probabilities nor scores")
+    known = p.y_true >= 0
+    return scores[known], p.y_true[known]
+
+
 def average_precision(p: Predictions, ties: str = "stable") -> float:
     """Binary: AP of the positive class (code 1, or ``extra['positive']``); else the one-vs-rest mean."""
-    known = p.y_true >= 0
+    classes = _classes_to_score(p)
+    if not classes:
+        return float("nan")
+    all_scores, y = _known_class_scores(p)
     values = []
-    for k in _classes_to_score(p):
-        scores = ranking_scores(p, k)[known]
-        relevant = p.y_true[known] == k
+    for k in classes:
+        scores = all_scores[:, k]
+        relevant = y == k
         order = _order(scores, relevant, ties)
         values.append(average_precision_of_ranking(relevant[order]))
     values = [v for v in values if v == v]
@@ -75,12 +163,14 @@ def average_precision(p: Predictions, ties: str = "stable") -> float:
 
 def pr_curve(p: Predictions) -> dict[str, Any]:
     """Non-interpolated precision-recall points (at each relevant rank) per scored class."""
-    known = p.y_true >= 0
+    classes = _classes_to_score(p)
+    if not classes:
+        return {}
+    all_scores, y = _known_class_scores(p)
     curves = {}
-    for k in _classes_to_score(p):
-        scores = ranking_scores(p, k)[known]
-        relevant = p.y_true[known] == k
-        rel = relevant[_order(scores, relevant, "stable")]
+    for k in classes:
+        relevant = y == k
+        rel = relevant[_order(all_scores[:, k], relevant, "stable")]
         total = int(rel.sum())
         if total == 0:
             continue
@@ -91,19 +181,18 @@ def pr_curve(p: Predictions) -> dict[str, Any]:
 
 
 def break_even(p: Predictions) -> tuple[np.ndarray, np.ndarray]:
-    """Per class: (N_k relevant, TP_k in the top N_k by that class's score)."""
-    known = p.y_true >= 0
+    """Per class: (N_k relevant, TP_k among the top N_k by :func:`break_even_scores`), algorithms.md 5.2.4;
+    a tie across the cut-off keeps the row order (0.2)."""
     K = len(p.classes)
-    n_rel = np.zeros(K, dtype=np.int64)
+    n_rel = np.bincount(p.y_true[p.y_true >= 0], minlength=K).astype(np.int64)
     tp = np.zeros(K, dtype=np.int64)
-    for k in range(K):
-        relevant = p.y_true[known] == k
-        n_k = int(relevant.sum())
-        n_rel[k] = n_k
-        if n_k == 0:
-            continue
-        order = _order(ranking_scores(p, k)[known], relevant, "stable")
-        tp[k] = int(relevant[order[:n_k]].sum())
+    if not n_rel.any():
+        return n_rel, tp
+    scores, y = _known_class_scores(p, break_even_scores)
+    for k in np.flatnonzero(n_rel):
+        relevant = y == k
+        order = _order(scores[:, k], relevant, "stable")
+        tp[k] = int(relevant[order[: n_rel[k]]].sum())
     return n_rel, tp
 
 
@@ -119,14 +208,6 @@ def bep_macro(p: Predictions) -> float:
     n_rel, tp = break_even(p)
     present = n_rel > 0
     return float(np.mean(tp[present] / n_rel[present])) if present.any() else float("nan")
-
-
-def class_scores(p: Predictions) -> np.ndarray | None:
-    """(n, K): column k ranks the test instances for class k (:func:`ranking_scores`); None when the model
-    gives neither probabilities nor scores."""
-    if p.proba is None and p.scores is None:
-        return None
-    return np.column_stack([ranking_scores(p, k) for k in range(len(p.classes))])
 
 
 def _areas(p: Predictions, area) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]

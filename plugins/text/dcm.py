@@ -36,31 +36,45 @@ __all__ = ["DCM", "ComplementDCM", "dcm_log_likelihood", "fit_polya", "PolyaFit"
 def dcm_log_likelihood(X: sp.csr_matrix, alpha: np.ndarray) -> np.ndarray:
     """(n, K) ``log p(x_d | alpha_k)`` without the multinomial coefficient; alpha is (K, V).
 
-    Entries with ``alpha_kw = 0`` and ``x_dw > 0`` give -inf (the word is impossible).
+    Entries with ``alpha_kw = 0`` and ``x_dw > 0`` give -inf (the word is impossible). A class with
+    ``A = 0`` (no word seen in training) gives the limit of the urn product: 0 for an empty document,
+    whose probability is 1 under any alpha, and -inf for any other (not lgamma(0) - lgamma(0) = NaN).
     """
     X = sp.csr_matrix(X)
+    if X.nnz and not X.data.all():       # explicit zeros: x_w = 0 contributes nothing (and never lgamma(0))
+        X = X.copy()
+        X.eliminate_zeros()
     alpha = np.atleast_2d(np.asarray(alpha, dtype=np.float64))
     n = X.shape[0]
     lengths = row_sums(X)
     A = alpha.sum(axis=1)
-    out = gammaln(A)[None, :] - gammaln(lengths[:, None] + A[None, :])
-    if X.nnz == 0:
-        return out
+    empty_class = A == 0
+    with np.errstate(invalid="ignore"):
+        out = gammaln(A)[None, :] - gammaln(lengths[:, None] + A[None, :])
+    if X.nnz:
+        _add_word_terms(out, X, alpha, np.flatnonzero(~empty_class))
+    if empty_class.any():
+        out[:, empty_class] = np.where(lengths == 0, 0.0, -np.inf)[:, None]
+    return out
+
+
+def _add_word_terms(out: np.ndarray, X: sp.csr_matrix, alpha: np.ndarray, classes: np.ndarray) -> None:
+    """Add ``sum_{w: x_w > 0} [lgamma(x_w + alpha_kw) - lgamma(alpha_kw)]`` to the columns ``classes`` of ``out``."""
+    n = X.shape[0]
     rows = row_of_entry(X)
     cols = X.indices
     x = X.data
     ones = x == 1.0
     rest = ~ones
     x_rest = x[rest]
-    with np.errstate(divide="ignore"):
-        for k in range(alpha.shape[0]):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k in classes:          # a loop over classes, each vectorised over the entries
             a = alpha[k, cols]
             terms = np.empty_like(x)
             terms[ones] = np.log(a[ones])                      # lgamma(1 + a) - lgamma(a) = log a
             a_rest = a[rest]
             terms[rest] = gammaln(x_rest + a_rest) - gammaln(a_rest)
             out[:, k] += np.bincount(rows, weights=terms, minlength=n)
-    return out
 
 
 def moment_match(m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
@@ -79,6 +93,20 @@ def moment_match(m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
         s = float(np.median(s_w))
         out[g, active] = s * m1[g, active] if (np.isfinite(s) and s > 0) else 1.0
     return out
+
+
+def _drop_empty_evidence(X: sp.csr_matrix, groups: np.ndarray,
+                         w: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+    """Rows of weight 0 and stored zero counts removed: either would make a word *active* (a cell of the
+    fixed point, whose alpha then stays at its start) without any evidence for it. Training with weight-0
+    rows is then exactly training without them. Copies only when there is something to remove."""
+    if w.size and not w.all():
+        keep = w != 0
+        X, groups, w = X[keep], groups[keep], w[keep]
+    if X.nnz and not X.data.all():
+        X = X.copy()
+        X.eliminate_zeros()
+    return X, groups, w
 
 
 class PolyaFit:
@@ -157,6 +185,7 @@ def fit_polya(X: Any, groups: Any | None = None, *, n_groups: int | None = None,
     groups = np.zeros(n, dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
     G = int(n_groups if n_groups is not None else (groups.max() + 1 if n else 1))
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    X, groups, w = _drop_empty_evidence(X, groups, w)
     pair_word, pair_count, H, len_values, L, m1, m2, _ = _histograms(X, groups, w, G, complement)
     Hc = H.tocoo()
     pair_group = Hc.row.astype(np.int64)
@@ -301,7 +330,7 @@ class DCM(ProbabilisticClassifier):
         res = fit_polya(X, y, n_groups=K, sample_weight=w, complement=self._complement, tol=float(self.tol),
                         max_iter=int(self.max_iter), init=self.init)
         self.alpha_unsmoothed_ = res.alpha
-        self.fitted_groups_ = res.alpha.max(axis=1) > 0
+        self.fitted_groups_ = (res.alpha > 0).any(axis=1)     # (K, 0) alpha: an empty vocabulary
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
 
@@ -309,7 +338,7 @@ class DCM(ProbabilisticClassifier):
         """Smoothing (``smoothing * min{alpha_w > 0}`` added to every alpha of a class) and the prior."""
         self._check()
         alpha = self.alpha_unsmoothed_
-        smallest = np.where(alpha > 0, alpha, np.inf).min(axis=1)
+        smallest = np.where(alpha > 0, alpha, np.inf).min(axis=1, initial=np.inf)
         smallest[~self.fitted_groups_] = 0.0
         self.alpha_ = alpha + (float(self.smoothing) * smallest)[:, None]
         K = len(self.class_count_)
@@ -323,15 +352,27 @@ class DCM(ProbabilisticClassifier):
         self.intercept_ = intercept
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
+        """``log P(k) + log p(x | alpha_k)`` for the classes with training documents (-inf for the others).
+
+        A class whose documents were all empty has alpha = 0: it scores an empty document 0 and any other
+        -inf. With no word in any training document the vocabulary is empty, every test word lies outside
+        it and is dropped (algorithms.md 1.2): the prior alone decides, as in nb-multinomial.
+        """
         X = as_counts(X, self._name)
-        usable = (self.class_count_ > 0) & self.fitted_groups_
+        present = self.class_count_ > 0
         scores = np.full((X.shape[0], len(self.classes_)), -np.inf)
-        if usable.any():
-            scores[:, usable] = dcm_log_likelihood(X, self.alpha_[usable]) + self.intercept_[usable]
+        if not self.fitted_groups_.any():
+            scores[:, present] = self.intercept_[present]
+        elif present.any():
+            scores[:, present] = dcm_log_likelihood(X, self.alpha_[present]) + self.intercept_[present]
         return scores
 
     def document_log_likelihood(self, X: Any, y: Any) -> np.ndarray:
-        """log p(x_d | alpha_{y_d}) without the multinomial coefficient (for perplexity)."""
+        """log p(x_d | alpha_{y_d}) without the multinomial coefficient (for perplexity).
+
+        A class without a fitted alpha (no training document, or only empty ones) has no model: its
+        documents get -inf (perplexity inf), an empty one 0, as :func:`dcm_log_likelihood` defines for A = 0.
+        """
         X = as_counts(self._validate_predict(X), self._name)
         y = np.asarray(y, dtype=np.int64)
         out = np.empty(X.shape[0])
