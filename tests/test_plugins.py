@@ -394,7 +394,6 @@ def test_run_config_debug_follows_the_debug_flag(tmp_path, monkeypatch, how):
 
     from toolkit.cli import app
     from toolkit.config import set_debug
-    from toolkit.plugin_host.manager import default_manager
 
     seen = []
 

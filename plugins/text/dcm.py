@@ -45,7 +45,6 @@ def dcm_log_likelihood(X: sp.csr_matrix, alpha: np.ndarray) -> np.ndarray:
         X = X.copy()
         X.eliminate_zeros()
     alpha = np.atleast_2d(np.asarray(alpha, dtype=np.float64))
-    n = X.shape[0]
     lengths = row_sums(X)
     A = alpha.sum(axis=1)
     empty_class = A == 0
