@@ -181,3 +181,27 @@ def test_break_even_ranks_by_probability_when_it_is_not_the_softmax_of_the_score
     # margins over the best other class, a: (2, 2, -1, 0.1) -> d0, d1: TP_a = 1; b: (-3, -2, 1, -0.5) -> d2, d3:
     #   TP_b = 1
     assert ranking.break_even(no_proba)[1].tolist() == [1, 1, 0]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_average_precision_and_pr_points_do_not_depend_on_the_order_of_the_test_rows(seed):
+    """The multi-class AP ranked by the posterior, tied at 1.0 for most of these documents: the row order
+    decided it. Ranked by the log-odds, it equals the AP of a brute-force ranking, in every row order."""
+    p = _saturated_text(seed)
+    n = len(p.y_true)
+    ap, pr = toolkit.get_evaluator("average-precision"), toolkit.get_evaluator("pr-curve")
+    odds = _brute_log_odds(p.scores)
+    values = []
+    for k in range(5):
+        rel = p.y_true == k
+        ranked = rel[np.argsort(-odds[:, k], kind="stable")]
+        hits = np.cumsum(ranked)
+        values.append(np.mean(hits[ranked] / (np.flatnonzero(ranked) + 1)))
+    assert ap(p) == pytest.approx(np.mean(values), abs=1e-12)
+    rng = np.random.default_rng(200 + seed)
+    for _ in range(4):
+        perm = rng.permutation(n)
+        q = Predictions(y_true=p.y_true[perm], y_pred=p.y_pred[perm], proba=p.proba[perm],
+                        scores=p.scores[perm], classes=p.classes)
+        assert ap(q) == ap(p)
+        assert pr(q) == pr(p)

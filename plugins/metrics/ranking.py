@@ -7,12 +7,14 @@ algorithms.md 0.2 decides and 5.2.2 and 5.2.4 repeat. The ranking score of class
 log posterior odds of a probabilistic model); with more classes, its posterior probability when the
 model gives probabilities, otherwise the margin of its decision score over the best other class.
 
-The break-even point ranks by the log posterior odds ``s_k - logsumexp_{j != k} s_j``
-(:func:`log_odds`) whenever the probabilities are the softmax of the decision scores (every NB-family
-model, whose scores are joint log-likelihoods). Those order the instances as the posterior does, but
-a posterior rounds to 1.0 for many text documents (their log-odds reach hundreds), which tied them and
-let the order of the test rows decide the break-even point. Only instances with equal scores (say, two
-identical documents) still tie, and those keep the row order, as 5.2.4 prescribes.
+The rankings themselves (average precision, the precision-recall points, the break-even point) use
+the log posterior odds ``s_k - logsumexp_{j != k} s_j`` (:func:`log_odds`, :func:`break_even_scores`)
+whenever the probabilities are the softmax of the decision scores (every NB-family model, whose scores
+are joint log-likelihoods). Those order the instances as the posterior does, but a posterior rounds to
+1.0 for many text documents (their log-odds reach hundreds), which tied them and let the order of the
+test rows decide. Only instances with equal scores (say, two identical documents) still tie, and those
+keep the row order, as 0.2 prescribes. WEKA's per-class ROC and PR areas (:func:`class_scores`, used
+by ``per-class``) stay on the probabilities, as WEKA computes them.
 """
 
 from __future__ import annotations
@@ -111,8 +113,8 @@ def break_even_scores(p: Predictions) -> np.ndarray | None:
 
 
 def ranking_scores(p: Predictions, k: int) -> np.ndarray:
-    """Score used to rank the test instances for class ``k``: column k of :func:`class_scores`."""
-    scores = class_scores(p)
+    """Score used to rank the test instances for class ``k``: column k of :func:`break_even_scores`."""
+    scores = break_even_scores(p)
     if scores is None:
         raise ValueError("the model gives neither probabilities nor scores")
     return scores[:, k]
@@ -136,9 +138,10 @@ def _classes_to_score(p: Predictions) -> list[int]:
     return [k for k in range(K) if np.any(p.y_true == k)]
 
 
-def _known_class_scores(p: Predictions, of: Any = class_scores) -> tuple[np.ndarray, np.ndarray]:
-    """The ranking scores (``of(p)``) and the class codes of the test instances with a known class."""
-    scores = of(p)
+def _known_class_scores(p: Predictions, of: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """The ranking scores (``of(p)``, default :func:`break_even_scores`) and the class codes of the test
+    instances with a known class."""
+    scores = (of or break_even_scores)(p)
     if scores is None:
         raise ValueError("the model gives neither probabilities nor scores")
     known = p.y_true >= 0
