@@ -3,7 +3,10 @@
 Cells are mean +- 95 % CI over the repetitions (t_{0.975,R-1} s / sqrt(R)); under the thesis
 protocol, the fold's error with the thesis's CI and the error count. Each pipeline is compared
 with a baseline by the corrected resampled t-test (or the sign test over repetitions): ``v`` marks
-significantly better, ``*`` significantly worse, and every column ends with (wins/ties/losses).
+significantly better, ``*`` significantly worse, and every column ends with (wins/ties/losses). As in WEKA's
+PairedCorrectedTTester, the test and the mark's direction use the repetitions where both have a value (the
+mean paired difference; the sign test's wins against its losses), and a dataset without such a repetition
+is left out of (wins/ties/losses).
 """
 
 from __future__ import annotations
@@ -215,10 +218,13 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
             base, cell = cells.get((d, baseline)), cells.get((d, p))
             if p == baseline or base is None or cell is None:
                 continue
-            pvalue = _p_value(results, d, baseline, p, metric, test)
-            cell.p_value = pvalue
-            if pvalue is not None and pvalue <= alpha and cell.mean != base.mean:  # WEKA: p <= alpha
-                better = (cell.mean > base.mean) == greater
+            paired = _paired_test(results, d, baseline, p, metric, test)
+            cell.p_value = paired.p_value
+            if paired.n == 0:  # WEKA's (v/ /*) leaves out a dataset without a paired value (no tie)
+                continue
+            # the direction is the paired one (WEKA): the cells' own means may cover other repetitions
+            if paired.p_value is not None and paired.p_value <= alpha and paired.direction:  # WEKA: p <= alpha
+                better = (paired.direction > 0) == greater
                 cell.mark = "v" if better else "*"
                 if better:
                     w += 1
@@ -231,30 +237,45 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
                       experiment=results.experiment, failed=failed)
 
 
-def _p_value(results: Results, dataset: str, base: str, other: str, metric: str, test: str) -> float | None:
+@dataclass(frozen=True)
+class _Paired:
+    """A pipeline against the baseline on one dataset, over the repetitions where both have a value: the
+    test's p-value (None under 2 pairs), +1 / -1 / 0 when the other's values are greater / smaller / neither
+    (the sign of the mean paired difference; the sign test's wins against its losses), and the pairs."""
+
+    p_value: float | None
+    direction: int
+    n: int
+
+
+def _paired_test(results: Results, dataset: str, base: str, other: str, metric: str, test: str) -> _Paired:
     a_recs = {r["repetition"]: r for r in results.cell(dataset, base)}
     b_recs = {r["repetition"]: r for r in results.cell(dataset, other)}
     reps = sorted(set(a_recs) & set(b_recs))
-    if len(reps) < 2:
-        return None
+
     def value(rec: dict[str, Any]) -> float:
         v = rec["metrics"].get(metric)
         return float("nan") if v is None or isinstance(v, (dict, list)) else float(v)
 
     # WEKA's tester skips a run whose value is missing on either side (and keeps the sizes of every run)
-    pairs = [(value(a_recs[r]), value(b_recs[r])) for r in reps]
-    a = [x for x, y in pairs if x == x and y == y]
-    b = [y for x, y in pairs if x == x and y == y]
-    if len(a) < 2:
-        return None
+    pairs = np.array([(value(a_recs[r]), value(b_recs[r])) for r in reps], dtype=np.float64).reshape(-1, 2)
+    pairs = pairs[~np.isnan(pairs).any(axis=1)]
+    a, b = pairs[:, 0], pairs[:, 1]
+    n = len(a)
+    if n < 2:
+        return _Paired(None, 0, n)
     if test == "sign":
-        diffs = np.subtract(b, a)
-        return stats.sign_test(int(np.sum(diffs > 0)), int(np.sum(diffs < 0)), "two-sided")
+        diffs = b - a
+        wins, losses = int(np.sum(diffs > 0)), int(np.sum(diffs < 0))
+        return _Paired(stats.sign_test(wins, losses, "two-sided"), int(np.sign(wins - losses)), n)
     if test == "paired-t":
-        return stats.paired_ttest(b, a).p_value
-    # WEKA's PairedCorrectedTTester: sum of the test sizes over the sum of the training sizes
-    ratio = stats.test_train_ratio([a_recs[r]["n_test"] for r in reps], [a_recs[r]["n_train"] for r in reps])
-    return stats.corrected_ttest(b, a, ratio).p_value
+        result = stats.paired_ttest(b, a)
+    else:
+        # WEKA's PairedCorrectedTTester: sum of the test sizes over the sum of the training sizes
+        ratio = stats.test_train_ratio([a_recs[r]["n_test"] for r in reps], [a_recs[r]["n_train"] for r in reps])
+        result = stats.corrected_ttest(b, a, ratio)
+    diff = result.mean_difference
+    return _Paired(result.p_value, int(np.sign(diff)) if diff == diff else 0, n)
 
 
 def _fmt_cell(c: Cell | None, metric: str, interval: str = "ci", failed: int = 0) -> str:
