@@ -456,3 +456,30 @@ def test_latex_says_undefined_for_an_iman_davenport_f_that_is(tmp_path):
     text = tex.read_text()
     # nb-weka beats the starved LR on both datasets (every dataset ranks alike): F_F is undefined
     assert "Iman-Davenport $F_F$ (df 1, 1) & undefined" in text and "& nan" not in text
+
+
+def test_thesis_interval_is_captioned_as_what_it_is(tmp_path):
+    """Under the thesis protocol a cell is one test fold's error +- 2.228 sqrt(e(1-e)/N) with N the whole
+    dataset (algorithms.md 5.1.3; vote, WEKA NB: 11.63 +- 3.42 (5) in the thesis's Table 3): the HTML and
+    LaTeX captions say so, not "mean +- 95 % confidence interval over the repetitions"."""
+    out = tmp_path / "th.jsonl"
+    toolkit.evaluate(["vote", "iris"], ["nb-weka", "nb-gaussian"], protocol="thesis", metrics=["error", "accuracy"],
+                     out=out)
+    html, tex = tmp_path / "th.html", tmp_path / "th.tex"
+    result = runner.invoke(app, ["report", str(out), "-o", str(html), "-o", str(tex)])
+    assert result.exit_code == 0, result.output
+    parsed = _Tables()
+    parsed.feed(html.read_text())
+    row = next(r for r in parsed.tables["significance-table"] if r[0][2] == "vote")
+    assert row[1][2].split() == ["11.63", "±", "3.42", "(5)"]
+    assert 100 * 2.228 * math.sqrt(5 / 43 * 38 / 43 / 435) == pytest.approx(3.42, abs=0.005)
+    text = html.read_text()
+    captions = re.findall(r'<p class="caption">(error \(%\)|accuracy \(%\))([^<]*)', text)
+    assert [c[0] for c in captions] == ["error (%)", "accuracy (%)"]
+    error, accuracy = captions[0][1], captions[1][1]
+    assert "thesis CI 2.228·√(e(1−e)/N), N the instances of the whole dataset, not of the test fold" in error
+    assert "one test fold (no interval)" in accuracy
+    assert "confidence interval over the repetitions" not in text
+    latex = tex.read_text()
+    assert "thesis CI $2.228\\sqrt{e(1-e)/N}$, $N$ the instances of the whole dataset, not of the test fold" in latex
+    assert "confidence interval over the repetitions" not in latex

@@ -87,6 +87,10 @@ class Comparison:
     def __str__(self) -> str:
         return format_comparison(self, "table")
 
+    def thesis(self) -> bool:
+        """Cells of the thesis protocol: one test fold's value, for error with the thesis CI (stats.thesis_ci)."""
+        return any(c.thesis for c in self.cells.values())
+
     def to_markdown(self, interval: str = "ci") -> str:
         """The table in Markdown, caption below."""
         return format_comparison(self, "markdown", interval)
@@ -372,8 +376,10 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
     footer = ["(v/ /*)"] + [("baseline" if p == comp.baseline else "({}/{}/{})".format(*comp.wins.get(p, (0, 0, 0))))
                             for p in comp.pipelines]
     unit = " (%)" if comp.metric in _PERCENT_METRICS else ""
-    thesis = any(c.thesis for c in comp.cells.values())
-    ci_note = ("thesis CI 2.228*sqrt(e(1-e)/N), error count in ()" if thesis else
+    thesis = comp.thesis()
+    ci_note = (("one test fold's error ± thesis CI 2.228*sqrt(e(1-e)/N), N the whole dataset's instances (not the "
+                "test fold's), error count in ()" if comp.metric == "error" else "one test fold's value")
+               if thesis else
                "mean (≥ one-sided lower 95% confidence limit, Student's t) over repetitions" if interval == "lcl" else
                "mean ± 95% CI over repetitions")
     protocol = _protocol_note(comp)

@@ -42,7 +42,15 @@ def _p(value: float | None) -> str:
 
 def _caption(comp, protocol: str) -> str:  # type: ignore[no-untyped-def]
     unit = " (\\%)" if comp.metric in _PERCENT_METRICS else ""
-    return (f"{latex_escape(comp.metric)}{unit}, mean $\\pm$ 95\\,\\% confidence interval over the repetitions"
+    if not comp.thesis():
+        shown = "mean $\\pm$ 95\\,\\% confidence interval over the repetitions ($t_{0.975,R-1}\\,s/\\sqrt{R}$)"
+    elif comp.metric == "error":  # stats.thesis_ci: the whole dataset's size, not the test fold's
+        shown = ("the error on the one test fold $\\pm$ the thesis CI $2.228\\sqrt{e(1-e)/N}$, $N$ the instances of the "
+                 "whole dataset, not of the test fold (the thesis's ``95\\,\\% CI'': narrower than a 95\\,\\% interval "
+                 "of the fold's error), the fold's error count in parentheses")
+    else:
+        shown = "the value on the one test fold (no interval)"
+    return (f"{latex_escape(comp.metric)}{unit}, {shown}"
             f"{' (' + latex_escape(protocol) + ')' if protocol else ''}; best mean per row in bold; $\\circ$ / $\\bullet$ = "
             f"significantly better / worse than {latex_escape(comp.baseline)} "
             f"({latex_escape(TEST_NAMES.get(comp.test, comp.test))}, $\\alpha = {comp.alpha:g}$); (v/ /*) counts the "

@@ -106,8 +106,15 @@ def _comparison_table(comp: Comparison, table_id: str) -> str:
 def _caption(comp: Comparison, protocol: str) -> str:
     unit = " (%)" if comp.metric in _PERCENT_METRICS else ""
     direction = "higher is better" if comp.greater_is_better else "lower is better"
-    return (f"{_e(comp.metric)}{unit}, {direction}: mean ± 95 % confidence interval over the repetitions "
-            f"(t<sub>0.975,R-1</sub> s/√R){f' ({_e(protocol)})' if protocol else ''}. "
+    if not comp.thesis():
+        shown = "mean ± 95 % confidence interval over the repetitions (t<sub>0.975,R-1</sub> s/√R)"
+    elif comp.metric == "error":  # stats.thesis_ci: the whole dataset's size, not the test fold's
+        shown = ("the error on the one test fold ± the thesis CI 2.228·√(e(1−e)/N), N the instances of the whole "
+                 "dataset, not of the test fold (the thesis's “95 % CI”: narrower than a 95 % interval of the "
+                 "fold's error), the fold's error count in parentheses")
+    else:
+        shown = "the value on the one test fold (no interval)"
+    return (f"{_e(comp.metric)}{unit}, {direction}: {shown}{f' ({_e(protocol)})' if protocol else ''}. "
             f"<b>v</b> / <b>*</b>: significantly better / worse than <b>{_e(comp.baseline)}</b> "
             f"({_e(TEST_NAMES.get(comp.test, comp.test))}, alpha {comp.alpha:g}); (v/ /*) counts the datasets where "
             f"a pipeline is better / not different / worse. The best mean of each row is bold; hover a cell for its "
