@@ -483,3 +483,51 @@ def test_thesis_interval_is_captioned_as_what_it_is(tmp_path):
     latex = tex.read_text()
     assert "thesis CI $2.228\\sqrt{e(1-e)/N}$, $N$ the instances of the whole dataset, not of the test fold" in latex
     assert "confidence interval over the repetitions" not in latex
+
+
+def test_html_with_failed_repetitions_keeps_columns_on_their_repetitions(results_file, tmp_path):
+    """A failed repetition of the first pipeline shifted the hyperparameter table's header (and its count
+    headed every confusion matrix): each column is one repetition number, a failed one an empty cell, and
+    each pipeline's matrix says how many repetitions it sums (counted here from the records)."""
+    fail = {("iris", "nb-weka", 0), ("iris", "bma-nb", 1)}
+    out = []
+    for line in results_file.read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("schema") == "toolkit.result/1" and \
+                (rec["dataset"]["name"], rec["pipeline"]["name"], rec["repetition"]) in fail:
+            rec = {k: v for k, v in rec.items() if k not in ("metrics", "predictions", "chosen_params", "tuning")}
+            rec.update(status="failed", error="made up for this test", error_kind="bug")
+        out.append(json.dumps(rec))
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(out) + "\n")
+    toolkit.write_report(broken, [tmp_path / "b.html"])
+    html = (tmp_path / "b.html").read_text()
+    ok = [r for r in _records(broken) if r["dataset"]["name"] == "iris"]
+
+    start = html.index('<h3>iris</h3><table class="hyper">')
+    parsed = _Tables()
+    parsed.feed(html[start:html.index("</table>", start) + len("</table>")])
+    (rows,) = parsed.tables.values()
+    assert [c[2] for c in rows[0][1:]] == ["0", "1", "2"]
+    body = {r[0][2]: [c[2] for c in r[1:]] for r in rows[1:]}
+    assert set(body) == {"nb-gaussian", "bma-nb"}  # the tuned ones
+    for p in body:
+        chosen = {r["repetition"]: r["chosen_params"] for r in ok if r["pipeline"]["name"] == p}
+        expected = [", ".join(f"{k}={v}" for k, v in chosen[rep].items()) if rep in chosen else "" for rep in range(3)]
+        assert body[p] == expected, p
+    assert body["bma-nb"][1] == "" and body["bma-nb"][2] != ""
+
+    details = html[html.index('<details data-dataset="iris"'):]
+    details = details[:details.index("</details>")]
+    assert "<summary>iris (summed over each pipeline's finished repetitions, 2 to 3)</summary>" in details
+    names = json.loads(broken.read_text().splitlines()[0])["pipelines"]
+    assert len(names) == len(PIPELINES)
+    for p in names:
+        n = sum(r["pipeline"]["name"] == p for r in ok)
+        block = details[details.index(f'data-pipeline="{p}"'):]
+        assert block.startswith(f'data-pipeline="{p}" data-repetitions="{n}"') and f"summed over {n} repetitions" in block
+        cm = _Tables()
+        cm.feed(block[block.index("<table"):block.index("</table>") + 8])
+        (matrix,) = cm.tables.values()
+        total = sum(int(c[2]) for row in matrix[1:] for c in row[1:])
+        assert total == sum(r["n_test"] for r in ok if r["pipeline"]["name"] == p)
