@@ -531,3 +531,70 @@ def test_html_with_failed_repetitions_keeps_columns_on_their_repetitions(results
         (matrix,) = cm.tables.values()
         total = sum(int(c[2]) for row in matrix[1:] for c in row[1:])
         assert total == sum(r["n_test"] for r in ok if r["pipeline"]["name"] == p)
+
+
+def _rewritten(results_file, out, datasets, pipelines=None):
+    """``results_file`` with each dataset's records written once under each of the names ``datasets[name]``
+    (a dataset not in the dict is left out) and each pipeline ``p`` named ``pipelines.get(p, p)``."""
+    import hashlib
+
+    pipelines = pipelines or {}
+    sha = lambda name: hashlib.sha256(name.encode()).hexdigest()  # noqa: E731
+    lines = []
+    for line in results_file.read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("schema") == "toolkit.experiment/1":
+            rec["datasets"] = [dict(d, name=n, sha256=sha(n)) for d in rec["datasets"] for n in datasets.get(d["name"], [])]
+            rec["pipelines"] = [pipelines.get(p, p) for p in rec["pipelines"]]
+            rec["pipeline_specs"] = {pipelines.get(p, p): dict(s, name=pipelines.get(p, p))
+                                     for p, s in rec["pipeline_specs"].items()}
+            lines.append(json.dumps(rec))
+        elif rec.get("schema") == "toolkit.result/1":
+            for n in datasets.get(rec["dataset"]["name"], []):
+                lines.append(json.dumps(dict(rec, dataset=dict(rec["dataset"], name=n, sha256=sha(n)),
+                                             pipeline=dict(rec["pipeline"], name=pipelines.get(rec["pipeline"]["name"],
+                                                                                                  rec["pipeline"]["name"])),
+                                             key=sha(n + rec["key"])[:24])))
+        else:
+            lines.append(line)
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def test_latex_escape_braces_brackets_and_writes_ascii():
+    """A name starting with [ after \\\\ or \\midrule was read as an optional argument (pdflatex: "Illegal unit
+    of measure"), and pdflatex with T1 fonts stops at a non-ASCII letter it has no definition for."""
+    from toolkit.evaluation.report import latex_escape
+
+    assert latex_escape("[x]") == "{[}x{]}"
+    assert latex_escape("*x") == "{*}x"
+    assert latex_escape("\u03b2") == "$\\beta$" and latex_escape("\u0394\u0391") == "$\\Delta$A"
+    assert latex_escape("\u00e9") == "\\'{e}"
+    assert latex_escape("e\u0301") == "\\'{e}"  # decomposed: composed first
+    assert latex_escape("na\u00efve") == 'na\\"{\\i}ve'
+    assert latex_escape("\u0141\u00f3d\u017a") == "\\L{}\\'{o}d\\'{z}"
+    assert latex_escape("a\tb\x07c\nd") == "a b c d"
+    assert latex_escape("\u4e2d") == "\\texttt{\\textless{}U+4E2D\\textgreater{}}"
+    assert latex_escape("\U0001f600") == "\\texttt{\\textless{}U+1F600\\textgreater{}}"
+    assert latex_escape("a_b & 50% {c}") == "a\\_b \\& 50\\% \\{c\\}"
+
+
+ODD_DATASETS = {"iris": ["[10fold]iris \u03b2"], "vote": ["na\u00efve vote \u00e9t\u00e9"],
+                "glass": ["*glass \u03a9 \u00b5 \u20ac"], "breast-cancer": ["[b]reast\u2013cancer \u4e2d\x07"]}
+
+
+@pytest.mark.skipif(__import__("shutil").which("pdflatex") is None, reason="no pdflatex here (Debian: texlive-latex-base, "
+                    "texlive-latex-recommended, texlive-pictures)")
+def test_latex_report_with_brackets_and_unicode_in_names_compiles(results_file, tmp_path):
+    """Dataset and pipeline names starting with [ (rows of every table, after \\\\ or \\midrule) and holding
+    Greek, accented, symbol, CJK and control characters: the .tex is ASCII and pdflatex compiles it."""
+    odd = _rewritten(results_file, tmp_path / "odd.jsonl", ODD_DATASETS,
+                     {"nb-gaussian": "[g]auss\u00efan", "bma-nb": "*bma \u03b2"})
+    tex = tmp_path / "odd.tex"
+    result = runner.invoke(app, ["report", str(odd), "-o", str(tex)])
+    assert result.exit_code == 0, result.output
+    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", tex.name], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    text = tex.read_text()
+    assert text.isascii() and "{[}10fold{]}iris $\\beta$" in text and "{[}g{]}auss\\\"{\\i}an" in text

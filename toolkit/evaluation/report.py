@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import math
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -567,11 +568,73 @@ def multi_dataset(comp: Comparison, alpha: float = 0.05) -> MultiDataset:
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
                   "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
-                  "±": r"$\pm$", "≥": r"$\geq$"}
+                  # braced: after \\ (a row's end) or \midrule, "[" opens an optional argument and "*" is
+                  # the star form
+                  "[": "{[}", "]": "{]}", "*": "{*}",
+                  "\u00b1": r"$\pm$", "\u2265": r"$\geq$"}
+
+#: non-ASCII characters pdflatex (T1, no Unicode font) cannot take as they are: text commands and math
+#: symbols, so that the .tex is ASCII
+_LATEX_UNICODE = {
+    "\u00a0": "~", "\u00a1": r"\textexclamdown{}", "\u00a2": r"\textcent{}", "\u00a3": r"\pounds{}",
+    "\u00a5": r"\textyen{}", "\u00a7": r"\S{}", "\u00a9": r"\textcopyright{}", "\u00ab": r"\guillemotleft{}",
+    "\u00ac": r"$\neg$", "\u00ae": r"\textregistered{}", "\u00b0": r"\textdegree{}", "\u00b2": r"\textsuperscript{2}",
+    "\u00b3": r"\textsuperscript{3}", "\u00b5": r"$\mu$", "\u00b6": r"\P{}", "\u00b7": r"$\cdot$",
+    "\u00b9": r"\textsuperscript{1}", "\u00bb": r"\guillemotright{}", "\u00bf": r"\textquestiondown{}",
+    "\u00c6": r"\AE{}", "\u00d0": r"\DH{}", "\u00d7": r"$\times$", "\u00d8": r"\O{}", "\u00de": r"\TH{}",
+    "\u00df": r"\ss{}", "\u00e6": r"\ae{}", "\u00f0": r"\dh{}", "\u00f7": r"$\div$", "\u00f8": r"\o{}",
+    "\u00fe": r"\th{}", "\u0110": r"\DJ{}", "\u0111": r"\dj{}", "\u0131": r"\i{}", "\u0141": r"\L{}",
+    "\u0142": r"\l{}", "\u014a": r"\NG{}", "\u014b": r"\ng{}", "\u0152": r"\OE{}", "\u0153": r"\oe{}",
+    "\u2013": r"\textendash{}", "\u2014": r"\textemdash{}", "\u2018": r"\textquoteleft{}",
+    "\u2019": r"\textquoteright{}", "\u201c": r"\textquotedblleft{}", "\u201d": r"\textquotedblright{}",
+    "\u2022": r"\textbullet{}", "\u2026": r"\dots{}", "\u20ac": r"\texteuro{}", "\u2122": r"\texttrademark{}",
+    "\u2190": r"$\leftarrow$", "\u2192": r"$\rightarrow$", "\u2212": r"$-$", "\u221a": r"$\surd$",
+    "\u221e": r"$\infty$", "\u2248": r"$\approx$", "\u2260": r"$\neq$", "\u2264": r"$\leq$",
+}
+# Greek: the small letters as math letters, the capitals as math capitals or, where LaTeX has none (they look
+# Latin), as upright Latin letters; U+03C2 is the final sigma, U+03A2 is unassigned
+for _i, (_small, _capital) in enumerate(zip(
+        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi o pi rho varsigma sigma tau upsilon "
+        "phi chi psi omega".split(),
+        "A B Gamma Delta E Z H Theta I K Lambda M N Xi O Pi P - Sigma T Upsilon Phi X Psi Omega".split())):
+    _LATEX_UNICODE[chr(0x3B1 + _i)] = f"${_small}$" if _small == "o" else f"$\\{_small}$"
+    if _capital != "-":
+        _LATEX_UNICODE[chr(0x391 + _i)] = _capital if len(_capital) == 1 else f"$\\{_capital}$"
+#: combining marks of a decomposed (NFD) Latin letter, as LaTeX's accent commands
+_LATEX_ACCENTS = {"\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=", "\u0306": "u",
+                  "\u0307": ".", "\u0308": '"', "\u030a": "r", "\u030b": "H", "\u030c": "v", "\u0323": "d",
+                  "\u0327": "c", "\u0328": "k", "\u0331": "b"}
+_MARKS_BELOW = {"\u0323", "\u0327", "\u0328", "\u0331"}
+
+
+def _latex_char(ch: str) -> str:
+    """One character as pdflatex with T1 fonts prints it: an ASCII control character a space, a known
+    symbol its command, an accented Latin letter its accent commands (na\u00efve -> na\\"{\\i}ve), anything
+    else its code point in typewriter type (there is no glyph for it)."""
+    if ch in _LATEX_SPECIAL:
+        return _LATEX_SPECIAL[ch]
+    code = ord(ch)
+    if code < 0x20 or code == 0x7F:
+        return " "
+    if code < 0x7F:
+        return ch
+    if ch in _LATEX_UNICODE:
+        return _LATEX_UNICODE[ch]
+    base, *marks = unicodedata.normalize("NFD", ch)
+    if marks and base.isascii() and base.isalpha() and all(m in _LATEX_ACCENTS for m in marks):
+        # an accent above an i or j replaces its dot (\i, \j: dotless)
+        out = f"\\{base}" if base in ("i", "j") and not _MARKS_BELOW & set(marks) else base
+        for m in marks:
+            out = f"\\{_LATEX_ACCENTS[m]}{{{out}}}"
+        return out
+    return f"\\texttt{{\\textless{{}}U+{code:04X}\\textgreater{{}}}}"
 
 
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+    """Text as LaTeX source: the special characters as commands, every row safe after \\\\ and \\midrule,
+    and ASCII only (pdflatex with T1 fonts; no inputenc or Unicode fonts needed). Composed first (NFC),
+    so that a letter followed by a combining accent is one accented letter."""
+    return "".join(_latex_char(ch) for ch in unicodedata.normalize("NFC", str(text)))
 
 
 #: characters of a name that Markdown (GitHub's) would read as markup: a table's cell separator, HTML
