@@ -148,8 +148,8 @@ def test_latex_is_booktabs_with_one_number_per_cell_and_the_best_in_bold(written
     for rule in ("\\toprule", "\\midrule", "\\bottomrule"):
         assert rule in text
     assert "\\hline" not in text
-    first = text.index("\\begin{tabular}{lr@")
-    block = text[first:text.index("\\end{tabular}", first)]
+    first = text.index("\\begin{longtable}{lr@")
+    block = text[first:text.index("\\end{longtable}", first)]
     segments = [r.strip().splitlines()[-1] for r in block.split("\\\\") if r.strip()]  # drop rule lines
     rows = [r for r in segments if r.split(" & ")[0].strip() in DATASETS]
     cells = _cells(results_file, "error")
@@ -598,3 +598,58 @@ def test_latex_report_with_brackets_and_unicode_in_names_compiles(results_file, 
     assert proc.returncode == 0, proc.stdout[-3000:]
     text = tex.read_text()
     assert text.isascii() and "{[}10fold{]}iris $\\beta$" in text and "{[}g{]}auss\\\"{\\i}an" in text
+
+
+def _many_datasets(results_file, tmp_path, n=67):
+    """The module's results with its four datasets' records copied under n names (iris-00, vote-01, ...)."""
+    names = {d: [f"{d}-{i:02d}" for i in range(k, n, len(DATASETS))] for k, d in enumerate(DATASETS)}
+    return _rewritten(results_file, tmp_path / "many.jsonl", names), [x for v in names.values() for x in v]
+
+
+def test_latex_tables_of_many_datasets_are_longtables(results_file, tmp_path):
+    """67 datasets: a table in a float ran off the page ("Float too large", the last rows lost); every table is
+    a longtable (breaks across pages) whose header repeats on each page."""
+    many, names = _many_datasets(results_file, tmp_path)
+    tex = tmp_path / "many.tex"
+    assert runner.invoke(app, ["report", str(many), "-o", str(tex)]).exit_code == 0
+    text = tex.read_text()
+    preamble = text[:text.index("\\begin{document}")]
+    assert "\\usepackage{longtable}" in preamble and "\\usepackage{booktabs}" in preamble
+    assert "\\begin{table}" not in text and "\\begin{tabular}" not in text
+    rows = [line for line in text.splitlines() if line.startswith(names[-1] + " & ")]
+    assert len(rows) == 1 + 4  # the datasets table and one per metric (error, accuracy, kappa, roc-auc)
+    for row in rows:
+        at = text.index(row)
+        begin = text.rindex("\\begin{", 0, at)
+        assert text.startswith("\\begin{longtable}", begin) and text.index("\\end{longtable}", begin) > at
+        head = text[begin:at]
+        assert head.count("\\endfirsthead") == 1 and head.count("\\endhead") == 1 and "\\endlastfoot" in head
+        # the header twice: on the first page and on each further one
+        assert head.count(head[head.index("\\toprule") + 9:head.index("\\midrule")]) == 2
+
+
+@pytest.mark.skipif(__import__("shutil").which("pdflatex") is None, reason="no pdflatex here (Debian: texlive-latex-base, "
+                    "texlive-latex-recommended, texlive-pictures)")
+def test_latex_report_of_many_datasets_fits_its_pages(results_file, tmp_path):
+    """Compiled, 67 datasets: no float too large, and (with pdftotext) every dataset row printed, on pages
+    that each have the header."""
+    import shutil
+
+    many, names = _many_datasets(results_file, tmp_path)
+    tex = tmp_path / "many.tex"
+    assert runner.invoke(app, ["report", str(many), "-o", str(tex)]).exit_code == 0
+    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", tex.name], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    log = (tmp_path / "many.log").read_text(errors="replace")
+    assert "Float too large" not in log and "Overfull \\vbox" not in log
+    if shutil.which("pdftotext") is None:
+        return
+    pages = subprocess.run(["pdftotext", "many.pdf", "-"], cwd=tmp_path, capture_output=True, text=True,
+                           check=True).stdout.split("\f")
+    text = tex.read_text()
+    for name in names:
+        pattern = re.compile(re.escape(name) + r"(?!\d)")
+        assert sum(len(pattern.findall(p)) for p in pages) == len(pattern.findall(text)) > 0, name
+    with_rows = [p for p in pages if re.search(r"\b(?:" + "|".join(DATASETS) + r")-\d\d\b", p)]
+    assert len(with_rows) >= 5 and all(re.search(r"\bdataset\b", p) for p in with_rows)

@@ -658,14 +658,13 @@ def best_in_row(comp: Comparison, dataset: str) -> set[str]:
     return {p for p, m in means.items() if m == best}
 
 
-def latex_table(comp: Comparison, interval: str = "ci", caption: str = "") -> str:
-    """booktabs: per pipeline three cells (mean, interval, mark), the best mean of each row in bold."""
+def latex_table_parts(comp: Comparison, interval: str = "ci") -> tuple[str, str, list[str]]:
+    """The column spec, the header row and the body rows (the datasets, a rule, the (v/ /*) row) of
+    :func:`latex_table`, for a ``tabular`` or a ``longtable``."""
     scale = 100.0 if comp.metric in _PERCENT_METRICS else 1.0
     cols = "l" + "r@{\\,}l@{\\,}l" * len(comp.pipelines)
-    lines = [f"% {latex_escape(caption)}" if caption else "% needs \\usepackage{booktabs}",
-             f"\\begin{{tabular}}{{{cols}}}", "\\toprule",
-             "dataset & " + " & ".join(f"\\multicolumn{{3}}{{c}}{{{latex_escape(p)}}}" for p in comp.pipelines)
-             + " \\\\", "\\midrule"]
+    header = "dataset & " + " & ".join(f"\\multicolumn{{3}}{{c}}{{{latex_escape(p)}}}" for p in comp.pipelines) + " \\\\"
+    body = []
     for d in comp.datasets:
         best = best_in_row(comp, d)
         cells = [latex_escape(d)]
@@ -687,11 +686,19 @@ def latex_table(comp: Comparison, interval: str = "ci", caption: str = "") -> st
             if c.expected is not None and c.n < c.expected:
                 mark = f"[{c.n}/{c.expected}] {mark}".strip()
             cells.append(mark)
-        lines.append(" & ".join(cells) + " \\\\")
-    lines.append("\\midrule")
-    footer = ["(v/ /*)"]
+        body.append(" & ".join(cells) + " \\\\")
+    body.append("\\midrule")
+    footer = ["{(v/ /*)}"]  # braced: in a longtable, booktabs reads a "(" right after \\midrule as a trim
     for p in comp.pipelines:
         text = "baseline" if p == comp.baseline else "({}/{}/{})".format(*comp.wins.get(p, (0, 0, 0)))
         footer.append(f"\\multicolumn{{3}}{{c}}{{{text}}}")
-    lines += [" & ".join(footer) + " \\\\", "\\bottomrule", "\\end{tabular}"]
-    return "\n".join(lines)
+    body.append(" & ".join(footer) + " \\\\")
+    return cols, header, body
+
+
+def latex_table(comp: Comparison, interval: str = "ci", caption: str = "") -> str:
+    """booktabs: per pipeline three cells (mean, interval, mark), the best mean of each row in bold."""
+    cols, header, body = latex_table_parts(comp, interval)
+    return "\n".join([f"% {latex_escape(caption)}" if caption else "% needs \\usepackage{booktabs}",
+                      f"\\begin{{tabular}}{{{cols}}}", "\\toprule", header, "\\midrule", *body, "\\bottomrule",
+                      "\\end{tabular}"])
