@@ -252,3 +252,25 @@ def test_bayesian_degenerate_cases():
     assert shifted.p_a_better == 1.0
     with pytest.raises(ValueError):
         stats.bayesian_correlated_ttest([1, 2], [1, 2], rope=-1)
+
+
+def test_sign_test_mark_follows_the_wins_not_the_means():
+    """B has the lower error in 9 of 10 repetitions and loses one by far, so its mean error is higher:
+    the sign test (two-sided p = 2 (C(10,0) + C(10,1)) / 2^10) says B is significantly better."""
+    from toolkit.evaluation.report import compare_results
+    from toolkit.evaluation.results import Results
+
+    a = [0.20, 0.22, 0.19, 0.21, 0.20, 0.23, 0.18, 0.20, 0.21, 0.20]
+    b = [x - 0.01 for x in a[:9]] + [0.50]
+    assert np.mean(b) > np.mean(a)
+    records = [{"status": "ok", "key": f"{p}{r}", "repetition": r, "dataset": {"name": "d", "n_instances": 100},
+                "pipeline": {"name": p}, "protocol": {"name": "random", "repetitions": 10}, "n_train": 90,
+                "n_test": 10, "metrics": {"error": v}}
+               for p, values in (("A", a), ("B", b)) for r, v in enumerate(values)]
+    results = Results(records)
+    comp = compare_results(results, metric="error", baseline="A", test="sign")
+    cell = comp.cells[("d", "B")]
+    assert cell.p_value == pytest.approx(2 * (1 + 10) / 2**10, rel=1e-15)
+    assert cell.mark == "v" and comp.wins["B"] == (1, 0, 0)
+    reverse = compare_results(results, metric="error", baseline="B", test="sign")
+    assert reverse.cells[("d", "A")].mark == "*" and reverse.wins["A"] == (0, 0, 1)

@@ -8,6 +8,7 @@ import json
 import math
 import re
 
+import numpy as np
 import pytest
 
 from conftest import ROOT
@@ -97,3 +98,80 @@ def test_compare_marks_and_counts_equal_weka_tables(tester, significance):
                 assert comp.cells[(s["dataset"], p)].p_value == pytest.approx(
                     s["weka"][tester][base][p]["p_value"], rel=1e-9, abs=1e-14)
         assert [comp.wins[p] for p in others] == footer, base
+
+
+# ------------------------------------------------------------------ missing and failed runs (B1, B3)
+
+PAIRING = json.loads((ROOT / "tests" / "golden" / "weka_ttest_pairing.json").read_text())
+
+
+def _pairing_records(metric: str) -> list[dict]:
+    """The golden sets as toolkit records: None an undefined value (null), "FAIL" a failed repetition."""
+    out = []
+    for s in PAIRING["sets"]:
+        for p, values in s["values"].items():
+            for r, v in enumerate(values):
+                rec = {"status": "ok", "key": f"{s['dataset']}/{p}/{r}", "repetition": r,
+                       "dataset": {"name": s["dataset"], "n_instances": 100}, "pipeline": {"name": p},
+                       "protocol": {"name": "random", "repetitions": len(values)},
+                       "n_train": PAIRING["n_train"], "n_test": PAIRING["n_test"], "metrics": {metric: v}}
+                if v == "FAIL":
+                    rec.update(status="failed", metrics={}, error="made up for this test")
+                out.append(rec)
+    return out
+
+
+def _weka_cells(table: str, n_others: int) -> tuple[dict[str, list[str | None]], list[tuple[int, int, int]]]:
+    """Per dataset row of a WEKA command-line table, each non-baseline column's mark ('v', '*', '' or None
+    for an empty cell), and the (v/ /*) footer. The columns have a fixed width."""
+    rows, footer = {}, []
+    for line in table.splitlines():
+        m = re.match(r"^(\S+)\s+\(\d+\)[^|]*\|(.*)$", line)
+        if m and m.group(1) != "Dataset":
+            tail = m.group(2)
+            width = len(tail) // n_others
+            assert width * n_others == len(tail), line
+            chunks = [tail[i * width:(i + 1) * width] for i in range(n_others)]
+            rows[m.group(1)] = [c[-1].strip() if c.strip() else None for c in chunks]
+        elif line.strip().startswith("(v/ /*)"):
+            footer = [tuple(map(int, t)) for t in re.findall(r"\((\d+)/(\d+)/(\d+)\)", line)]
+    return rows, footer
+
+
+@pytest.mark.parametrize("tester, significance", [("corrected", "corrected-t"), ("plain", "paired-t")])
+@pytest.mark.parametrize("metric", ["accuracy", "error"])
+def test_marks_and_counts_with_missing_and_failed_runs_equal_weka(tester, significance, metric):
+    """The mark's direction comes from the paired values (a cell's own mean may hold runs the baseline has
+    no value for, and point the other way), and a dataset without a paired value is no tie in (v/ /*):
+    WEKA's own tables. WEKA's v is 'greater'; for error (lower is better) that is the toolkit's *."""
+    results = Results(_pairing_records(metric))
+    schemes = PAIRING["schemes"]
+    flip = {"v": "*", "*": "v", "": ""} if metric == "error" else {"v": "v", "*": "*", "": ""}
+    for base in schemes:
+        comp = compare_results(results, metric=metric, baseline=base, test=significance, alpha=PAIRING["alpha"])
+        others = [p for p in schemes if p != base]
+        rows, footer = _weka_cells(PAIRING["weka_tables"][tester][base], len(others))
+        assert set(rows) == {s["dataset"] for s in PAIRING["sets"]} and len(footer) == len(others)
+        for d, weka in rows.items():
+            for p, mark in zip(others, weka):
+                cell = comp.cells.get((d, p))
+                ours = "" if cell is None else cell.mark
+                assert ours == ("" if mark is None else flip[mark]), (tester, metric, base, d, p)
+        expected = [(l, t, w) if metric == "error" else (w, t, l) for w, t, l in footer]
+        assert [comp.wins[p] for p in others] == expected, (tester, metric, base)
+
+
+def test_the_pairing_golden_file_holds_the_cases_it_is_for():
+    """Its sets do disagree: a cell's own mean against the baseline's points one way, WEKA's mark the other."""
+    rows, footer = _weka_cells(PAIRING["weka_tables"]["corrected"]["A"], 2)
+    values = {s["dataset"]: s["values"] for s in PAIRING["sets"]}
+
+    def own_mean(v):
+        return float(np.mean([x for x in v if isinstance(x, float)]))
+
+    for d in ("nan-run", "failed-run"):
+        assert own_mean(values[d]["B"]) > own_mean(values[d]["A"]) and rows[d][0] == "*"
+    assert own_mean(values["nan-baseline-run"]["B"]) < own_mean(values["nan-baseline-run"]["A"])
+    assert rows["nan-baseline-run"][0] == "v"
+    assert rows["all-missing"] == [None, None] and rows["other-missing"][0] is None
+    assert sum(footer[0]) == 4 and sum(footer[1]) == 6  # B: 3 datasets without a pair; C: 1

@@ -3,7 +3,10 @@
 Cells are mean +- 95 % CI over the repetitions (t_{0.975,R-1} s / sqrt(R)); under the thesis
 protocol, the fold's error with the thesis's CI and the error count. Each pipeline is compared
 with a baseline by the corrected resampled t-test (or the sign test over repetitions): ``v`` marks
-significantly better, ``*`` significantly worse, and every column ends with (wins/ties/losses).
+significantly better, ``*`` significantly worse, and every column ends with (wins/ties/losses). As in WEKA's
+PairedCorrectedTTester, the test and the mark's direction use the repetitions where both have a value (the
+mean paired difference; the sign test's wins against its losses), and a dataset without such a repetition
+is left out of (wins/ties/losses).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import csv
 import io
 import json
 import math
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +87,10 @@ class Comparison:
 
     def __str__(self) -> str:
         return format_comparison(self, "table")
+
+    def thesis(self) -> bool:
+        """Cells of the thesis protocol: one test fold's value, for error with the thesis CI (stats.thesis_ci)."""
+        return any(c.thesis for c in self.cells.values())
 
     def to_markdown(self, interval: str = "ci") -> str:
         """The table in Markdown, caption below."""
@@ -215,10 +223,13 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
             base, cell = cells.get((d, baseline)), cells.get((d, p))
             if p == baseline or base is None or cell is None:
                 continue
-            pvalue = _p_value(results, d, baseline, p, metric, test)
-            cell.p_value = pvalue
-            if pvalue is not None and pvalue <= alpha and cell.mean != base.mean:  # WEKA: p <= alpha
-                better = (cell.mean > base.mean) == greater
+            paired = _paired_test(results, d, baseline, p, metric, test)
+            cell.p_value = paired.p_value
+            if paired.n == 0:  # WEKA's (v/ /*) leaves out a dataset without a paired value (no tie)
+                continue
+            # the direction is the paired one (WEKA): the cells' own means may cover other repetitions
+            if paired.p_value is not None and paired.p_value <= alpha and paired.direction:  # WEKA: p <= alpha
+                better = (paired.direction > 0) == greater
                 cell.mark = "v" if better else "*"
                 if better:
                     w += 1
@@ -231,30 +242,45 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
                       experiment=results.experiment, failed=failed)
 
 
-def _p_value(results: Results, dataset: str, base: str, other: str, metric: str, test: str) -> float | None:
+@dataclass(frozen=True)
+class _Paired:
+    """A pipeline against the baseline on one dataset, over the repetitions where both have a value: the
+    test's p-value (None under 2 pairs), +1 / -1 / 0 when the other's values are greater / smaller / neither
+    (the sign of the mean paired difference; the sign test's wins against its losses), and the pairs."""
+
+    p_value: float | None
+    direction: int
+    n: int
+
+
+def _paired_test(results: Results, dataset: str, base: str, other: str, metric: str, test: str) -> _Paired:
     a_recs = {r["repetition"]: r for r in results.cell(dataset, base)}
     b_recs = {r["repetition"]: r for r in results.cell(dataset, other)}
     reps = sorted(set(a_recs) & set(b_recs))
-    if len(reps) < 2:
-        return None
+
     def value(rec: dict[str, Any]) -> float:
         v = rec["metrics"].get(metric)
         return float("nan") if v is None or isinstance(v, (dict, list)) else float(v)
 
     # WEKA's tester skips a run whose value is missing on either side (and keeps the sizes of every run)
-    pairs = [(value(a_recs[r]), value(b_recs[r])) for r in reps]
-    a = [x for x, y in pairs if x == x and y == y]
-    b = [y for x, y in pairs if x == x and y == y]
-    if len(a) < 2:
-        return None
+    pairs = np.array([(value(a_recs[r]), value(b_recs[r])) for r in reps], dtype=np.float64).reshape(-1, 2)
+    pairs = pairs[~np.isnan(pairs).any(axis=1)]
+    a, b = pairs[:, 0], pairs[:, 1]
+    n = len(a)
+    if n < 2:
+        return _Paired(None, 0, n)
     if test == "sign":
-        diffs = np.subtract(b, a)
-        return stats.sign_test(int(np.sum(diffs > 0)), int(np.sum(diffs < 0)), "two-sided")
+        diffs = b - a
+        wins, losses = int(np.sum(diffs > 0)), int(np.sum(diffs < 0))
+        return _Paired(stats.sign_test(wins, losses, "two-sided"), int(np.sign(wins - losses)), n)
     if test == "paired-t":
-        return stats.paired_ttest(b, a).p_value
-    # WEKA's PairedCorrectedTTester: sum of the test sizes over the sum of the training sizes
-    ratio = stats.test_train_ratio([a_recs[r]["n_test"] for r in reps], [a_recs[r]["n_train"] for r in reps])
-    return stats.corrected_ttest(b, a, ratio).p_value
+        result = stats.paired_ttest(b, a)
+    else:
+        # WEKA's PairedCorrectedTTester: sum of the test sizes over the sum of the training sizes
+        ratio = stats.test_train_ratio([a_recs[r]["n_test"] for r in reps], [a_recs[r]["n_train"] for r in reps])
+        result = stats.corrected_ttest(b, a, ratio)
+    diff = result.mean_difference
+    return _Paired(result.p_value, int(np.sign(diff)) if diff == diff else 0, n)
 
 
 def _fmt_cell(c: Cell | None, metric: str, interval: str = "ci", failed: int = 0) -> str:
@@ -351,8 +377,10 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
     footer = ["(v/ /*)"] + [("baseline" if p == comp.baseline else "({}/{}/{})".format(*comp.wins.get(p, (0, 0, 0))))
                             for p in comp.pipelines]
     unit = " (%)" if comp.metric in _PERCENT_METRICS else ""
-    thesis = any(c.thesis for c in comp.cells.values())
-    ci_note = ("thesis CI 2.228*sqrt(e(1-e)/N), error count in ()" if thesis else
+    thesis = comp.thesis()
+    ci_note = (("one test fold's error ± thesis CI 2.228*sqrt(e(1-e)/N), N the whole dataset's instances (not the "
+                "test fold's), error count in ()" if comp.metric == "error" else "one test fold's value")
+               if thesis else
                "mean (≥ one-sided lower 95% confidence limit, Student's t) over repetitions" if interval == "lcl" else
                "mean ± 95% CI over repetitions")
     protocol = _protocol_note(comp)
@@ -540,11 +568,73 @@ def multi_dataset(comp: Comparison, alpha: float = 0.05) -> MultiDataset:
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
                   "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
-                  "±": r"$\pm$", "≥": r"$\geq$"}
+                  # braced: after \\ (a row's end) or \midrule, "[" opens an optional argument and "*" is
+                  # the star form
+                  "[": "{[}", "]": "{]}", "*": "{*}",
+                  "\u00b1": r"$\pm$", "\u2265": r"$\geq$"}
+
+#: non-ASCII characters pdflatex (T1, no Unicode font) cannot take as they are: text commands and math
+#: symbols, so that the .tex is ASCII
+_LATEX_UNICODE = {
+    "\u00a0": "~", "\u00a1": r"\textexclamdown{}", "\u00a2": r"\textcent{}", "\u00a3": r"\pounds{}",
+    "\u00a5": r"\textyen{}", "\u00a7": r"\S{}", "\u00a9": r"\textcopyright{}", "\u00ab": r"\guillemotleft{}",
+    "\u00ac": r"$\neg$", "\u00ae": r"\textregistered{}", "\u00b0": r"\textdegree{}", "\u00b2": r"\textsuperscript{2}",
+    "\u00b3": r"\textsuperscript{3}", "\u00b5": r"$\mu$", "\u00b6": r"\P{}", "\u00b7": r"$\cdot$",
+    "\u00b9": r"\textsuperscript{1}", "\u00bb": r"\guillemotright{}", "\u00bf": r"\textquestiondown{}",
+    "\u00c6": r"\AE{}", "\u00d0": r"\DH{}", "\u00d7": r"$\times$", "\u00d8": r"\O{}", "\u00de": r"\TH{}",
+    "\u00df": r"\ss{}", "\u00e6": r"\ae{}", "\u00f0": r"\dh{}", "\u00f7": r"$\div$", "\u00f8": r"\o{}",
+    "\u00fe": r"\th{}", "\u0110": r"\DJ{}", "\u0111": r"\dj{}", "\u0131": r"\i{}", "\u0141": r"\L{}",
+    "\u0142": r"\l{}", "\u014a": r"\NG{}", "\u014b": r"\ng{}", "\u0152": r"\OE{}", "\u0153": r"\oe{}",
+    "\u2013": r"\textendash{}", "\u2014": r"\textemdash{}", "\u2018": r"\textquoteleft{}",
+    "\u2019": r"\textquoteright{}", "\u201c": r"\textquotedblleft{}", "\u201d": r"\textquotedblright{}",
+    "\u2022": r"\textbullet{}", "\u2026": r"\dots{}", "\u20ac": r"\texteuro{}", "\u2122": r"\texttrademark{}",
+    "\u2190": r"$\leftarrow$", "\u2192": r"$\rightarrow$", "\u2212": r"$-$", "\u221a": r"$\surd$",
+    "\u221e": r"$\infty$", "\u2248": r"$\approx$", "\u2260": r"$\neq$", "\u2264": r"$\leq$",
+}
+# Greek: the small letters as math letters, the capitals as math capitals or, where LaTeX has none (they look
+# Latin), as upright Latin letters; U+03C2 is the final sigma, U+03A2 is unassigned
+for _i, (_small, _capital) in enumerate(zip(
+        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi o pi rho varsigma sigma tau upsilon "
+        "phi chi psi omega".split(),
+        "A B Gamma Delta E Z H Theta I K Lambda M N Xi O Pi P - Sigma T Upsilon Phi X Psi Omega".split())):
+    _LATEX_UNICODE[chr(0x3B1 + _i)] = f"${_small}$" if _small == "o" else f"$\\{_small}$"
+    if _capital != "-":
+        _LATEX_UNICODE[chr(0x391 + _i)] = _capital if len(_capital) == 1 else f"$\\{_capital}$"
+#: combining marks of a decomposed (NFD) Latin letter, as LaTeX's accent commands
+_LATEX_ACCENTS = {"\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=", "\u0306": "u",
+                  "\u0307": ".", "\u0308": '"', "\u030a": "r", "\u030b": "H", "\u030c": "v", "\u0323": "d",
+                  "\u0327": "c", "\u0328": "k", "\u0331": "b"}
+_MARKS_BELOW = {"\u0323", "\u0327", "\u0328", "\u0331"}
+
+
+def _latex_char(ch: str) -> str:
+    """One character as pdflatex with T1 fonts prints it: an ASCII control character a space, a known
+    symbol its command, an accented Latin letter its accent commands (na\u00efve -> na\\"{\\i}ve), anything
+    else its code point in typewriter type (there is no glyph for it)."""
+    if ch in _LATEX_SPECIAL:
+        return _LATEX_SPECIAL[ch]
+    code = ord(ch)
+    if code < 0x20 or code == 0x7F:
+        return " "
+    if code < 0x7F:
+        return ch
+    if ch in _LATEX_UNICODE:
+        return _LATEX_UNICODE[ch]
+    base, *marks = unicodedata.normalize("NFD", ch)
+    if marks and base.isascii() and base.isalpha() and all(m in _LATEX_ACCENTS for m in marks):
+        # an accent above an i or j replaces its dot (\i, \j: dotless)
+        out = f"\\{base}" if base in ("i", "j") and not _MARKS_BELOW & set(marks) else base
+        for m in marks:
+            out = f"\\{_LATEX_ACCENTS[m]}{{{out}}}"
+        return out
+    return f"\\texttt{{\\textless{{}}U+{code:04X}\\textgreater{{}}}}"
 
 
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+    """Text as LaTeX source: the special characters as commands, every row safe after \\\\ and \\midrule,
+    and ASCII only (pdflatex with T1 fonts; no inputenc or Unicode fonts needed). Composed first (NFC),
+    so that a letter followed by a combining accent is one accented letter."""
+    return "".join(_latex_char(ch) for ch in unicodedata.normalize("NFC", str(text)))
 
 
 #: characters of a name that Markdown (GitHub's) would read as markup: a table's cell separator, HTML
@@ -568,14 +658,13 @@ def best_in_row(comp: Comparison, dataset: str) -> set[str]:
     return {p for p, m in means.items() if m == best}
 
 
-def latex_table(comp: Comparison, interval: str = "ci", caption: str = "") -> str:
-    """booktabs: per pipeline three cells (mean, interval, mark), the best mean of each row in bold."""
+def latex_table_parts(comp: Comparison, interval: str = "ci") -> tuple[str, str, list[str]]:
+    """The column spec, the header row and the body rows (the datasets, a rule, the (v/ /*) row) of
+    :func:`latex_table`, for a ``tabular`` or a ``longtable``."""
     scale = 100.0 if comp.metric in _PERCENT_METRICS else 1.0
     cols = "l" + "r@{\\,}l@{\\,}l" * len(comp.pipelines)
-    lines = [f"% {latex_escape(caption)}" if caption else "% needs \\usepackage{booktabs}",
-             f"\\begin{{tabular}}{{{cols}}}", "\\toprule",
-             "dataset & " + " & ".join(f"\\multicolumn{{3}}{{c}}{{{latex_escape(p)}}}" for p in comp.pipelines)
-             + " \\\\", "\\midrule"]
+    header = "dataset & " + " & ".join(f"\\multicolumn{{3}}{{c}}{{{latex_escape(p)}}}" for p in comp.pipelines) + " \\\\"
+    body = []
     for d in comp.datasets:
         best = best_in_row(comp, d)
         cells = [latex_escape(d)]
@@ -597,11 +686,19 @@ def latex_table(comp: Comparison, interval: str = "ci", caption: str = "") -> st
             if c.expected is not None and c.n < c.expected:
                 mark = f"[{c.n}/{c.expected}] {mark}".strip()
             cells.append(mark)
-        lines.append(" & ".join(cells) + " \\\\")
-    lines.append("\\midrule")
-    footer = ["(v/ /*)"]
+        body.append(" & ".join(cells) + " \\\\")
+    body.append("\\midrule")
+    footer = ["{(v/ /*)}"]  # braced: in a longtable, booktabs reads a "(" right after \\midrule as a trim
     for p in comp.pipelines:
         text = "baseline" if p == comp.baseline else "({}/{}/{})".format(*comp.wins.get(p, (0, 0, 0)))
         footer.append(f"\\multicolumn{{3}}{{c}}{{{text}}}")
-    lines += [" & ".join(footer) + " \\\\", "\\bottomrule", "\\end{tabular}"]
-    return "\n".join(lines)
+    body.append(" & ".join(footer) + " \\\\")
+    return cols, header, body
+
+
+def latex_table(comp: Comparison, interval: str = "ci", caption: str = "") -> str:
+    """booktabs: per pipeline three cells (mean, interval, mark), the best mean of each row in bold."""
+    cols, header, body = latex_table_parts(comp, interval)
+    return "\n".join([f"% {latex_escape(caption)}" if caption else "% needs \\usepackage{booktabs}",
+                      f"\\begin{{tabular}}{{{cols}}}", "\\toprule", header, "\\midrule", *body, "\\bottomrule",
+                      "\\end{tabular}"])

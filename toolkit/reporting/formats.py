@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.evaluation.report import (
-    LONG_CSV_HEADER, TEST_NAMES, _PERCENT_METRICS, format_comparison, latex_escape, latex_table, long_csv_rows,
+    LONG_CSV_HEADER, TEST_NAMES, _PERCENT_METRICS, format_comparison, latex_escape, latex_table_parts, long_csv_rows,
     markdown_escape,
 )
 from toolkit.evaluation.results import _clean
@@ -42,65 +42,79 @@ def _p(value: float | None) -> str:
 
 def _caption(comp, protocol: str) -> str:  # type: ignore[no-untyped-def]
     unit = " (\\%)" if comp.metric in _PERCENT_METRICS else ""
-    return (f"{latex_escape(comp.metric)}{unit}, mean $\\pm$ 95\\,\\% confidence interval over the repetitions"
+    if not comp.thesis():
+        shown = "mean $\\pm$ 95\\,\\% confidence interval over the repetitions ($t_{0.975,R-1}\\,s/\\sqrt{R}$)"
+    elif comp.metric == "error":  # stats.thesis_ci: the whole dataset's size, not the test fold's
+        shown = ("the error on the one test fold $\\pm$ the thesis CI $2.228\\sqrt{e(1-e)/N}$, $N$ the instances of the "
+                 "whole dataset, not of the test fold (the thesis's ``95\\,\\% CI'': narrower than a 95\\,\\% interval "
+                 "of the fold's error), the fold's error count in parentheses")
+    else:
+        shown = "the value on the one test fold (no interval)"
+    return (f"{latex_escape(comp.metric)}{unit}, {shown}"
             f"{' (' + latex_escape(protocol) + ')' if protocol else ''}; best mean per row in bold; $\\circ$ / $\\bullet$ = "
             f"significantly better / worse than {latex_escape(comp.baseline)} "
             f"({latex_escape(TEST_NAMES.get(comp.test, comp.test))}, $\\alpha = {comp.alpha:g}$); (v/ /*) counts the "
             f"datasets where a pipeline is better / not different / worse.")
 
 
+def _longtable(size: str, cols: str, n_cols: int, header: str, rows: list[str], caption: str) -> list[str]:
+    """A booktabs ``longtable``, which breaks across pages (a table of many datasets is taller than one): the
+    caption above, the header repeated at the top of each page, "continued" at the foot of each but the last.
+    (The caption is not below: a last foot taller than the others makes longtable end a page without its foot
+    and start the next without the header.)"""
+    return ["\\begingroup" + size, f"\\begin{{longtable}}{{{cols}}}", f"\\caption{{{caption}}} \\\\",
+            "\\toprule", header, "\\midrule", "\\endfirsthead", "\\toprule", header, "\\midrule", "\\endhead",
+            "\\midrule", f"\\multicolumn{{{n_cols}}}{{r}}{{\\emph{{continued on the next page}}}} \\\\", "\\endfoot",
+            "\\bottomrule", "\\endlastfoot", *rows, "\\end{longtable}", "\\endgroup", ""]
+
+
 def render_latex(report: Report) -> str:
-    """A complete document (``pdflatex`` with booktabs and tikz); every table is also usable on its own."""
+    """A complete document (``pdflatex`` with booktabs, longtable and tikz); the tables are longtables, which
+    break across pages."""
     protocol = report.protocol_line()
     exp = report.experiment or {}
     versions = exp.get("versions", {})
     out = ["% written by toolkit " + report.toolkit_version + " on " + report.created_utc,
            "\\documentclass[10pt]{article}", "\\usepackage[T1]{fontenc}", "\\usepackage[margin=2cm,landscape]{geometry}",
-           "\\usepackage{booktabs}", "\\usepackage{tikz}", "\\begin{document}",
+           "\\usepackage{booktabs}", "\\usepackage{longtable}", "\\setlength{\\LTcapwidth}{\\textwidth}",
+           "\\usepackage{tikz}", "\\begin{document}",
            "\\section*{" + latex_escape(f"{len(report.main.pipelines)} pipelines on {len(report.main.datasets)} "
                                         f"datasets") + "}", "",
            "\\paragraph{Experiment.} " + latex_escape(protocol or "protocol not stated") + ". Metrics: "
            + latex_escape(", ".join(exp.get("metrics", [])) or "not stated") + ". Versions: "
            + latex_escape(", ".join(f"{k} {versions[k]}" for k in ("toolkit", "python", "numpy", "scipy") if k in versions))
-           + ".", "",
-           "\\begin{table}[ht]\\centering\\scriptsize", "\\begin{tabular}{lrrl}", "\\toprule",
-           "dataset & instances & classes & sha256 \\\\", "\\midrule"]
-    for d in report.datasets:
-        out.append(f"{latex_escape(d['name'])} & {d.get('n_instances')} & {d.get('n_classes')} & "
-                   f"\\texttt{{{latex_escape((d.get('sha256') or '')[:16])}...}} \\\\")
-    out += ["\\bottomrule", "\\end{tabular}", "\\caption{Datasets (first 16 hex digits of each file's sha256).}",
-            "\\end{table}", ""]
+           + ".", ""]
+    out += _longtable("\\scriptsize", "lrrl", 4, "dataset & instances & classes & sha256 \\\\",
+                      [f"{latex_escape(d['name'])} & {d.get('n_instances')} & {d.get('n_classes')} & "
+                       f"\\texttt{{{latex_escape((d.get('sha256') or '')[:16])}...}} \\\\" for d in report.datasets],
+                      "Datasets (first 16 hex digits of each file's sha256).")
     for comp in report.tables:
-        out += ["\\begin{table}[ht]\\centering\\small", latex_table(comp, "ci", "").split("\n", 1)[1],
-                f"\\caption{{{_caption(comp, protocol)}}}", "\\end{table}", ""]
+        cols, header, body = latex_table_parts(comp, "ci")
+        out += _longtable("\\small", cols, 1 + 3 * len(comp.pipelines), header, body, _caption(comp, protocol))
     m = report.across
     if m.friedman is not None and m.nemenyi is not None:
         f, n = m.friedman, m.nemenyi
-        out += ["\\begin{table}[ht]\\centering\\small", "\\begin{tabular}{lr}", "\\toprule",
-                "pipeline & average rank \\\\", "\\midrule"]
-        for i in np.argsort(f.average_ranks, kind="stable"):
-            out.append(f"{latex_escape(m.pipelines[i])} & {f.average_ranks[i]:.3f} \\\\")
-        out += ["\\midrule",
-                f"Friedman $\\chi^2_F$ (df {f.n_methods - 1}) & {f.chi2:.3f} \\\\",
-                f"\\quad $p$ & {latex_escape(_p(f.p_value))} \\\\",
-                f"Iman-Davenport $F_F$ (df {f.df[0]}, {f.df[1]}) & "
-                + (f"{f.iman_davenport:.3f}" if f.iman_davenport == f.iman_davenport else "undefined") + " \\\\",
-                f"\\quad $p$ & {latex_escape(_p(f.iman_davenport_p))} \\\\",
-                f"Nemenyi $q_{{{m.alpha:g}}}$ & {n.q_alpha:.3f} \\\\",
-                f"critical difference & {n.critical_difference:.3f} \\\\",
-                "\\bottomrule", "\\end{tabular}",
-                f"\\caption{{Average ranks of {latex_escape(m.metric)} over {len(m.datasets)} datasets (1 = best), "
-                f"Friedman and Nemenyi tests (Dem\\v{{s}}ar 2006).}}", "\\end{table}", "",
-                "\\begin{figure}[ht]\\centering", cd_canvas(report).to_tikz(),
+        rows = [f"{latex_escape(m.pipelines[i])} & {f.average_ranks[i]:.3f} \\\\"
+                for i in np.argsort(f.average_ranks, kind="stable")]
+        rows += ["\\midrule",
+                 f"Friedman $\\chi^2_F$ (df {f.n_methods - 1}) & {f.chi2:.3f} \\\\",
+                 f"\\quad $p$ & {latex_escape(_p(f.p_value))} \\\\",
+                 f"Iman-Davenport $F_F$ (df {f.df[0]}, {f.df[1]}) & "
+                 + (f"{f.iman_davenport:.3f}" if f.iman_davenport == f.iman_davenport else "undefined") + " \\\\",
+                 f"\\quad $p$ & {latex_escape(_p(f.iman_davenport_p))} \\\\",
+                 f"Nemenyi $q_{{{m.alpha:g}}}$ & {n.q_alpha:.3f} \\\\",
+                 f"critical difference & {n.critical_difference:.3f} \\\\"]
+        out += _longtable("\\small", "lr", 2, "pipeline & average rank \\\\", rows,
+                          f"Average ranks of {latex_escape(m.metric)} over {len(m.datasets)} datasets (1 = best), "
+                          "Friedman and Nemenyi tests (Dem\\v{s}ar 2006).")
+        out += ["\\begin{figure}[ht]\\centering", cd_canvas(report).to_tikz(),
                 f"\\caption{{Critical-difference diagram of {latex_escape(m.metric)}: pipelines joined by a bar are not "
-                f"significantly different (Nemenyi, $\\alpha = {m.alpha:g}$).}}", "\\end{figure}", "",
-                "\\begin{table}[ht]\\centering\\small", "\\begin{tabular}{lrrl}", "\\toprule",
-                "pair & $p$ & Holm $p$ & significant \\\\", "\\midrule"]
-        for t in m.pairwise:
-            out.append(f"{latex_escape(m.pipelines[t.a])} vs {latex_escape(m.pipelines[t.b])} & "
-                       f"{latex_escape(_p(t.p_value))} & {latex_escape(_p(t.p_holm))} & {'yes' if t.significant else 'no'} \\\\")
-        out += ["\\bottomrule", "\\end{tabular}", "\\caption{Pairwise Wilcoxon signed-rank tests over the datasets, "
-                "Holm-corrected.}", "\\end{table}", ""]
+                f"significantly different (Nemenyi, $\\alpha = {m.alpha:g}$).}}", "\\end{figure}", ""]
+        out += _longtable("\\small", "lrrl", 4, "pair & $p$ & Holm $p$ & significant \\\\",
+                          [f"{latex_escape(m.pipelines[t.a])} vs {latex_escape(m.pipelines[t.b])} & "
+                           f"{latex_escape(_p(t.p_value))} & {latex_escape(_p(t.p_holm))} & "
+                           f"{'yes' if t.significant else 'no'} \\\\" for t in m.pairwise],
+                          "Pairwise Wilcoxon signed-rank tests over the datasets, Holm-corrected.")
     out.append("\\end{document}")
     return "\n".join(out) + "\n"
 

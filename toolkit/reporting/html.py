@@ -106,8 +106,15 @@ def _comparison_table(comp: Comparison, table_id: str) -> str:
 def _caption(comp: Comparison, protocol: str) -> str:
     unit = " (%)" if comp.metric in _PERCENT_METRICS else ""
     direction = "higher is better" if comp.greater_is_better else "lower is better"
-    return (f"{_e(comp.metric)}{unit}, {direction}: mean ± 95 % confidence interval over the repetitions "
-            f"(t<sub>0.975,R-1</sub> s/√R){f' ({_e(protocol)})' if protocol else ''}. "
+    if not comp.thesis():
+        shown = "mean ± 95 % confidence interval over the repetitions (t<sub>0.975,R-1</sub> s/√R)"
+    elif comp.metric == "error":  # stats.thesis_ci: the whole dataset's size, not the test fold's
+        shown = ("the error on the one test fold ± the thesis CI 2.228·√(e(1−e)/N), N the instances of the whole "
+                 "dataset, not of the test fold (the thesis's “95 % CI”: narrower than a 95 % interval of the "
+                 "fold's error), the fold's error count in parentheses")
+    else:
+        shown = "the value on the one test fold (no interval)"
+    return (f"{_e(comp.metric)}{unit}, {direction}: {shown}{f' ({_e(protocol)})' if protocol else ''}. "
             f"<b>v</b> / <b>*</b>: significantly better / worse than <b>{_e(comp.baseline)}</b> "
             f"({_e(TEST_NAMES.get(comp.test, comp.test))}, alpha {comp.alpha:g}); (v/ /*) counts the datasets where "
             f"a pipeline is better / not different / worse. The best mean of each row is bold; hover a cell for its "
@@ -252,6 +259,7 @@ def _confusion(report: Report) -> str:
     blocks = []
     for d in report.main.datasets:
         tables = []
+        counts: list[int] = []
         for p in report.main.pipelines:
             got = report.confusion(d, p)
             if got is None:
@@ -269,12 +277,16 @@ def _confusion(report: Report) -> str:
             if per_class is not None and "f1" in per_class:
                 f1 = ("<p class=\"small muted\">mean per-class F1: " + ", ".join(
                     f"{_e(lab)} {_num(v, 3)}" for lab, v in zip(per_class["labels"], per_class["f1"])) + "</p>")
-            tables.append(f'<div><h3>{_e(p)}</h3><table class="cm"><thead><tr><th>true \\ predicted</th>{head}</tr>'
-                          f'</thead><tbody>{"".join(body)}</tbody></table>{f1}</div>')
-        n = len(report.results.cell(d, report.main.pipelines[0])) if report.main.pipelines else 0
+            n = len(report.results.cell(d, p))  # each pipeline's matrix sums its own finished repetitions
+            counts.append(n)
+            tables.append(f'<div data-pipeline="{_e(p)}" data-repetitions="{n}"><h3>{_e(p)}</h3><p class="small muted">'
+                          f'summed over {n} repetition{"" if n == 1 else "s"}</p><table class="cm"><thead><tr>'
+                          f'<th>true \\ predicted</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>{f1}</div>')
         opened = " open" if len(report.main.datasets) <= 6 else ""
-        blocks.append(f'<details data-dataset="{_e(d)}"{opened}><summary>{_e(d)} (summed over {n} repetitions)</summary>'
-                      f'<div class="grid">{"".join(tables)}</div></details>')
+        summed = (f"summed over {counts[0]} repetitions" if len(set(counts)) == 1 else
+                  f"summed over each pipeline's finished repetitions, {min(counts)} to {max(counts)}") if counts else ""
+        blocks.append(f'<details data-dataset="{_e(d)}"{opened}><summary>{_e(d)}{f" ({summed})" if summed else ""}'
+                      f'</summary><div class="grid">{"".join(tables)}</div></details>')
     return (f'<section id="confusion"><h2>Confusion matrices</h2><p class="caption">Counts of (true class, predicted '
             f'class) over every test instance of every repetition.</p>{"".join(blocks)}</section>')
 
@@ -285,17 +297,20 @@ def _hyperparameters(report: Report) -> str:
                 '</section>')
     blocks = []
     for d in report.main.datasets:
+        # a column per repetition any pipeline ran (finished or failed); a repetition a pipeline has no
+        # finished record of is an empty cell
+        reps = sorted({int(r["repetition"]) for r in report.results.records
+                       if r["dataset"]["name"] == d and r.get("repetition") is not None})
         rows = []
         for p in report.main.pipelines:
-            chosen = report.hyperparameters(d, p)
-            if not any(params for _r, params in chosen):
+            chosen = dict(report.hyperparameters(d, p))
+            if not any(chosen.values()):
                 continue
-            cells = "".join(f"<td>{_e(', '.join(f'{k}={v}' for k, v in params.items()) or '-')}</td>"
-                            for _r, params in chosen)
+            cells = "".join("<td></td>" if r not in chosen else
+                            f"<td>{_e(', '.join(f'{k}={v}' for k, v in chosen[r].items()) or '-')}</td>" for r in reps)
             rows.append(f'<tr><th scope="row">{_e(p)}</th>{cells}</tr>')
         if not rows:
             continue
-        reps = [r for r, _ in report.hyperparameters(d, report.main.pipelines[0])]
         head = "".join(f'<th scope="col">{r}</th>' for r in reps)
         blocks.append(f'<h3>{_e(d)}</h3><table class="hyper"><thead><tr><th scope="col">pipeline \\ repetition</th>'
                       f'{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
