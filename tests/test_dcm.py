@@ -109,11 +109,45 @@ def test_alpha_is_the_numerical_maximum_of_the_likelihood():
 
 
 def test_zero_count_word_and_smoothing():
+    """algorithms.md 7.6's vector smooths a word no document holds and scores a test document with it: the
+    classifier does so with vocabulary="all". By default (1.2) the word is outside the training vocabulary:
+    it gets no alpha and is dropped from the test document, which then scores as (2, 0, 1) under the three
+    words' smoothed alpha."""
     X = np.column_stack([DATA, np.zeros(4)])
+    every = DCM(tol=1e-10, max_iter=100000, vocabulary="all").fit(X, np.zeros(4, dtype=int))
+    assert every.alpha_unsmoothed_[0, 3] == 0.0
+    np.testing.assert_allclose(every.alpha_[0], (0.217174, 0.175741, 0.171158, 0.001695), atol=1e-6)
+    assert every.decision_function(np.array([[2, 0, 1, 1.0]]))[0, 0] == pytest.approx(-11.568422, abs=1e-6)
     clf = DCM(tol=1e-10, max_iter=100000).fit(X, np.zeros(4, dtype=int))
-    assert clf.alpha_unsmoothed_[0, 3] == 0.0
-    np.testing.assert_allclose(clf.alpha_[0], (0.217174, 0.175741, 0.171158, 0.001695), atol=1e-6)
-    assert clf.decision_function(np.array([[2, 0, 1, 1.0]]))[0, 0] == pytest.approx(-11.568422, abs=1e-6)
+    np.testing.assert_allclose(clf.alpha_[0], (0.217174, 0.175741, 0.171158, 0.0), atol=1e-6)
+    a = clf.alpha_[0, :3]   # the Polya-urn product of (2, 0, 1) by hand: 2 draws of word 0, 1 of word 2
+    by_hand = np.log(a[0] * (a[0] + 1) * a[2] / (a.sum() * (a.sum() + 1) * (a.sum() + 2)))
+    assert clf.decision_function(np.array([[2, 0, 1, 1.0]]))[0, 0] == pytest.approx(by_hand, abs=1e-12)
+    assert clf.decision_function(np.array([[2, 0, 1, 1.0]]))[0, 0] == clf.decision_function(
+        np.array([[2, 0, 1, 0.0]]))[0, 0]
+
+
+@pytest.mark.parametrize("cls", [DCM, ComplementDCM])
+def test_columns_the_training_part_never_uses_change_nothing(cls):
+    """Columns no training document holds (a corpus's global vocabulary, padding) got a smoothed alpha in
+    every class and a word term for each test word in them: predictions moved with their number."""
+    rng = np.random.default_rng(5)
+    X = rng.poisson(0.6, size=(40, 12)).astype(float)
+    y = np.arange(40) % 3
+    T = rng.poisson(0.6, size=(15, 12)).astype(float)
+    base = cls(smoothing=0.5).fit(X, y)
+    for extra in (1, 50, 3000):
+        pad_train = np.hstack([X, np.zeros((40, extra))])
+        pad_test = np.hstack([T, rng.poisson(2.0, size=(15, extra)).astype(float)])  # test words outside it
+        padded = cls(smoothing=0.5).fit(pad_train, y)
+        np.testing.assert_allclose(padded.decision_function(pad_test), base.decision_function(T), rtol=0, atol=1e-9)
+        np.testing.assert_array_equal(padded.predict(pad_test), base.predict(T))
+    # a weight-0 row's words are no evidence either
+    heavy = np.vstack([X, np.hstack([np.zeros(6), np.full(6, 4.0)])])
+    weighted = cls(smoothing=0.5).fit(np.hstack([heavy, np.zeros((41, 1))]), np.append(y, 0),
+                                      sample_weight=np.append(np.ones(40), 0.0))
+    seen = (X[:, 6:] > 0).any(axis=0)
+    np.testing.assert_array_equal(weighted.vocabulary_, np.concatenate([np.ones(6, bool), seen, [False]]))
 
 
 BURSTY_X = np.array([[5, 0, 0, 1], [0, 4, 0, 0], [6, 1, 0, 0], [0, 0, 3, 0],

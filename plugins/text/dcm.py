@@ -9,7 +9,9 @@ Fitting is Minka's fixed point for the Pólya distribution, run for all classes 
 The sums only need how many documents have each (word, count) pair and each length, so the data
 are first reduced to those histograms (far fewer entries than nnz); a count of 1 contributes
 exactly ``1/alpha_w`` and needs no digamma at all. Only words that occur in a class are iterated;
-the others stay 0 until smoothing adds ``smoothing * min{alpha_w > 0}`` to every word.
+the others stay 0 until smoothing adds ``smoothing * min{alpha_w > 0}`` to every word of the training
+vocabulary. Words outside it (no training document holds them) are dropped from test documents
+(algorithms.md 1.2), so columns a corpus declares but the training part never uses change nothing.
 
 Complement-DCM fits alpha~_k on the documents *not* in k (the histograms of all documents minus
 those of class k) and predicts the class whose complement explains the document worst.
@@ -279,19 +281,24 @@ class DCM(ProbabilisticClassifier):
     :param max_iter: iteration cap (fastfit: 1000).
     :param init: ``moment`` (moment matching) or ``ones``.
     :param prior: ``uniform`` (the chapter) or ``mle``.
+    :param vocabulary: ``training`` (algorithms.md 1.2: the words of the training documents; the others
+        are dropped from test documents and get no alpha) or ``all`` (every column is a word and smoothing
+        gives each one an alpha, as algorithms.md 7.6's zero-count vector reads; predictions then depend on
+        columns the training part never uses).
     """
 
     _state_schema = {**CLASSIFIER_STATE, "class_count_": "array:f1", "alpha_unsmoothed_": "array:f2",
                      "alpha_": "array:f2", "fitted_groups_": "array:b1", "n_iter_": "array:i1",
-                     "converged_": "array:b1", "intercept_": "array:f1"}
+                     "converged_": "array:b1", "intercept_": "array:f1", "vocabulary_": "?array:b1"}
 
 
     _complement = False
     _name = "dcm"
 
     def __init__(self, *, smoothing: float = 0.01, tol: float = 1e-6, max_iter: int = 1000, init: str = "moment",
-                 prior: str = "uniform"):
+                 prior: str = "uniform", vocabulary: str = "training"):
         self.smoothing = smoothing
+        self.vocabulary = vocabulary
         self.tol = tol
         self.max_iter = max_iter
         self.init = init
@@ -311,9 +318,12 @@ class DCM(ProbabilisticClassifier):
             raise ParameterError(f"{self._name}: init must be 'moment' or 'ones', not '{self.init}'")
         if self.prior not in ("uniform", "mle"):
             raise ParameterError(f"{self._name}: prior must be 'uniform' or 'mle', not '{self.prior}'")
+        if self.vocabulary not in ("training", "all"):
+            raise ParameterError(f"{self._name}: vocabulary must be 'training' or 'all', not {self.vocabulary!r}")
 
-    #: smoothing is added after the fixed point and prior only sets the intercept: one fit serves both
-    grid_params = ("smoothing", "prior")
+    #: smoothing is added after the fixed point, prior only sets the intercept and vocabulary only masks:
+    #: one fit serves them all
+    grid_params = ("smoothing", "prior", "vocabulary")
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> DCM:
         self._apply_params(self._fit_statistics(X, y, sample_weight, schema))
@@ -329,17 +339,25 @@ class DCM(ProbabilisticClassifier):
         res = fit_polya(X, y, n_groups=K, sample_weight=w, complement=self._complement, tol=float(self.tol),
                         max_iter=int(self.max_iter), init=self.init)
         self.alpha_unsmoothed_ = res.alpha
+        # the training vocabulary (algorithms.md 1.2): words with a count in a training document of weight > 0
+        evidence = (X.data != 0) & (w[row_of_entry(X)] != 0)
+        self.vocabulary_ = np.zeros(X.shape[1], dtype=bool)
+        self.vocabulary_[X.indices[evidence]] = True
         self.fitted_groups_ = (res.alpha > 0).any(axis=1)     # (K, 0) alpha: an empty vocabulary
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
 
     def _apply_params(self, state: Any) -> None:
-        """Smoothing (``smoothing * min{alpha_w > 0}`` added to every alpha of a class) and the prior."""
+        """Smoothing (``smoothing * min{alpha_w > 0}`` added to every alpha of a class, over the training
+        vocabulary: a word no training document holds keeps alpha 0 and is dropped from test documents) and
+        the prior."""
         self._check()
         alpha = self.alpha_unsmoothed_
         smallest = np.where(alpha > 0, alpha, np.inf).min(axis=1, initial=np.inf)
         smallest[~self.fitted_groups_] = 0.0
-        self.alpha_ = alpha + (float(self.smoothing) * smallest)[:, None]
+        vocabulary = self._vocabulary()
+        added = (float(self.smoothing) * smallest)[:, None]
+        self.alpha_ = alpha + (added if vocabulary is None else added * vocabulary[None, :])
         K = len(self.class_count_)
         present = self.class_count_ > 0
         if self.prior == "mle" and not self._complement:
@@ -350,6 +368,26 @@ class DCM(ProbabilisticClassifier):
         intercept[~present] = -np.inf
         self.intercept_ = intercept
 
+    def _vocabulary(self) -> np.ndarray | None:
+        """The training vocabulary; None for every column (``vocabulary="all"``, or a model file written
+        before the vocabulary was kept)."""
+        return getattr(self, "vocabulary_", None) if self.vocabulary == "training" else None
+
+    def _in_vocabulary(self, X: Any) -> sp.csr_matrix:
+        """Test counts with the words outside the training vocabulary dropped (algorithms.md 1.2): they add
+        nothing to a document's words or to its length."""
+        X = as_counts(X, self._name)
+        vocabulary = self._vocabulary()
+        if vocabulary is None or vocabulary.all() or not X.nnz:
+            return X
+        outside = ~vocabulary[X.indices]
+        if not outside.any():
+            return X
+        X = X.copy()
+        X.data[outside] = 0.0
+        X.eliminate_zeros()
+        return X
+
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
         """``log P(k) + log p(x | alpha_k)`` for the classes with training documents (-inf for the others).
 
@@ -357,7 +395,7 @@ class DCM(ProbabilisticClassifier):
         -inf. With no word in any training document the vocabulary is empty, every test word lies outside
         it and is dropped (algorithms.md 1.2): the prior alone decides, as in nb-multinomial.
         """
-        X = as_counts(X, self._name)
+        X = self._in_vocabulary(X)
         present = self.class_count_ > 0
         scores = np.full((X.shape[0], len(self.classes_)), -np.inf)
         if not self.fitted_groups_.any():
@@ -372,7 +410,7 @@ class DCM(ProbabilisticClassifier):
         A class without a fitted alpha (no training document, or only empty ones) has no model: its
         documents get -inf (perplexity inf), an empty one 0, as :func:`dcm_log_likelihood` defines for A = 0.
         """
-        X = as_counts(self._validate_predict(X), self._name)
+        X = self._in_vocabulary(self._validate_predict(X))
         y = np.asarray(y, dtype=np.int64)
         out = np.empty(X.shape[0])
         for k in np.unique(y):
@@ -388,7 +426,7 @@ class ComplementDCM(DCM):
     _name = "c-dcm"
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
-        X = as_counts(X, self._name)
+        X = self._in_vocabulary(X)
         present = self.class_count_ > 0
         scores = np.full((X.shape[0], len(self.classes_)), -np.inf)
         usable = present & self.fitted_groups_
