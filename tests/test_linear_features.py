@@ -143,6 +143,20 @@ def test_sparse_refuses_densifying_scalings() -> None:
     np.testing.assert_array_equal(out.toarray(), np.eye(4) * 0.5)
 
 
+@pytest.mark.parametrize("scale", ["minmax", "standard", "maxabs"])
+def test_a_dense_fit_transforms_sparse_rows_as_dense_ones(scale: str) -> None:
+    """Fitted on dense data, a shifting scaling crashed on sparse test rows (np.asarray of a sparse matrix
+    is a 0-d object array): a sparse-format test file could not be predicted."""
+    X = _data()
+    prep = Preprocessing.fit(X, _schema(), np.ones(5), scale=scale)
+    T = np.array([[0.0, 0.0, 1.0, 0.0], [4.0, 1.0, 0.0, 0.0], [0.0, NAN, 0.0, 3.0]])
+    dense = prep.transform(T).toarray()
+    np.testing.assert_array_equal(prep.transform(sp.csr_matrix(T)).toarray(), dense)
+    # the formula by hand on the encoded rows (mode / mean filled, colour one-hot)
+    encoded = _reference(T, X, _schema(), np.ones(5), onehot=True)
+    np.testing.assert_allclose(dense, (encoded - prep.shift) * prep.factor, rtol=0, atol=1e-15)
+
+
 def test_string_attributes_are_refused() -> None:
     schema = Schema((Attribute("text", "string"),), ("a", "b"))
     with pytest.raises(CapabilityError, match="text"):

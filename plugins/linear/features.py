@@ -88,7 +88,9 @@ class Preprocessing:
     def transform(self, X: np.ndarray | sp.csr_matrix) -> sp.csr_matrix:
         Z = self._encode(X)
         if np.any(self.shift != 0.0):
-            Z = (np.asarray(Z) - self.shift) * self.factor
+            # a shift makes every entry nonzero: sparse rows (a sparse test file for a model fitted on dense
+            # data) become dense here, as they would anyway in the result
+            Z = ((Z.toarray() if sp.issparse(Z) else np.asarray(Z)) - self.shift) * self.factor
         elif np.any(self.factor != 1.0):
             Z = Z.multiply(self.factor[None, :]).tocsr() if sp.issparse(Z) else Z * self.factor
         out = sp.csr_matrix(Z, dtype=np.float64)
