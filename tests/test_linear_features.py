@@ -161,3 +161,25 @@ def test_string_attributes_are_refused() -> None:
     schema = Schema((Attribute("text", "string"),), ("a", "b"))
     with pytest.raises(CapabilityError, match="text"):
         Preprocessing.fit(np.zeros((2, 1)), schema, np.ones(2))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_infinite_values_are_refused_by_name(sparse: bool) -> None:
+    """An infinite training or test value gave NaN weights or NaN probabilities (liblinear-lr's
+    predict_proba of a row with +inf and -inf); refused, naming the attribute, at fit and at predict."""
+    import toolkit
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = (X[:, 0] > 0).astype(int)
+    schema = Schema((Attribute("alpha", "numeric"), Attribute("beta", "numeric"), Attribute("gamma", "numeric")),
+                    ("a", "b"))
+    wrap = sp.csr_matrix if sparse else np.asarray
+    bad = X.copy()
+    bad[4, 2] = -np.inf
+    for name in ("liblinear-lr", "liblinear-svm", "cmls"):
+        with pytest.raises(CapabilityError, match="attribute 'gamma' holds an infinite value"):
+            toolkit.get_classifier(name).fit(wrap(bad), y, schema=schema)
+        model = toolkit.get_classifier(name).fit(wrap(X), y, schema=schema)
+        with pytest.raises(CapabilityError, match="attribute 'beta' holds an infinite value"):
+            model.predict(wrap(np.array([[0.0, np.inf, 0.0]])))

@@ -62,6 +62,7 @@ class Preprocessing:
     shift: np.ndarray         # per output column (scaling): subtracted ...
     factor: np.ndarray        # ... then multiplied
     n_out: int
+    schema: Schema | None = None  # the input columns' names, for errors (not part of the state)
 
     # ------------------------------------------------------------------ fitting
     @classmethod
@@ -71,6 +72,7 @@ class Preprocessing:
         if len(bad):
             name = schema.features.name(int(bad[0]))
             raise CapabilityError(f"string attribute '{name}' must become word counts before a linear classifier")
+        _check_finite(X, schema)
         n_values = np.asarray(schema.n_values, dtype=np.int64)
         nominal = schema.nominal_mask
         fill = _fill_values(X, nominal, n_values, weights)
@@ -78,7 +80,7 @@ class Preprocessing:
         width = np.where(expand, n_values, 1)
         offset = np.concatenate([[0], np.cumsum(width)[:-1]]).astype(np.int64)
         n_out = int(width.sum())
-        prep = cls(fill, n_values, expand, offset, np.zeros(n_out), np.ones(n_out), n_out)
+        prep = cls(fill, n_values, expand, offset, np.zeros(n_out), np.ones(n_out), n_out, schema)
         if scale != "none":
             Z = prep._encode(X)
             prep.shift, prep.factor = _scaling(Z, scale)
@@ -86,6 +88,7 @@ class Preprocessing:
 
     # ------------------------------------------------------------------ applying
     def transform(self, X: np.ndarray | sp.csr_matrix) -> sp.csr_matrix:
+        _check_finite(X, self.schema)
         Z = self._encode(X)
         if np.any(self.shift != 0.0):
             # a shift makes every entry nonzero: sparse rows (a sparse test file for a model fitted on dense
@@ -147,7 +150,23 @@ class Preprocessing:
         return cls(np.asarray(getattr(owner, f"{prefix}fill_")), np.asarray(getattr(owner, f"{prefix}n_values_")),
                    np.asarray(getattr(owner, f"{prefix}expand_"), dtype=bool),
                    np.asarray(getattr(owner, f"{prefix}offset_")), shift,
-                   np.asarray(getattr(owner, f"{prefix}factor_")), int(shift.shape[0]))
+                   np.asarray(getattr(owner, f"{prefix}factor_")), int(shift.shape[0]),
+                   getattr(owner, "schema_", None))
+
+
+def _check_finite(X: np.ndarray | sp.csr_matrix, schema: Schema | None) -> None:
+    """An infinite value (missing ones are NaN) would make LIBLINEAR's weights or decision values NaN and
+    every probability NaN: refused, naming the attribute."""
+    values = X.data if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    if not np.isinf(values).any():
+        return
+    if sp.issparse(X):
+        col = int(X.indices[np.flatnonzero(np.isinf(X.data))[0]])
+    else:
+        col = int(np.argwhere(np.isinf(values))[0][1])
+    name = schema.features.name(col) if schema is not None and col < len(schema.features) else f"column {col + 1}"
+    raise CapabilityError(f"attribute '{name}' holds an infinite value; the linear classifiers need finite "
+                          f"values (rescale it, or mark the value missing)")
 
 
 def _fill_values(X: np.ndarray | sp.csr_matrix, nominal: np.ndarray, n_values: np.ndarray,
