@@ -375,10 +375,16 @@ def _score(spec: ComponentSpec, params: dict[str, Any], seed: int, X_tr: Any, y_
     keep = y_tr >= 0
     kwargs = {"schema": schema.select(cols)} if accepts_argument(clf.fit, "schema") else {}
     clf.fit(Xa[np.flatnonzero(keep)] if not keep.all() else Xa, y_tr[keep], **kwargs)
-    scores = np.asarray(clf.decision_function(Xb), dtype=np.float64)
+    # scores and probabilities as the harness's predictions carry them (a ranking evaluator ranks by the
+    # log posterior odds when the probabilities are the softmax of the scores)
+    if spec.capabilities.probabilities and hasattr(clf, "decision_and_proba"):
+        scores, proba = (np.asarray(a, dtype=np.float64) for a in clf.decision_and_proba(Xb))
+    else:
+        scores = np.asarray(clf.decision_function(Xb), dtype=np.float64)
+        proba = (np.asarray(clf.predict_proba(Xb), dtype=np.float64)
+                 if spec.capabilities.probabilities and hasattr(clf, "predict_proba") else None)
     classes = np.asarray(clf.classes_, dtype=np.int64)
     y_pred = classes[np.argmax(scores, axis=1)]
-    proba = np.asarray(clf.predict_proba(Xb)) if getattr(evaluator, "needs_proba", False) else None
     pred = Predictions(y_true=y_te, y_pred=y_pred, proba=proba, scores=scores, classes=schema.classes,
                        model=clf, X=Xb)
     value = metric_fn(pred)
