@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from toolkit.data import Attribute, DateCodec, Dataset, format_number, open_binary, parse_numbers, \
-    resolve_class_index, text_encoding, warn_dropped_weights
+from toolkit.data import MAX_LINE_BYTES, Attribute, DateCodec, Dataset, format_number, is_gzip_name, open_binary, \
+    parse_numbers, resolve_class_index, text_encoding, undecodable_line, warn_dropped_weights
 from toolkit.errors import DatasetError
 
 __all__ = ["read_csv", "write_csv"]
@@ -58,6 +58,9 @@ def _chunks(path: str | os.PathLike[str], display: str, codec_name: str, encodin
     cells (",,") is a row of missing values, as in WEKA's CSVLoader."""
     rows: list[list[str]] = []
     lines: list[int] = []
+    if csv.field_size_limit() < MAX_LINE_BYTES:
+        # a cell may be as long as an ARFF line may be (the csv module's default refused 128 KiB)
+        csv.field_size_limit(MAX_LINE_BYTES)
     with open_binary(path) as raw:
         text = io.TextIOWrapper(raw, encoding=codec_name, newline="")  # type: ignore[arg-type]
         reader = csv.reader(text, delimiter=delimiter, quotechar='"', strict=True)
@@ -74,7 +77,9 @@ def _chunks(path: str | os.PathLike[str], display: str, codec_name: str, encodin
         except csv.Error as exc:
             raise DatasetError(f"{display}:{start}: not a valid CSV file from this line on ({exc})") from None
         except UnicodeDecodeError as exc:
-            raise DatasetError(f"{display}: byte 0x{exc.object[exc.start:exc.start + 1].hex()} is not valid "
+            found = undecodable_line(path, codec_name)  # the line: the file read again, in blocks
+            line, byte = found if found is not None else (None, exc.object[exc.start:exc.start + 1].hex())
+            raise DatasetError(f"{display}{'' if line is None else f':{line}'}: byte 0x{byte} is not valid "
                                f"{encoding}; pass the file's encoding") from None
     if rows:
         yield rows, lines
@@ -238,7 +243,7 @@ def _check_representable(ds: Dataset, feature_of: dict[int, int], path: str | os
 
 
 def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
-    """Write ``ds`` as CSV with a header row (gzip when the name ends in ``.gz``); ``?`` marks missing."""
+    """Write ``ds`` as CSV with a header row (gzip when the name ends in ``.gz``, in any case); ``?`` marks missing."""
     warn_dropped_weights(ds, path, "CSV")
     n = ds.n_instances
     position = [i for i in range(len(ds.attributes))]
@@ -253,7 +258,7 @@ def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
         if a.kind == "relational":
             raise DatasetError(f"attribute '{a.name}' is relational: CSV has no form for bags; write ARFF")
     _check_representable(ds, feature_of, path)
-    opener = gzip.open if str(path).endswith(".gz") else open
+    opener = gzip.open if is_gzip_name(path) else open
     with opener(path, "wt", encoding="utf-8", newline="") as fh:  # type: ignore[operator]
         out = csv.writer(fh, lineterminator="\n")
         out.writerow(ds.attributes.names())

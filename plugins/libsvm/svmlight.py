@@ -19,7 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from toolkit.data import (
-    Attribute, AttributeList, Dataset, format_number, open_binary, parse_numbers, text_encoding, warn_dropped_weights,
+    Attribute, AttributeList, Dataset, format_number, is_gzip_name, open_binary, parse_numbers, text_encoding,
+    undecodable_line, warn_dropped_weights,
 )
 from toolkit.errors import DatasetError, warn
 
@@ -92,6 +93,17 @@ def _parse_chunk(lines: list[str], first: int, display: str) -> tuple[np.ndarray
             values)
 
 
+def _undecodable(path: str | os.PathLike[str], display: str, encoding: str, codec_name: str,
+                 first: int) -> DatasetError:
+    """The error for a byte that does not decode: its line, found by reading the file again."""
+    found = undecodable_line(path, codec_name)
+    if found is None:  # not found again (the file changed?): the chunk it was in
+        return DatasetError(f"{display}: not a {encoding} text file (from about line {first} on)")
+    line, byte = found
+    return DatasetError(f"{display}:{line}: byte 0x{byte} is not valid {encoding}; not a {encoding} text file "
+                        f"(pass the file's encoding)")
+
+
 def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, sparse: bool | str = "auto",
                 encoding: str = "utf-8", class_attribute: str | int | None = -1) -> Dataset:
     """Load a LIBSVM/svmlight file (``.gz`` too); see the module docstring. ``class_attribute``: the
@@ -108,7 +120,7 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
             try:
                 lines = list(itertools.islice(text, _LINES_PER_CHUNK))
             except UnicodeDecodeError:
-                raise DatasetError(f"{display}: not a {encoding} text file (from about line {first} on)") from None
+                raise _undecodable(path, display, encoding, codec_name, first) from None
             if not lines:
                 break
             parts.append(_parse_chunk(lines, first, display))
@@ -154,7 +166,7 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
 
 
 def write_libsvm(ds: Dataset, path: str | os.PathLike[str]) -> None:
-    """Write ``ds`` as LIBSVM (gzip when the name ends in ``.gz``); see the module docstring."""
+    """Write ``ds`` as LIBSVM (gzip when the name ends in ``.gz``, in any case); see the module docstring."""
     warn_dropped_weights(ds, path, "LIBSVM")
     for a in ds.features:
         if a.kind not in ("numeric", "nominal"):
@@ -180,7 +192,7 @@ def write_libsvm(ds: Dataset, path: str | os.PathLike[str]) -> None:
     X.sort_indices()
     import gzip
 
-    opener = gzip.open if str(path).endswith(".gz") else open
+    opener = gzip.open if is_gzip_name(path) else open
     with opener(path, "wt", encoding="utf-8", newline="\n") as fh:  # type: ignore[operator]
         for r in range(X.shape[0]):
             lo, hi = X.indptr[r], X.indptr[r + 1]

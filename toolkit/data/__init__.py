@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["Dataset", "Attribute", "AttributeList", "DateCodec", "parse_numbers", "format_number",
-           "resolve_class_index", "open_binary", "text_encoding", "warn_dropped_weights"]
+           "resolve_class_index", "open_binary", "text_encoding", "warn_dropped_weights", "is_gzip_name",
+           "undecodable_line", "MAX_LINE_BYTES"]
 
 _WHERE = {
     "Dataset": "toolkit.data.dataset",
@@ -22,6 +23,9 @@ _WHERE = {
     "resolve_class_index": "toolkit.data.arff",
     "open_binary": "toolkit.data.arff_source",
     "text_encoding": "toolkit.data.arff_source",
+    "is_gzip_name": "toolkit.data.arff_source",
+    "undecodable_line": "toolkit.data.arff_source",
+    "MAX_LINE_BYTES": "toolkit.data.arff_source",
     "warn_dropped_weights": "toolkit.data.dataset",
 }
 

@@ -26,8 +26,8 @@ from toolkit.atomic_write import replaced_atomically
 from toolkit.data.arff_data import Chunk, FastBuilder, StrictBuilder, StrictRows
 from toolkit.data.arff_dates import DateCodec
 from toolkit.data.arff_header import Header, read_header
-from toolkit.data.arff_source import BLOCK, ByteSource, LineTooLong, line_ends, open_binary, too_long
-from toolkit.data.arff_syntax import WHITESPACE, parse_number, quote
+from toolkit.data.arff_source import BLOCK, ByteSource, LineTooLong, is_gzip_name, line_ends, open_binary, too_long
+from toolkit.data.arff_syntax import WHITESPACE, clip, parse_number, quote
 from toolkit.data.attributes import KIND_CODES, AttributeList
 from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import ArffFormatError, DatasetError
@@ -396,8 +396,17 @@ class _Lines:
 
 def _decoded(src: ByteSource, buf: bytearray, end: int,
              line_no: int) -> tuple[bytes | bytearray, int, ArffFormatError | None]:
-    """``buf[:end]`` (file bytes) as UTF-8 for the scanner, as ``src`` decodes (see ``ByteSource.to_utf8``)."""
-    return (buf, end, None) if src.utf8 and buf.isascii() else src.to_utf8(buf, line_no, end)
+    """``buf[:end]`` (file bytes) as UTF-8 for the scanner, as ``src`` decodes (see ``ByteSource.to_utf8``).
+    A NUL byte is refused as ``ByteSource`` refuses it: ``end`` stops before its line, whose error is
+    returned (after an undecodable byte before it)."""
+    nul = buf.find(0, 0, end)
+    error = None
+    if nul >= 0:
+        error = ArffFormatError(src.display, line_no + line_ends(buf, 0, nul), "binary data (a NUL byte)",
+                                hint="this is not an ARFF text file")
+        end = max(buf.rfind(b"\n", 0, nul), buf.rfind(b"\r", 0, nul)) + 1
+    data, end, undecodable = (buf, end, None) if src.utf8 and buf.isascii() else src.to_utf8(buf, line_no, end)
+    return data, end, undecodable or error
 
 
 def _feed(builder: FastBuilder, src: ByteSource, buf: bytearray, end: int, line_no: int, final: bool) -> int:
@@ -575,21 +584,29 @@ def _read_with_liac(src: ByteSource, header: Header, class_index: int | None,
     n_rows = len(data_lines)
     tables: dict[int, dict[str, int]] = {int(i): {} for i in np.flatnonzero(header.attributes.mask("string"))}
 
-    def convert(j: int, value: object) -> float:
+    def convert(r: int, j: int, value: object) -> float:
         if value is None:
             return np.nan
         kind = header.attributes[j].kind
         if kind == "string":
             return float(tables[j].setdefault(str(value), len(tables[j])))
-        if kind == "date":
-            return header.date_codecs[j].parse(str(value))
-        return parse_number(str(value))
+        try:
+            if kind == "date":
+                return header.date_codecs[j].parse(str(value))
+            if isinstance(value, float):  # liac-arff's number (NaN and Infinity too, as the other engines read them)
+                return value
+            return parse_number(str(value))
+        except ValueError:
+            expected = f"a date of the form '{header.date_codecs[j].pattern}'" if kind == "date" else "a number"
+            raise ArffFormatError(src.display, data_lines[r][0] if r < len(data_lines) else None,
+                                  f"attribute '{header.attributes[j].name}': '{clip(str(value))}' is not {expected}",
+                                  hint="read by liac-arff") from None
 
     if is_sparse:
         values, rows, cols = obj["data"]
         full = sp.lil_matrix((n_rows, n_attr))
         for v, r, c in zip(values, rows, cols):
-            full[r, c] = convert(c, v)
+            full[r, c] = convert(r, c, v)
         full = full.tocsr()
         if class_index is not None:
             y_raw = full[:, class_index].toarray().ravel()
@@ -599,7 +616,7 @@ def _read_with_liac(src: ByteSource, header: Header, class_index: int | None,
             y_raw, X = None, full
         X.eliminate_zeros()
     else:
-        full = np.array([[convert(j, v) for j, v in enumerate(row)] for row in obj["data"]],
+        full = np.array([[convert(r, j, v) for j, v in enumerate(row)] for r, row in enumerate(obj["data"])],
                         dtype=np.float64).reshape(n_rows, n_attr)
         if class_index is not None:
             y_raw = full[:, class_index]
@@ -837,13 +854,13 @@ def _write_lines(ds: Dataset, out: io.TextIOBase, sparse: bool | None) -> None:
 
 
 def write(ds: Dataset, path: str | os.PathLike[str], *, sparse: bool | None = None) -> None:
-    """Write ``ds`` as ARFF (gzip-compressed when ``path`` ends in ``.gz``).
+    """Write ``ds`` as ARFF (gzip-compressed when ``path`` ends in ``.gz``, in any case).
 
     :param sparse: None keeps the dataset's form; True or False forces sparse or dense rows.
     """
     path = str(path)
     with replaced_atomically(path, DatasetError) as tmp:
-        if path.endswith(".gz"):
+        if is_gzip_name(path):
             import gzip
             with gzip.open(tmp, "wt", compresslevel=6, encoding="utf-8", newline="\n") as out:
                 _write_lines(ds, out, sparse)  # type: ignore[arg-type]

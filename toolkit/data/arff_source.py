@@ -3,7 +3,9 @@
 The header is handed out as decoded lines with their numbers; the data section as blocks of whole
 lines (bytes, UTF-8), which the data reader parses without decoding them line by line. A line ends
 at ``\\n``, ``\\r\\n`` or a lone ``\\r``. Every decoding problem is reported with the file and the line:
-invalid UTF-8, binary data, a truncated or damaged gzip stream. The SHA-256 of the file's bytes (the
+invalid UTF-8, binary data (a NUL byte anywhere in the text), a truncated or damaged gzip stream (the
+line named is the first one the stream does not hold whole, i.e. the line after the last complete
+one; :func:`open_binary` reports it so for every reader). The SHA-256 of the file's bytes (the
 compressed bytes for a ``.gz``) is computed while reading, so that the file is read once.
 """
 
@@ -23,7 +25,7 @@ from pathlib import Path
 
 from toolkit.errors import ArffFormatError, DatasetError
 
-__all__ = ["ByteSource", "open_binary", "BLOCK"]
+__all__ = ["ByteSource", "open_binary", "BLOCK", "is_gzip_name", "undecodable_line", "MAX_LINE_BYTES"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 #: bytes read at a time; a chunk of lines is at most this plus one line
@@ -114,11 +116,130 @@ def _open_raw(path: str | os.PathLike[str]) -> io.BufferedReader:
 
 
 def open_binary(path: str | os.PathLike[str]) -> io.BufferedIOBase:
-    """Open ``path`` for reading bytes, decompressing gzip transparently (by content, not name)."""
+    """Open ``path`` for reading bytes, decompressing gzip transparently (by content, not name).
+
+    A truncated or damaged gzip stream raises :class:`ArffFormatError` naming the file and the line
+    (see :func:`gzip_error`), not EOFError or BadGzipFile, for every reader that opens files here."""
     raw = _open_raw(path)
     if raw.peek(2)[:2] == _GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        return _CheckedGzipFile(str(path), raw)
     return raw
+
+
+#: the problems of a gzip stream: truncated (EOFError), a bad header or CRC (BadGzipFile, an OSError),
+#: damaged deflate data (zlib.error)
+_GZIP_ERRORS = (EOFError, zlib.error, OSError)
+
+
+def line_at(path: str, pos: int) -> int | None:
+    """The number of the line that byte ``pos`` of the file's text (decompressed) is on: 1 + the line
+    ends before it, counted by reading the file again (for error messages only: a damaged gzip stream
+    or a NUL byte, whose reader did not count lines). A stream that fails before ``pos`` counts the
+    lines it holds. None for what is not a regular file (a pipe cannot be read again)."""
+    count, last, left = 0, b"", pos
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as raw:
+            fh: Any = gzip.GzipFile(fileobj=raw, mode="rb") if raw.peek(2)[:2] == _GZIP_MAGIC else raw
+            while left > 0:
+                block = fh.read1(min(BLOCK, left))  # a gzip stream: never decompresses beyond ``pos``
+                if not block:
+                    break
+                count += line_ends(block)
+                if last == b"\r" and block[:1] == b"\n":
+                    count -= 1  # a \r\n pair split between two blocks
+                last = block[-1:]
+                left -= len(block)
+    except (*_GZIP_ERRORS, ValueError):
+        pass
+    return count + 1
+
+
+def gzip_error(display: str, line: int | None, exc: BaseException) -> ArffFormatError:
+    """The error for a gzip stream that fails: ``line`` is the first line it does not hold whole (the
+    line after the last complete one; the bytes read of it, if any, are not read as data)."""
+    if isinstance(exc, EOFError):
+        return ArffFormatError(display, line, "the gzip stream ends early, before this line is complete",
+                               hint="the file is truncated; download or copy it again")
+    if isinstance(exc, gzip.BadGzipFile) and str(exc).startswith(("CRC check failed", "Incorrect length")):
+        return ArffFormatError(display, line, f"damaged gzip data: the text does not match the checksum at its "
+                                              f"end ({exc})", hint="the file is corrupt; download or copy it again")
+    if isinstance(exc, (gzip.BadGzipFile, zlib.error)):
+        return ArffFormatError(display, line, f"damaged gzip data ({exc}), before this line is complete",
+                               hint="the file is corrupt; download or copy it again")
+    return ArffFormatError(display, line, f"cannot read the file ({getattr(exc, 'strerror', None) or exc})")
+
+
+class _CheckedGzipFile(gzip.GzipFile):
+    """A gzip file whose reading methods raise :func:`gzip_error` for a truncated or damaged stream."""
+
+    def __init__(self, path: str, raw: io.BufferedReader):
+        super().__init__(fileobj=raw, mode="rb")
+        self.path_name = path
+        self.raw_file = raw  # GzipFile does not close a file object it was given
+
+    def _failed(self, exc: BaseException) -> ArffFormatError:
+        try:
+            pos = self._buffer.raw.tell()  # type: ignore[attr-defined]  # every byte decompressed so far
+        except Exception:  # noqa: BLE001 - without the position, no line
+            return gzip_error(self.path_name, None, exc)
+        return gzip_error(self.path_name, line_at(self.path_name, pos), exc)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self.raw_file.close()
+
+
+def _checked(name: str) -> Any:
+    method = getattr(gzip.GzipFile, name)
+
+    def checked(self: _CheckedGzipFile, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except _GZIP_ERRORS as exc:
+            raise self._failed(exc) from None
+
+    checked.__name__ = checked.__qualname__ = name
+    checked.__doc__ = method.__doc__
+    return checked
+
+
+# readinto, readinto1, readlines and iteration go through these
+for _name in ("read", "read1", "peek", "readline", "seek"):
+    setattr(_CheckedGzipFile, _name, _checked(_name))
+del _name
+
+
+def is_gzip_name(path: str | os.PathLike[str]) -> bool:
+    """Whether a file to write is named as gzip-compressed: its name ends in ``.gz``, in any case
+    (``OUT.ARFF.GZ`` too; readers look at the content, not the name)."""
+    return os.fspath(path).lower().endswith(".gz")
+
+
+def undecodable_line(path: str | os.PathLike[str], encoding: str) -> tuple[int, str] | None:
+    """``(line, byte)``: the line of the first byte of the file's text (decompressed) that is not valid
+    ``encoding``, and that byte in hex; None when every byte decodes. Reads the file again, in blocks:
+    for the error of a reader that decodes through a text wrapper, which does not know the line."""
+    decoder = codecs.getincrementaldecoder(encoding)()
+    count, last = 1, b""
+    with open_binary(path) as fh:
+        while True:
+            block = fh.read(BLOCK)
+            try:
+                decoder.decode(block, final=not block)
+            except UnicodeDecodeError as exc:
+                # the decoder's input was its held bytes (an unfinished character, no line end) + block
+                at = max(exc.start - (len(exc.object) - len(block)), 0)
+                before = block[:at]
+                line = count + line_ends(before) - (1 if last == b"\r" and before[:1] == b"\n" else 0)
+                return line, bytes(exc.object[exc.start:exc.start + 1]).hex()
+            if not block:
+                return None
+            count += line_ends(block) - (1 if last == b"\r" and block[:1] == b"\n" else 0)
+            last = block[-1:]
 
 
 def _is_utf8(encoding: str) -> bool:
@@ -154,6 +275,15 @@ def line_ends(data: bytes, start: int = 0, stop: int | None = None) -> int:
     return data.count(b"\n", start, stop) + data.count(b"\r", start, stop) - data.count(b"\r\n", start, stop)
 
 
+def _nul_hint(head: bytes) -> str:
+    """What to say of a NUL byte; ``head``: the text's first bytes (b"" when the NUL is not in them)."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(head) >= 8 and head[1:8:2] == b"\0\0\0\0") \
+            or (len(head) >= 8 and head[0:8:2] == b"\0\0\0\0"):
+        # UTF-16 has a NUL in every ASCII character; no reader here splits its lines
+        return "this is not an ARFF text file (UTF-16? re-encode it as UTF-8, e.g. iconv -f UTF-16 -t UTF-8)"
+    return "this is not an ARFF text file"
+
+
 class ByteSource:
     """An ARFF text, read once from the start: header lines, then blocks of data lines."""
 
@@ -182,12 +312,18 @@ class ByteSource:
         self._ready: list[Any] = []
         self._turn = 0
         self._closed = False
+        self._read_total = 0        # bytes of the (decompressed) text read so far, a BOM too
+        self._pending: ArffFormatError | None = None
+        self._gzip_failure: BaseException | None = None  # raised once the bytes before it are handed out
+        self._text: bytes | None = None  # the text given as a string, as read
+        self._counted: tuple[int, int, bytes] | None = None  # see _read: lines counted as read, for a pipe
         if text is not None:
             data = text.encode("utf-8", "surrogatepass")
             self.sha.update(data)
             if text.startswith("\ufeff"):
                 data = data[3:]
                 self.offset = 3
+            self._text = data
             self._stream: io.BufferedIOBase = io.BytesIO(data)
             self._read_size = max(1 << 12, min(block, len(data) + 1))
             self.utf8 = True
@@ -201,6 +337,8 @@ class ByteSource:
             except OSError:
                 size = None
             large = size is not None and size > _THREAD_HASH_FROM
+            if size is None:  # not a regular file: an error's line cannot be found by reading it again
+                self._counted = (0, 0, b"")
             if self.gzip:
                 self._hashing = _Hashing(raw, self.sha, threaded=large)
                 buffered = io.BufferedReader(self._hashing, buffer_size=1 << 16)
@@ -238,16 +376,17 @@ class ByteSource:
         scratch = self._scratches[turn]
         if scratch is None:
             scratch = self._scratches[turn] = bytearray(self._read_size)
-        try:
+        if self._pending is not None:  # a NUL byte, after the lines before its line were handed out
+            raise self._pending
+        if self._gzip_failure is not None:
+            # after every byte the stream held was handed out: the line after the last complete one
+            raise gzip_error(self.display, self._line_at(self._read_total), self._gzip_failure)
+        if self.gzip:
+            n = self._read_gzip(scratch)
+            if not n and self._gzip_failure is not None:
+                raise gzip_error(self.display, self._line_at(self._read_total), self._gzip_failure)
+        else:
             n = self._stream.readinto(scratch)  # type: ignore[attr-defined]
-        except EOFError:
-            raise ArffFormatError(self.display, self.line_no + line_ends(self._buf) + 1,
-                                  "the gzip stream ends early",
-                                  hint="the file is truncated; download or copy it again") from None
-        except (gzip.BadGzipFile, zlib.error, OSError) as exc:
-            raise ArffFormatError(self.display, self.line_no + line_ends(self._buf) + 1,
-                                  f"damaged gzip data ({exc})",
-                                  hint="the file is corrupt; download or copy it again") from None
         if not n:
             self._eof = True
             self.close()
@@ -260,17 +399,58 @@ class ByteSource:
             else:
                 with memoryview(scratch) as whole, whole[:n] as view:
                     self.sha.update(view)
+        start = self._read_total  # where this block starts in the (decompressed) text
+        self._read_total += n
+        if self._counted is not None:  # a pipe: (line ends before the block, its end, the block)
+            lines, _end, last = self._counted
+            lines += line_ends(last) - (1 if last[-1:] == b"\r" and scratch[:1] == b"\n" else 0)
+            self._counted = (lines, self._read_total, bytes(scratch[:n]))
         data = memoryview(scratch)[:n]
+        skip = 0
         if self._first:
             self._first = False
             if self.path is not None and data[:3] == b"\xef\xbb\xbf":
                 data = data[3:]
                 self.offset = 3
-            head = bytes(data[:8192])
-            if b"\x00" in head:
-                raise ArffFormatError(self.display, 1 + line_ends(head, 0, head.index(b"\x00")),
-                                      "binary data (a NUL byte)", hint="this is not an ARFF text file")
+                skip = 3
+        nul = scratch.find(0, skip, n)  # memchr over the block: a NUL anywhere is refused, not read as a space
+        if nul >= 0:
+            error = ArffFormatError(self.display, self._line_at(start + nul), "binary data (a NUL byte)",
+                                    hint=_nul_hint(bytes(scratch[:64]) if start == 0 else b""))
+            cut = max(scratch.rfind(b"\n", skip, nul), scratch.rfind(b"\r", skip, nul)) + 1
+            if cut <= skip:  # its line starts in an earlier block (or this one starts with it)
+                raise error
+            self._pending = error  # the lines before its line first: one of them may hold an earlier error
+            data = data[:cut - skip]
         return data
+
+    def _read_gzip(self, scratch: bytearray) -> int:
+        """Fill ``scratch`` from the gzip stream, a decompressed piece at a time (read1), so that when the
+        stream fails (truncated, damaged) every byte decompressed before is handed out first: the lines
+        before the failure are read (an error in them comes first) and the failure names the line after
+        the last complete one. (readinto dropped the part of the block decompressed before it failed.)"""
+        n, size = 0, len(scratch)
+        try:
+            while n < size:
+                part = self._stream.read1(size - n)  # type: ignore[attr-defined]
+                if not part:
+                    break
+                scratch[n:n + len(part)] = part
+                n += len(part)
+        except _GZIP_ERRORS as exc:
+            self._gzip_failure = exc
+        return n
+
+    def _line_at(self, pos: int) -> int | None:
+        """The number of the line that byte ``pos`` of the text is on (for an error: reads again; a pipe,
+        which cannot be read again, counts the line ends of every block it reads)."""
+        if self._text is not None:
+            return 1 + line_ends(self._text, 0, pos)
+        if self._counted is not None:
+            lines, end, block = self._counted
+            if pos >= end - len(block):  # in the last block read (or just after it: a failing gzip stream)
+                return lines + 1 + line_ends(block, 0, max(0, min(pos - (end - len(block)), len(block))))
+        return line_at(self.path, pos)  # type: ignore[arg-type]
 
     def close(self) -> None:
         """Stop reading; the hash covers the whole file once the file was read to its end."""
@@ -393,7 +573,15 @@ class ByteSource:
         self._buf = b""
         self._pos = 0
         while True:
-            block = self._read()
+            try:
+                block = self._read()
+            except ArffFormatError:
+                # a NUL byte's line or a failing gzip stream: the whole lines before it, read already
+                # (after the header), first: one of them may hold an earlier error
+                cut = max(buf.rfind(b"\n"), buf.rfind(b"\r")) + 1
+                if cut:
+                    yield buf, cut, False
+                raise
             final = not block
             if block:
                 scan_from = len(buf)

@@ -1,7 +1,8 @@
 """An opt-in cache of parsed datasets (``toolkit --cache DIR`` or ``TOOLKIT_CACHE=DIR``).
 
-A dataset is stored under the SHA-256 of the file's bytes, the reader version and the load options,
-so a changed file, a new reader or other options never hit an old entry. The format is safe to read
+A dataset is stored under the SHA-256 of the file's bytes, the reader version, the load options and the
+file's name (from which a loader may take the relation), so a changed file, a new reader, other options
+or another name never hit an old entry. The format is safe to read
 from anywhere: a zip of ``meta.json`` and ``.npy`` arrays read with ``allow_pickle=False`` (no
 pickle, no code). The second load of a large file costs reading its arrays. A damaged or foreign
 entry is ignored (and replaced), never trusted.
@@ -26,7 +27,7 @@ from toolkit.data.dataset import Dataset
 __all__ = ["READER_VERSION", "cache_dir", "set_cache_dir", "cached_load", "file_sha256", "entry_path"]
 
 #: bump whenever a read can return something else for the same file and options
-READER_VERSION = "toolkit-reader-2"
+READER_VERSION = "toolkit-reader-3"
 _FORMAT = 1
 _explicit: Path | None = None
 
@@ -53,18 +54,22 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-def entry_path(folder: Path, sha256: str, options: Any) -> Path:
-    key = hashlib.sha256(json.dumps([READER_VERSION, sha256, repr(options)]).encode()).hexdigest()
+def entry_path(folder: Path, sha256: str, options: Any, name: str = "") -> Path:
+    """The entry of a file's bytes (``sha256``), loaded with ``options`` under the file name ``name``."""
+    key = hashlib.sha256(json.dumps([READER_VERSION, sha256, repr(options), name]).encode()).hexdigest()
     return folder / key[:2] / f"{key}.zip"
 
 
 def cached_load(path: str | os.PathLike[str], options: Any, load: Callable[[], Dataset]) -> Dataset:
-    """``load()``, or the stored result of an earlier ``load()`` of the same bytes with the same options."""
+    """``load()``, or the stored result of an earlier ``load()`` of the same bytes with the same options
+    under the same file name: a loader may take fields from the name (CSV and LIBSVM take the relation
+    from it), so two files of the same bytes under two names are two entries. The result equals
+    ``load()`` in every field; ``path`` is the path given."""
     folder = cache_dir()
     if folder is None:
         return load()
     sha = file_sha256(path)
-    entry = entry_path(folder, sha, options)
+    entry = entry_path(folder, sha, options, os.path.basename(os.fspath(path)))
     ds = _read_entry(entry, str(path), sha)
     if ds is not None:
         return ds
@@ -156,7 +161,8 @@ def _write_entry(entry: Path, ds: Dataset) -> None:
     try:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
             meta = _dump(zf, "", ds)
-            zf.writestr("meta.json", json.dumps({"format": _FORMAT, "reader": READER_VERSION, "dataset": meta}))
+            zf.writestr("meta.json", json.dumps({"format": _FORMAT, "reader": READER_VERSION, "dataset": meta,
+                                                 "sha256": ds.sha256}))
         os.replace(tmp, entry)
     finally:
         if tmp.exists():
@@ -171,6 +177,7 @@ def _read_entry(entry: Path, path: str, sha: str) -> Dataset | None:
             meta = json.loads(zf.read("meta.json"))
             if meta.get("format") != _FORMAT or meta.get("reader") != READER_VERSION:
                 return None
-            return _load(zf, "", meta["dataset"], path, sha)
+            # the sha256 field as the loader gave it (the CSV and LIBSVM readers give none)
+            return _load(zf, "", meta["dataset"], path, meta.get("sha256", sha))
     except Exception:  # noqa: BLE001 - any failure to read an entry means: not cached
         return None  # damaged or foreign: read the file instead (and replace the entry)

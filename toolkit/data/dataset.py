@@ -319,7 +319,7 @@ class Dataset:
         """Share of missing values per feature column."""
         n = max(self.n_instances, 1)
         if self.is_sparse:
-            X = self.X.tocsc()
+            X = self.X.tocsr()  # CSR indices are column numbers (CSC's, which were used here, are rows)
             counts = np.zeros(self.n_features)
             nan_cols = X.indices[np.isnan(X.data)]
             np.add.at(counts, nan_cols, 1)

@@ -47,10 +47,11 @@ def describe(ds: Dataset, limit: int | None = LISTED_ATTRIBUTES) -> dict[str, An
         "class": None,
     }
     n_cells = ds.n_instances * ds.n_features
-    if ds.is_sparse:
-        info["density"] = float(ds.X.nnz / n_cells) if n_cells else 0.0
-    else:
-        info["density"] = float(np.count_nonzero(ds.X) / n_cells) if n_cells else 0.0
+    # the share of feature values that are known and not 0: a missing value (NaN, stored in a sparse
+    # matrix too) is not counted as non-zero
+    values = ds.X.data if ds.is_sparse else np.asarray(ds.X)
+    nonzero = int(np.count_nonzero(values)) - int(np.count_nonzero(np.isnan(values)))
+    info["density"] = float(nonzero / n_cells) if n_cells else 0.0
     info["missing_cells"] = float(missing.mean()) if missing.size else 0.0
     if cls is not None:
         entry = {"name": cls.name, "kind": cls.kind, "index": ds.class_index}

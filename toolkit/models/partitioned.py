@@ -63,14 +63,14 @@ class Partitions:
 def partition_file(path: str | os.PathLike[str], *, class_attribute: Any = -1,
                    partition_bytes: int = DEFAULT_PARTITION_BYTES, min_parts: int = 1) -> Partitions:
     """Read the header of ``path`` and cut its data section into ranges of about ``partition_bytes``."""
-    from toolkit.data import arff
+    from toolkit.data import arff, is_gzip_name
 
     path = os.path.abspath(os.fspath(path))
     if partition_bytes < 1:
         raise ParameterError(f"the partition size must be at least 1 byte, not {partition_bytes}")
     if not os.path.isfile(path):
         raise ToolkitError(f"{path}: no such file (partitioned training and prediction read an ARFF file)")
-    if path.endswith(".gz"):
+    if is_gzip_name(path):
         raise ToolkitError(f"{path}: a compressed file cannot be split into byte ranges (each range would "
                            f"decompress it from the start); decompress it first (gunzip -k)")
     header = arff.read_range(path, 0, 0, class_attribute=class_attribute)
