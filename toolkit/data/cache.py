@@ -27,7 +27,7 @@ from toolkit.data.dataset import Dataset
 __all__ = ["READER_VERSION", "cache_dir", "set_cache_dir", "cached_load", "file_sha256", "entry_path"]
 
 #: bump whenever a read can return something else for the same file and options
-READER_VERSION = "toolkit-reader-3"
+READER_VERSION = "toolkit-reader-4"  # 4: DATE values as Java reads them (Julian before 1582, S fields, X zones)
 _FORMAT = 1
 _explicit: Path | None = None
 
