@@ -8,6 +8,7 @@ at once; a problem raises :class:`toolkit.errors.PluginError` naming the plugin.
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import itertools
 import math
@@ -142,15 +143,22 @@ def _is_json_scalar(value: Any) -> bool:
 
 
 def factory_parameters(factory: Callable[..., Any]) -> dict[str, Any]:
-    """Keyword parameters a factory accepts, with their defaults (``inspect.Parameter.empty`` if none)."""
+    """Keyword parameters a factory accepts, with their defaults (``inspect.Parameter.empty`` if none);
+    a new dict each call, the signature read once per factory (the harness asks for every task)."""
+    try:
+        return dict(_factory_parameters(factory))
+    except TypeError:  # not hashable
+        return dict(_factory_parameters.__wrapped__(factory))
+
+
+@functools.lru_cache(maxsize=1024)
+def _factory_parameters(factory: Callable[..., Any]) -> tuple[tuple[str, Any], ...]:
     try:
         sig = inspect.signature(factory)
     except (TypeError, ValueError):
-        return {}
-    return {
-        name: p.default for name, p in sig.parameters.items()
-        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and name != "self"
-    }
+        return ()
+    return tuple((name, p.default) for name, p in sig.parameters.items()
+                 if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and name != "self")
 
 
 def check_params(spec: ComponentSpec, params: Mapping[str, Any]) -> None:
