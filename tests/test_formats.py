@@ -411,3 +411,22 @@ def test_csv_is_read_a_chunk_of_rows_at_a_time(tmp_path):
     grown_kb, n, features = done.stdout.split()
     assert (int(n), int(features)) == (200_000, 10), done.stdout
     assert int(grown_kb) * 1024 < 6 * path.stat().st_size, (grown_kb, path.stat().st_size)
+
+
+def test_info_lists_at_most_sixty_classes(tmp_path):
+    """A declared class list of thousands of values printed a line per value (2,000,000 lines took seconds);
+    the plain output lists 60 and says how many more there are, --json all of them."""
+    labels = [f"c{i}" for i in range(500)]
+    path = tmp_path / "many.arff"
+    path.write_text("@relation many\n@attribute x numeric\n@attribute class {" + ",".join(labels) + "}\n@data\n"
+                    + "".join(f"{i},c{i % 7}\n" for i in range(30)))
+    result = runner.invoke(app, ["info", str(path)])
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert sum(1 for line in lines if line.startswith("  c")) == 60
+    assert "  (440 more classes; --json lists them)" in lines
+    assert "  c59 " in result.stdout and "  c60 " not in result.stdout
+    import json
+
+    listed = json.loads(runner.invoke(app, ["info", str(path), "--json"]).stdout)
+    assert len(listed["class"]["distribution"]) == 500

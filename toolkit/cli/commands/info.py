@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Optional
 
 import typer
@@ -47,9 +48,12 @@ def _format(s: dict) -> str:
         lines.append(f"class       {cls['name']} (nominal, {cls['classes']} classes"
                      + (f", {cls['missing']} missing)" if cls["missing"] else ")"))
         total = sum(cls["distribution"].values()) or 1
-        width = max((len(k) for k in cls["distribution"]), default=0)
-        for label, count in cls["distribution"].items():
+        shown = list(itertools.islice(cls["distribution"].items(), _CLASSES_SHOWN))
+        width = max((len(k) for k, _ in shown), default=0)
+        for label, count in shown:
             lines.append(f"  {label:<{width}}  {count:>7}  {100 * count / total:5.1f}%")
+        if len(cls["distribution"]) > _CLASSES_SHOWN:
+            lines.append(f"  ({len(cls['distribution']) - _CLASSES_SHOWN:,} more classes; --json lists them)")
     else:
         lines.append(f"class       {cls['name']} (numeric)")
     attrs = s["feature_attributes"]
@@ -64,6 +68,10 @@ def _format(s: dict) -> str:
         listed = "" if s["feature_attributes_listed"] == s["features"] else f" the first {s['feature_attributes_listed']:,}"
         lines.append(f"  ({s['features']:,} feature attributes; --json lists{listed or ' them'})")
     return "\n".join(lines)
+
+
+#: classes listed in the plain output (a declared class list can hold millions of values)
+_CLASSES_SHOWN = 60
 
 
 def register(app: typer.Typer) -> None:
