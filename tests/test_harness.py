@@ -478,7 +478,6 @@ def test_resume_and_compare_refuse_another_class_attribute_or_another_grid(tmp_p
     assert run("-c", "bma-nb", "--out", str(first)).exit_code == 0
     before = first.read_bytes()
     for extra, needle in ((["--class", "1"], "dataset 'vote': class attribute 'Class' -> 'handicapped-infants'"),
-                          (["-c", "bma-nb:H=0.5|3.0"], "pipeline 'bma-nb': bma-nb grid H=0.5|0.6"),
                           (["-c", "bma-nb", "--no-tune"], "pipeline 'bma-nb': tuning on -> off")):
         args = extra if extra[0] == "-c" else ["-c", "bma-nb", *extra]
         result = run(*args, "--out", str(first), "--resume")
@@ -490,6 +489,13 @@ def test_resume_and_compare_refuse_another_class_attribute_or_another_grid(tmp_p
     # the same experiment resumes as before
     again = run("-c", "bma-nb", "--out", str(first), "--resume")
     assert again.exit_code == 0 and first.read_bytes() == before
+    # another grid is another pipeline (its name says the grid): it runs beside the first, not pooled with it
+    other = run("-c", "bma-nb", "-c", "bma-nb:H=0.5|3.0", "--out", str(first), "--resume")
+    assert other.exit_code == 0, other.output
+    assert first.read_bytes().startswith(before)
+    names = [r["pipeline"]["name"] for r in map(json.loads, first.read_text().splitlines())
+             if r.get("schema") == "toolkit.result/1"]
+    assert names.count("bma-nb") == 2 and names.count("bma-nb:H=0.5|3.0") == 2
 
 
 DAMAGE = {  # one field of the second record, as a hand-edited or foreign file might hold it
@@ -675,3 +681,36 @@ def test_results_to_frame_without_pandas_says_what_is_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)   # import pandas then raises ImportError
     with pytest.raises(CapabilityError, match="needs pandas"):
         results.to_frame()
+
+
+def test_baseline_in_the_spelling_of_c_and_two_grids_of_one_classifier(tmp_path):
+    """--baseline compared raw strings with the canonical names (sorted parameters, JSON values), so the
+    README's `-c liblinear-lr:C=1,B=1 --baseline liblinear-lr:C=1,B=1` was refused; and a grid was not part
+    of a pipeline's name, so two grids of one classifier were 'given twice'."""
+    out = tmp_path / "r.jsonl"
+    result = runner.invoke(app, ["evaluate", "iris", "-c", "nb-weka", "-c", "liblinear-lr:C=1,B=1", "-c",
+                                 "nb-multinomial:variant=L-M", "--runs", "2", "-q", "--out", str(out),
+                                 "--baseline", "liblinear-lr:C=1,B=1"])
+    assert result.exit_code == 0, result.output
+    assert "better / worse than liblinear-lr:B=1,C=1" in result.stdout
+    comparison = toolkit.compare(out, baseline='nb-multinomial:variant="L-M"')
+    assert comparison.baseline == 'nb-multinomial:variant="L-M"'
+    assert toolkit.compare(out, baseline="nb-multinomial:variant=L-M").baseline == comparison.baseline
+    with pytest.raises(toolkit.ToolkitError, match="not among the results"):
+        toolkit.compare(out, baseline="liblinear-lr:C=2,B=1")
+    grids = runner.invoke(app, ["evaluate", "iris", "-c", "bma-nb:H=0.5|0.6", "-c", "bma-nb:H=1.4|1.5", "-c", "bma-nb",
+                                "--runs", "2", "-q", "--json", "--baseline", "bma-nb:H=1.5|1.4"])
+    assert grids.exit_code == 2 and "not among the pipelines" in grids.stderr  # a grid's order is its own
+    grids = runner.invoke(app, ["evaluate", "iris", "-c", "bma-nb:H=0.5|0.6", "-c", "bma-nb:H=1.4|1.5", "-c", "bma-nb",
+                                "--runs", "2", "-q", "--out", str(tmp_path / "g.jsonl")])
+    assert grids.exit_code == 0, grids.output
+    records = [json.loads(x) for x in (tmp_path / "g.jsonl").read_text().splitlines()]
+    chosen = {}
+    for r in records:
+        if r.get("schema") == "toolkit.result/1":
+            chosen.setdefault(r["pipeline"]["name"], set()).add(r["chosen_params"]["clf.H"])
+    assert set(chosen) == {"bma-nb:H=0.5|0.6", "bma-nb:H=1.4|1.5", "bma-nb"}
+    assert chosen["bma-nb:H=0.5|0.6"] <= {0.5, 0.6} and chosen["bma-nb:H=1.4|1.5"] <= {1.4, 1.5}
+    untuned = runner.invoke(app, ["evaluate", "iris", "-c", "bma-nb:H=0.5|0.6", "-c", "bma-nb:H=1.4|1.5", "--no-tune",
+                                  "--runs", "2", "-q"])
+    assert untuned.exit_code == 2 and "given twice" in untuned.stderr  # untuned, the grids do not matter

@@ -29,6 +29,7 @@ runner = CliRunner()
 DATASETS = ["iris", "vote", "glass", "breast-cancer"]
 PIPELINES = ["nb-weka", "nb-gaussian", "bma-nb:H=0.9|1.1", "liblinear-lr:C=1,B=1"]
 METRICS = ["error", "accuracy", "kappa", "roc-auc", "per-class", "confusion-matrix"]
+BMA = "bma-nb:H=0.9|1.1"  # a grid other than bma-nb's own is part of the pipeline's name
 
 
 @pytest.fixture(scope="module")
@@ -489,7 +490,7 @@ def test_html_with_failed_repetitions_keeps_columns_on_their_repetitions(results
     """A failed repetition of the first pipeline shifted the hyperparameter table's header (and its count
     headed every confusion matrix): each column is one repetition number, a failed one an empty cell, and
     each pipeline's matrix says how many repetitions it sums (counted here from the records)."""
-    fail = {("iris", "nb-weka", 0), ("iris", "bma-nb", 1)}
+    fail = {("iris", "nb-weka", 0), ("iris", BMA, 1)}
     out = []
     for line in results_file.read_text().splitlines():
         rec = json.loads(line)
@@ -510,12 +511,12 @@ def test_html_with_failed_repetitions_keeps_columns_on_their_repetitions(results
     (rows,) = parsed.tables.values()
     assert [c[2] for c in rows[0][1:]] == ["0", "1", "2"]
     body = {r[0][2]: [c[2] for c in r[1:]] for r in rows[1:]}
-    assert set(body) == {"nb-gaussian", "bma-nb"}  # the tuned ones
+    assert set(body) == {"nb-gaussian", BMA}  # the tuned ones
     for p in body:
         chosen = {r["repetition"]: r["chosen_params"] for r in ok if r["pipeline"]["name"] == p}
         expected = [", ".join(f"{k}={v}" for k, v in chosen[rep].items()) if rep in chosen else "" for rep in range(3)]
         assert body[p] == expected, p
-    assert body["bma-nb"][1] == "" and body["bma-nb"][2] != ""
+    assert body[BMA][1] == "" and body[BMA][2] != ""
 
     details = html[html.index('<details data-dataset="iris"'):]
     details = details[:details.index("</details>")]
@@ -589,7 +590,7 @@ def test_latex_report_with_brackets_and_unicode_in_names_compiles(results_file, 
     """Dataset and pipeline names starting with [ (rows of every table, after \\\\ or \\midrule) and holding
     Greek, accented, symbol, CJK and control characters: the .tex is ASCII and pdflatex compiles it."""
     odd = _rewritten(results_file, tmp_path / "odd.jsonl", ODD_DATASETS,
-                     {"nb-gaussian": "[g]auss\u00efan", "bma-nb": "*bma \u03b2"})
+                     {"nb-gaussian": "[g]auss\u00efan", BMA: "*bma \u03b2"})
     tex = tmp_path / "odd.tex"
     result = runner.invoke(app, ["report", str(odd), "-o", str(tex)])
     assert result.exit_code == 0, result.output

@@ -189,8 +189,13 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
                           experiment=results.experiment)
     if baseline is None:
         baseline = pipelines[0]
-    elif baseline not in pipelines:
-        raise ParameterError(f"baseline '{baseline}' is not among the results ({', '.join(pipelines)})")
+    else:
+        from toolkit.models.pipeline import resolve_pipeline_name
+
+        named = resolve_pipeline_name(baseline, pipelines)
+        if named is None:
+            raise ParameterError(f"baseline '{baseline}' is not among the results ({', '.join(pipelines)})")
+        baseline = named
     greater = _greater_is_better(metric)
     cells: dict[tuple[str, str], Cell] = {}
     for d in datasets:

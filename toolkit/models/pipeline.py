@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from toolkit.api import Predictions, Schema, accepts_argument
 from toolkit.plugin_host.capabilities import Capabilities
 from toolkit.data.dataset import Dataset
-from toolkit.errors import CapabilityError, ParameterError
+from toolkit.errors import CapabilityError, ParameterError, ToolkitError
 from toolkit.models.text_step import TEXT_STEP_NAME, text_step_spec
 from toolkit.plugin_host.registry import ComponentSpec, JSONScalar, check_params, expand_grid, parse_component
 
@@ -122,6 +122,29 @@ def _make_step(role: str, value: Any, registry: Any) -> Step | None:
     return Step(role, name, params=params, grid=tuned_grid, spec=spec)
 
 
+def canonical_pipeline_name(text: str) -> str:
+    """A pipeline name as :attr:`Pipeline.name` writes it: each ``" + "`` part's parameters sorted, values in
+    JSON, grids as ``a|b`` (so ``--baseline liblinear-lr:C=1,B=1`` names ``liblinear-lr:B=1,C=1``). Text
+    that does not parse is returned as it is."""
+    try:
+        parts = []
+        for part in str(text).split(" + "):
+            name, grid = parse_component(part.strip())
+            items = {k: "|".join(json.dumps(v) for v in values) for k, values in grid.items()}
+            parts.append(name + (":" + ",".join(f"{k}={items[k]}" for k in sorted(items)) if items else ""))
+        return " + ".join(parts)
+    except ToolkitError:
+        return str(text)
+
+
+def resolve_pipeline_name(text: str, names: Sequence[str]) -> str | None:
+    """The name among ``names`` that ``text`` denotes: itself, or the same in canonical form; None if none."""
+    if text in names:
+        return text
+    wanted = canonical_pipeline_name(text)
+    return next((n for n in names if canonical_pipeline_name(n) == wanted), None)
+
+
 class Pipeline:
     """Text vectoriser (for string attributes) -> example selector -> feature selector -> classifier.
 
@@ -150,14 +173,18 @@ class Pipeline:
 
     @property
     def name(self) -> str:
+        """Each step's name with its fixed parameters and, when tuning, a grid other than the component's
+        own (``bma-nb:H=0.5|0.6``): two grids of one classifier are two pipelines."""
         if self._name:
             return self._name
         parts = []
         for step in self.steps:
-            label = step.name
-            if step.params:
-                label += ":" + ",".join(f"{k}={json.dumps(v)}" for k, v in sorted(step.params.items()))
-            parts.append(label)
+            items = {k: json.dumps(v) for k, v in step.params.items()}
+            if self.tune and step.spec is not None:
+                own = step.spec.param_grid
+                items.update({k: "|".join(json.dumps(v) for v in values) for k, values in step.grid.items()
+                              if list(own.get(k, ())) != list(values)})
+            parts.append(step.name + (":" + ",".join(f"{k}={items[k]}" for k in sorted(items)) if items else ""))
         return " + ".join(parts)
 
     def describe(self) -> dict[str, Any]:

@@ -72,6 +72,10 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
 
     parse_cluster(scheduler, cluster)
     pipelines = make_pipelines(classifier, None, fs, es, not no_tune, text or "auto")
+    if baseline is not None:
+        from toolkit.models.pipeline import resolve_pipeline_name
+
+        baseline = resolve_pipeline_name(baseline, [p.name for p in pipelines]) or baseline
     if baseline is not None and baseline not in [p.name for p in pipelines]:
         raise ParameterError(f"--baseline '{baseline}' is not among the pipelines "
                              f"({', '.join(p.name for p in pipelines)})")
