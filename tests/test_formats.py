@@ -430,3 +430,17 @@ def test_info_lists_at_most_sixty_classes(tmp_path):
 
     listed = json.loads(runner.invoke(app, ["info", str(path), "--json"]).stdout)
     assert len(listed["class"]["distribution"]) == 500
+
+
+def test_describe_takes_a_dataset_a_path_or_a_bundled_name(tmp_path):
+    """docs/api.md: toolkit.describe(dataset) is what `toolkit info` prints; given a name it raised
+    AttributeError ('str' object has no attribute 'attributes')."""
+    import toolkit
+    from conftest import ROOT
+
+    by_name = toolkit.describe("vote")
+    assert by_name["relation"] == "vote" and by_name["instances"] == 435 and by_name["class"]["classes"] == 2
+    assert toolkit.describe(toolkit.load_arff(ROOT / "datasets" / "vote.arff")) == by_name
+    assert toolkit.describe("vote", class_attribute="handicapped-infants")["class"]["name"] == "handicapped-infants"
+    with pytest.raises(toolkit.ToolkitError, match="absent.arff: no such file"):
+        toolkit.describe(str(tmp_path / "absent.arff"))

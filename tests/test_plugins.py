@@ -421,3 +421,18 @@ def test_run_config_debug_follows_the_debug_flag(tmp_path, monkeypatch, how):
     assert seen[0] is True
     if how == "cli":  # the next invocation without --debug is not in debug mode
         assert seen[1] is False
+
+
+def test_plugins_listing_does_not_say_none_installed_above_failed_ones(tmp_path):
+    """`toolkit --plugins-dir D plugins` printed 'no third-party plugins installed' and then the FAILED lines
+    of D's plugins."""
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "broken_one.py").write_text("raise RuntimeError('boom at import')\n")
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    run = subprocess.run([sys.executable, "-m", "toolkit", "--plugins-dir", str(folder), "plugins"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "no third-party plugin loaded (1 failed, below) (--all shows the built-ins)"
+    assert lines[1].startswith("FAILED ") and "boom at import" in lines[1]

@@ -64,7 +64,7 @@ _LAZY: dict[str, str] = {
     "train": "toolkit.models.training",
     "predict": "toolkit.models.training",
     "explain": "toolkit.evaluation.api",
-    "describe": "toolkit.data.summary",
+    "describe": "toolkit.evaluation.api",
     "write_report": "toolkit.reporting",
 }
 

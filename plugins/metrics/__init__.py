@@ -72,13 +72,13 @@ def register_commands(app):  # type: ignore[no-untyped-def]
     @app.command("pr-plot")
     def pr_plot(
         results: list[str] = typer.Argument(..., help="Result files (.jsonl) written with -m pr-curve."),
-        out: str = typer.Option("pr-curve.png", "--out", "-o", help="PNG to write (needs the plot extra)."),
+        out: str = typer.Option("pr-curve.png", "--out", "-o", help="Figure to write: .png, .svg or .pdf (needs the plot extra)."),
         dataset: str = typer.Option(None, "--dataset", "-d", help="Dataset (task) name; default: the first."),
         repetition: int = typer.Option(0, "--repetition", help="Which repetition's test part."),
         label: str = typer.Option(None, "--label", "-l",
                                   help="Class value whose curve to draw (default: the positive one)."),
     ) -> None:
-        """Precision-recall curves of every pipeline on one test part, as a PNG."""
+        """Precision-recall curves of every pipeline on one test part, as a figure (.png, .svg or .pdf)."""
         from toolkit import Results
         from toolkit.cli import err
         from toolkit.plotting import check_figure_path

@@ -58,7 +58,7 @@ def register_commands(app):  # type: ignore[no-untyped-def]
     @app.command("bma-curve")
     def bma_curve(
         datasets: list[str] = typer.Argument(..., help="ARFF files, bundled names or folders."),
-        out: str = typer.Option("bma-curve.png", "--out", "-o", help="PNG to write (needs the plot extra)."),
+        out: str = typer.Option("bma-curve.png", "--out", "-o", help="Figure to write: .png, .svg or .pdf (needs the plot extra)."),
         table: str = typer.Option("", "--table", help="Also write the numbers as markdown here."),
         runs: int = typer.Option(10, "--runs", "-r", help="Repetitions of the default protocol."),
         seed: int = typer.Option(1, "--seed", help="Repetition r uses default_rng(seed + r)."),

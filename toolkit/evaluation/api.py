@@ -17,7 +17,7 @@ from toolkit.evaluation.report import Comparison, compare_results
 from toolkit.evaluation.results import Results
 from toolkit.models.pipeline import Pipeline
 
-__all__ = ["evaluate", "compare", "explain", "expand_dataset_args", "load_datasets", "binary_tasks"]
+__all__ = ["evaluate", "compare", "explain", "describe", "expand_dataset_args", "load_datasets", "binary_tasks"]
 
 DatasetArg = Dataset | str | os.PathLike[str]
 
@@ -232,6 +232,21 @@ def compare(results: Results | str | os.PathLike[str] | Sequence[Any], *, baseli
     if held and metric not in held:  # else an empty table, as if the metric were undefined everywhere
         raise ParameterError(f"metric '{metric}' is not in the results (they hold: {', '.join(held)})")
     return compare_results(res, metric=metric, baseline=baseline, alpha=alpha, test=test)
+
+
+def describe(dataset: DatasetArg, *, class_attribute: str | int | None = -1,
+             limit: int | None = None) -> dict[str, Any]:
+    """What ``toolkit info`` prints, as a dict, for a dataset object, a path or a bundled name: relation,
+    counts, attributes by kind, missing shares, class distribution, sparsity (the first ``limit`` feature
+    attributes one by one; None: all)."""
+    from toolkit.data.summary import LISTED_ATTRIBUTES
+    from toolkit.data.summary import describe as summarise
+
+    if isinstance(dataset, Dataset):
+        ds = dataset
+    else:
+        (ds,) = load_datasets([dataset], LoadOptions(class_attribute=class_attribute), skip_unusable=False)
+    return summarise(ds, LISTED_ATTRIBUTES if limit is None else limit)
 
 
 def explain(dataset: DatasetArg, classifier: Any, *, class_attribute: str | int | None = -1) -> dict[str, Any]:

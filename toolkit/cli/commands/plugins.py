@@ -57,7 +57,8 @@ def plugins(
         out(json.dumps(data, indent=2))
         return
     if not data["plugins"]:
-        out("no third-party plugins installed (--all shows the built-ins)")
+        out("no third-party plugin loaded" + (f" ({len(data['failed'])} failed, below)" if data["failed"] else "")
+            + " (--all shows the built-ins)")
     for p in data["plugins"]:
         dist = f"{p['distribution']} {p['version'] or ''}".strip() if p["distribution"] else "(no distribution)"
         out(f"{p['name']}  [{dist}]{'  built-in' if p['builtin'] else ''}")
