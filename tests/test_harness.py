@@ -508,6 +508,9 @@ DAMAGE = {  # one field of the second record, as a hand-edited or foreign file m
     "repetition a string": (lambda r: r.__setitem__("repetition", "x"), "'repetition' must be a whole number"),
     "chosen_params a string": (lambda r: r.__setitem__("chosen_params", "x"), "'chosen_params' must be an object"),
     "predictions of two lengths": (lambda r: r["predictions"]["y_pred"].pop(), "'predictions' lists of different"),
+    "no key": (lambda r: r.pop("key"), "'key' must be the record's identity"),
+    "no protocol": (lambda r: r.pop("protocol"), "'protocol' must be an object"),
+    "no n_test": (lambda r: r.pop("n_test"), "'n_test' must be a whole number"),
 }
 
 
@@ -714,3 +717,31 @@ def test_baseline_in_the_spelling_of_c_and_two_grids_of_one_classifier(tmp_path)
     untuned = runner.invoke(app, ["evaluate", "iris", "-c", "bma-nb:H=0.5|0.6", "-c", "bma-nb:H=1.4|1.5", "--no-tune",
                                   "--runs", "2", "-q"])
     assert untuned.exit_code == 2 and "given twice" in untuned.stderr  # untuned, the grids do not matter
+
+
+def test_a_resumed_run_reports_the_last_record_of_each_task(tmp_path):
+    """evaluate --resume built its table, warnings and exit code from every line of the file: a failed record
+    of a task that was retried and then succeeded still counted (exit 1, 'repetitions failed'), and a record
+    written twice counted twice in its cell; compare read the same file right."""
+    out = tmp_path / "r.jsonl"
+    assert runner.invoke(app, ["evaluate", "iris", "-c", "nb-weka", "-c", "liblinear-lr", "--runs", "3", "-q",
+                               "--out", str(out)]).exit_code == 0
+    lines = out.read_text().splitlines()
+    records = [json.loads(x) for x in lines[1:]]
+    target = next(i for i, r in enumerate(records) if r["pipeline"]["name"] == "liblinear-lr" and r["repetition"] == 1)
+    failed = {k: v for k, v in records[target].items() if k not in ("metrics", "predictions", "chosen_params",
+                                                                     "tuning")}
+    failed.update(status="failed", error="made up for this test", error_kind="bug")
+    twice = next(i for i, r in enumerate(records) if r["pipeline"]["name"] == "liblinear-lr" and r["repetition"] == 0)
+    edited = [lines[0]] + [json.dumps(failed)] + lines[1:] + [lines[1 + twice]]
+    out.write_text("\n".join(edited) + "\n")
+    clean = runner.invoke(app, ["compare", str(out), "--json"])
+    resumed = runner.invoke(app, ["evaluate", "iris", "-c", "nb-weka", "-c", "liblinear-lr", "--runs", "3", "-q",
+                                  "--out", str(out), "--resume", "--json"])
+    assert resumed.exit_code == 0 and "failed" not in resumed.stderr, resumed.stderr
+    assert clean.exit_code == 0
+    mine = json.loads(resumed.stdout)
+    keys = [r["key"] for r in mine["records"]]
+    assert len(keys) == len(set(keys)) == 6 and all(r["status"] == "ok" for r in mine["records"])
+    theirs = json.loads(clean.stdout)
+    assert mine["comparison"] == theirs

@@ -142,6 +142,14 @@ def _record_problem(rec: dict[str, Any]) -> str:
         return f"'repetition' must be a whole number >= 0, not {repetition!r}"
     if rec.get("status", "ok") not in ("ok", "failed"):
         return f"'status' must be 'ok' or 'failed', not {rec.get('status')!r}"
+    if not isinstance(rec.get("key"), str):
+        return "'key' must be the record's identity (a string)"
+    if not isinstance(rec.get("protocol"), dict):
+        return "'protocol' must be an object"
+    for count in ("n_test", "n_train"):
+        value = rec.get(count)
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            return f"'{count}' must be a whole number >= 0, not {value!r}"
     for key, kind in (("protocol", dict), ("chosen_params", dict), ("timing", dict), ("tuning", list),
                       ("predictions", dict), ("extra", dict)):
         if key in rec and not isinstance(rec[key], kind):
