@@ -745,3 +745,27 @@ def test_a_resumed_run_reports_the_last_record_of_each_task(tmp_path):
     assert len(keys) == len(set(keys)) == 6 and all(r["status"] == "ok" for r in mine["records"])
     theirs = json.loads(clean.stdout)
     assert mine["comparison"] == theirs
+
+
+def test_protocol_options_that_would_be_ignored_or_tune_on_the_fit_data_are_refused(tmp_path):
+    """--protocol thesis ran with --inner-folds/--stratified/--seed/--runs silently ignored (one fixed split),
+    and a validation fraction taking the whole training part tuned on the instances it fitted (n_fit =
+    n_validation = n_train = 135 on iris)."""
+    thesis = runner.invoke(app, ["evaluate", "iris", "-c", "nb-weka", "--protocol", "thesis", "--inner-folds", "5",
+                                 "--seed", "7", "-q"])
+    _one_line_error(thesis, "--seed, --inner-folds would be ignored")
+    assert runner.invoke(app, ["evaluate", "iris", "-c", "nb-weka", "--protocol", "thesis", "-q"]).exit_code == 0
+    out = tmp_path / "r.jsonl"
+    wide = runner.invoke(app, ["evaluate", "iris", "-c", "bma-nb", "--validation-fraction", "0.999", "-q",
+                               "--out", str(out)])
+    _one_line_error(wide, "validation fraction 0.999 leaves no data to fit on for 135 training instances")
+    assert not out.exists()
+    fixed = runner.invoke(app, ["evaluate", "iris", "--test", "iris", "-c", "bma-nb", "--validation-fraction", "0.999",
+                                "-q"])
+    _one_line_error(fixed, "validation fraction 0.999 leaves no data to fit on for 150 training instances")
+    # the largest share that leaves one instance to fit on is accepted: 134 validate, 1 fits
+    ok = runner.invoke(app, ["evaluate", "iris", "-c", "bma-nb", "--validation-fraction", "0.99", "--runs", "1", "-q",
+                             "--out", str(out)])
+    assert ok.exit_code == 0, ok.output
+    record = json.loads(out.read_text().splitlines()[1])
+    assert (record["n_train"], record["n_validation"], record["n_fit"]) == (135, 134, 1)

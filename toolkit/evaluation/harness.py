@@ -76,6 +76,19 @@ class Protocol:
                                              or self.inner_folds < 2):
             raise ParameterError(f"inner folds must be a whole number >= 2, not {self.inner_folds!r}")
         check_seed(self.seed)
+        if self.name == "thesis":
+            # the thesis protocol is one fixed split (java.util.Random(10), fold 9 tested, fold 0 validating):
+            # the random protocol's options would be silently ignored
+            defaults = {"repetitions": 10, "test_fraction": 0.1, "validation_fraction": 0.1, "seed": 1,
+                        "stratified": False, "inner_folds": None}
+            changed = [k for k, v in defaults.items() if getattr(self, k) != v]
+            if changed:
+                options = {"repetitions": "--runs", "test_fraction": "--test-fraction",
+                           "validation_fraction": "--validation-fraction", "seed": "--seed",
+                           "stratified": "--stratified", "inner_folds": "--inner-folds"}
+                raise ParameterError(f"the thesis protocol is one fixed split (algorithms.md 5.1.3); "
+                                     f"{', '.join(options[k] for k in changed)} would be ignored: leave "
+                                     f"{'it' if len(changed) == 1 else 'them'} out")
 
     def describe(self) -> dict[str, Any]:
         if self.name == "thesis":
@@ -97,8 +110,9 @@ class Protocol:
             assert n_train is not None
             train_all = np.arange(n_train)
             perm = np.random.default_rng(self.seed).permutation(n_train)
-            from toolkit.evaluation.resampling import _split_head, ceil_share, kfold_parts
+            from toolkit.evaluation.resampling import _split_head, ceil_share, check_validation_share, kfold_parts
 
+            check_validation_share(n_train, self.validation_fraction)
             n_val = ceil_share(n_train, self.validation_fraction)
             validation, fit = _split_head(perm, n_val, y[:n_train] if y is not None else None)
             inner = kfold_parts(perm, self.inner_folds, y) if self.inner_folds else []

@@ -104,6 +104,15 @@ def kfold_parts(train: np.ndarray, k: int, y: np.ndarray | None = None) -> list[
     return parts
 
 
+def check_validation_share(n_train: int, validation_fraction: float) -> None:
+    """A validation part must leave data to fit on: with two or more training instances, a share that
+    takes them all would tune on the very instances it fits (one instance is fitted and validated on
+    itself, the only split there is)."""
+    if n_train >= 2 and ceil_share(n_train, validation_fraction) >= n_train:
+        raise ParameterError(f"validation fraction {validation_fraction} leaves no data to fit on for {n_train} "
+                             f"training instances")
+
+
 class RandomSplits(Sequence[Split]):
     """The default protocol's splits as a sequence that makes split r when asked for it (from seed + r),
     so that a run of many repetitions holds none of them beyond those in use (a run of 2,000,000 repetitions
@@ -122,6 +131,7 @@ class RandomSplits(Sequence[Split]):
         self.n_test = ceil_share(n, test_fraction)
         if self.n_test >= n:
             raise ParameterError(f"test fraction {test_fraction} leaves no training data for {n} instances")
+        check_validation_share(n - self.n_test, validation_fraction)
         self._last: tuple[int, Split] | None = None
         self.make(0)   # what could fail (inner folds, stratification) fails now, before any repetition
 
