@@ -179,6 +179,9 @@ def test_explain_command_and_refusal():
     assert report["rows"][0][0] == "physician-fee-freeze" or weights[0] > 0.999
     refused = runner.invoke(app, ["explain", "vote", "-c", "nb-weka"])
     assert refused.exit_code == 2 and "has no explanation" in refused.stderr
+    # a grid was dropped without a word and the default H explained (explain does not tune)
+    grid = runner.invoke(app, ["explain", "vote", "-c", "bma-nb:H=0.5|1"])
+    assert grid.exit_code == 2 and "give H one value, not a grid" in grid.stderr
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -253,6 +253,13 @@ def explain(dataset: DatasetArg, classifier: Any, *, class_attribute: str | int 
     """Fit ``classifier`` (no tuning) on the whole dataset and return its ``explain()`` report."""
     from toolkit.errors import CapabilityError
 
+    if isinstance(classifier, str):
+        from toolkit.plugin_host.registry import parse_component
+
+        grids = [k for k, values in parse_component(classifier)[1].items() if len(values) > 1]
+        if grids:
+            raise ParameterError(f"explain fits one model without tuning: give {grids[0]} one value, not a grid "
+                                 f"('{classifier}')")
     (ds,) = load_datasets([dataset], LoadOptions(class_attribute=class_attribute), skip_unusable=False)
     fitted = Pipeline(classifier, tune=False).fit(ds)
     model = fitted.classifier
