@@ -769,3 +769,17 @@ def test_protocol_options_that_would_be_ignored_or_tune_on_the_fit_data_are_refu
     assert ok.exit_code == 0, ok.output
     record = json.loads(out.read_text().splitlines()[1])
     assert (record["n_train"], record["n_validation"], record["n_fit"]) == (135, 134, 1)
+
+
+def test_a_summary_over_records_with_and_without_probabilities_is_refused(tmp_path):
+    """Resuming a run started without --summary, now with it, scored the earlier repetitions (stored without
+    probabilities) as certain: MAE, RMSE and ROC area of the summary moved (ROC 0.886 for 0.956), exit 0."""
+    out = tmp_path / "r.jsonl"
+    assert runner.invoke(app, ["evaluate", "vote", "-c", "nb-weka", "--runs", "4", "-q", "--out", str(out)]).exit_code == 0
+    lines = out.read_text().splitlines()
+    out.write_text("\n".join(lines[:3]) + "\n")     # two repetitions left to run
+    resumed = runner.invoke(app, ["evaluate", "vote", "-c", "nb-weka", "--runs", "4", "-q", "--out", str(out),
+                                  "--resume", "--summary"])
+    _one_line_error(resumed, "vote / nb-weka: 2 of 4 repetitions were stored without their test probabilities")
+    fresh = runner.invoke(app, ["evaluate", "vote", "-c", "nb-weka", "--runs", "4", "-q", "--summary"])
+    assert fresh.exit_code == 0 and "Summary: vote / nb-weka, 4 repetitions" in fresh.stdout

@@ -277,6 +277,14 @@ def results_summaries(results: Any) -> list[EvaluationSummary]:
             records = results.cell(d, p)
             if not records:
                 continue
+            stored = [(r.get("predictions") or {}).get("proba") is not None for r in records]
+            if any(stored) and not all(stored):
+                from toolkit.errors import ResultsFileError
+
+                raise ResultsFileError(
+                    f"{d} / {p}: {stored.count(False)} of {len(records)} repetitions were stored without their test "
+                    f"probabilities (run before --summary or --save-proba was given), the others with them; a summary "
+                    f"would score the first as certain: evaluate into a new --out with --summary")
             reps = f"{len(records)} repetition{'s' if len(records) != 1 else ''}"
             summary = EvaluationSummary(class_labels(records), title=f"=== Summary: {d} / {p}, {reps} ===")
             for r in records:
