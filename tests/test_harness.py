@@ -783,3 +783,37 @@ def test_a_summary_over_records_with_and_without_probabilities_is_refused(tmp_pa
     _one_line_error(resumed, "vote / nb-weka: 2 of 4 repetitions were stored without their test probabilities")
     fresh = runner.invoke(app, ["evaluate", "vote", "-c", "nb-weka", "--runs", "4", "-q", "--summary"])
     assert fresh.exit_code == 0 and "Summary: vote / nb-weka, 4 repetitions" in fresh.stdout
+
+
+def test_the_command_keeps_records_without_predictions_in_memory(tmp_path, monkeypatch):
+    """Every finished record stayed in memory with its test predictions until the run ended (about 120 kB a
+    letter repetition; --runs 100000 would need ~12 GB): the command keeps them only for --summary, the
+    results file has them all."""
+    import toolkit.evaluation.api as api
+
+    kept = []
+    real = api.run
+
+    def spy(*args, **kwargs):
+        results = real(*args, **kwargs)
+        kept.append((kwargs.get("keep_predictions"), results.records))
+        return results
+
+    monkeypatch.setattr(api, "run", spy)
+    out = tmp_path / "r.jsonl"
+    assert runner.invoke(app, ["evaluate", "iris", "-c", "nb-weka", "--runs", "3", "-q", "--out", str(out)]).exit_code == 0
+    (flag, records), = kept
+    assert flag is False and len(records) == 3 and all("predictions" not in r for r in records)
+    on_disk = [json.loads(x) for x in out.read_text().splitlines()[1:]]
+    assert all(len(r["predictions"]["y_pred"]) == 15 for r in on_disk)
+    assert [{k: v for k, v in r.items() if k != "predictions"} for r in on_disk] == records
+    kept.clear()
+    summary = runner.invoke(app, ["evaluate", "iris", "-c", "nb-weka", "--runs", "3", "-q", "--summary"])
+    assert summary.exit_code == 0 and "Correctly Classified Instances" in summary.stdout
+    assert kept[0][0] is True and all("predictions" in r for r in kept[0][1])
+    # the Python API keeps them by default, and drops them when asked (a resume's earlier records too)
+    first = tmp_path / "a.jsonl"
+    assert all("predictions" in r for r in toolkit.evaluate("iris", ["nb-weka"], runs=3, out=first))
+    first.write_text("\n".join(first.read_text().splitlines()[:3]) + "\n")   # one repetition left to run
+    light = toolkit.evaluate("iris", ["nb-weka"], runs=3, out=first, resume=True, keep_predictions=False)
+    assert len(light.records) == 3 and all("predictions" not in r for r in light.records)

@@ -150,7 +150,7 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
              progress: Callable[[int, int, str], None] | None = None,
              positive: str | Sequence[str] | None = None, positive_below: float | None = None,
              keep_going: bool = False, notes: Callable[[str], None] | None = None,
-             scheduler: str | None = None, cluster: str | None = None) -> Results:
+             scheduler: str | None = None, cluster: str | None = None, keep_predictions: bool = True) -> Results:
     """Run the nested resampling harness and return its records.
 
     :param datasets: Dataset objects, ARFF paths, bundled names, or folders of ARFF files.
@@ -170,6 +170,8 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
     :param keep_going: a repetition that fails while running is recorded as failed; by default the run
         then stops with :class:`toolkit.evaluation.harness.RunFailed`, with ``keep_going`` it goes on.
     :param notes: receives one-line notes (what a resumed run adds and skips).
+    :param keep_predictions: False returns the records without their test predictions (the results file
+        keeps them): a long run then holds about a kilobyte a repetition.
     :param scheduler: run the repetitions on an existing Dask cluster (``tcp://HOST:8786``);
         ``cluster="local:N"`` starts a local one of N worker processes. Needs the ``dask`` extra.
 
@@ -215,7 +217,7 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
     evaluators = [registry.get("evaluator", m) for m in metrics]
     return run(loaded, chosen, protocol, evaluators, out=None if out is None else str(out), resume=resume,
                jobs=jobs, store_proba=store_proba, progress=progress, test_datasets=test_sets,
-               keep_going=keep_going, notes=notes, cluster=cluster_spec)
+               keep_going=keep_going, notes=notes, cluster=cluster_spec, keep_predictions=keep_predictions)
 
 
 def compare(results: Results | str | os.PathLike[str] | Sequence[Any], *, baseline: str | None = None,

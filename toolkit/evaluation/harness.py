@@ -439,8 +439,10 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
         evaluators: Sequence[ComponentSpec], *, out: str | None = None, resume: bool = False, jobs: int = 1,
         store_proba: bool = False, progress: Callable[[int, int, str], None] | None = None,
         test_datasets: Sequence[Dataset] | None = None, keep_going: bool = False,
-        notes: Callable[[str], None] | None = None, cluster: Any = None) -> Results:
+        notes: Callable[[str], None] | None = None, cluster: Any = None, keep_predictions: bool = True) -> Results:
     """Evaluate every pipeline on every dataset; returns all records (including earlier ones on resume).
+    ``keep_predictions=False`` keeps the returned records without their test predictions (the results
+    file has them): a long run then holds about a kilobyte a repetition, not the test part's lists.
 
     The experiment is checked as a whole first, before any results file is touched. ``progress(done,
     total, what)`` is called once before the first repetition (done = 0) and after each; ``notes``
@@ -485,7 +487,8 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
                                      {p.name: p.describe() for p in pipelines})
     _configure_plugins(protocol, jobs, out)
     writer = ResultsWriter(out, resume=resume, experiment=statement)
-    records: list[dict[str, Any]] = list(writer.previous)
+    records: list[dict[str, Any]] = list(writer.previous if keep_predictions else
+                                         ({k: v for k, v in r.items() if k != "predictions"} for r in writer.previous))
     tasks: list[Task] = []
     n_all = 0
     descriptions = [pipeline.describe() for pipeline in pipelines]
@@ -539,7 +542,7 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
         nonlocal done
         record = {**header(task), **body}
         writer.write(record)
-        records.append(record)
+        records.append(record if keep_predictions else {k: v for k, v in record.items() if k != "predictions"})
         done += 1
         if progress is not None:
             progress(done, total, label(task))

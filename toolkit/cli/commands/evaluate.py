@@ -89,7 +89,10 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                                sparse=False if dense else "auto", tune=not no_tune, progress=update,
                                store_proba=save_proba or summary,
                                positive=positive or None, positive_below=positive_below, keep_going=keep_going,
-                               notes=None if quiet else err, scheduler=scheduler, cluster=cluster)
+                               notes=None if quiet else err, scheduler=scheduler, cluster=cluster,
+                               # the table needs the metrics only (the file keeps the predictions): memory
+                               # stays about a kilobyte a repetition
+                               keep_predictions=summary)
     except KeyboardInterrupt:
         if out_file:
             raise Interrupted(f"interrupted; every finished repetition is saved in {out_file} "
