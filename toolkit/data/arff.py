@@ -26,7 +26,8 @@ from toolkit.atomic_write import replaced_atomically
 from toolkit.data.arff_data import Chunk, FastBuilder, StrictBuilder, StrictRows
 from toolkit.data.arff_dates import DateCodec
 from toolkit.data.arff_header import Header, read_header
-from toolkit.data.arff_source import BLOCK, ByteSource, LineTooLong, is_gzip_name, line_ends, open_binary, too_long
+from toolkit.data.arff_source import (BLOCK, ByteSource, LineTooLong, count_line_ends, is_gzip_name, line_ends,
+                                      open_binary, too_long)
 from toolkit.data.arff_syntax import WHITESPACE, clip, parse_number, quote
 from toolkit.data.attributes import KIND_CODES, AttributeList
 from toolkit.data.dataset import Attribute, Dataset
@@ -257,17 +258,7 @@ def _line_start_at_or_after(fh, pos: int) -> int:  # type: ignore[no-untyped-def
 
 def _count_line_ends(fh, start: int, stop: int) -> int:  # type: ignore[no-untyped-def]
     """Line ends in bytes [start, stop) of ``fh`` (positioned at ``start``)."""
-    count, left, last = 0, stop - start, b""
-    while left > 0:
-        block = fh.read(min(BLOCK, left))
-        if not block:
-            break
-        count += line_ends(block)
-        if last == b"\r" and block[:1] == b"\n":
-            count -= 1  # a \r\n pair split between two blocks
-        last = block[-1:]
-        left -= len(block)
-    return count
+    return count_line_ends(fh, stop - start)
 
 
 def read_range(path: str | os.PathLike[str], start: int, stop: int, *, class_attribute: ClassChoice = -1,

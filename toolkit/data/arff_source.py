@@ -131,29 +131,40 @@ def open_binary(path: str | os.PathLike[str]) -> io.BufferedIOBase:
 _GZIP_ERRORS = (EOFError, zlib.error, OSError)
 
 
+def count_line_ends(fh: Any, n: int, errors: tuple[type[BaseException], ...] = ()) -> int:
+    """Line ends in the next ``n`` bytes of ``fh`` (a \\r\\n split between two blocks counted once), read a
+    block at a time (``read1``: a gzip stream never decompresses beyond them). A stream failing with one of
+    ``errors`` counts the lines it held."""
+    count, last, left = 0, b"", n
+    read = getattr(fh, "read1", fh.read)
+    try:
+        while left > 0:
+            block = read(min(BLOCK, left))
+            if not block:
+                break
+            count += line_ends(block)
+            if last == b"\r" and block[:1] == b"\n":
+                count -= 1
+            last = block[-1:]
+            left -= len(block)
+    except errors:
+        pass
+    return count
+
+
 def line_at(path: str, pos: int) -> int | None:
     """The number of the line that byte ``pos`` of the file's text (decompressed) is on: 1 + the line
     ends before it, counted by reading the file again (for error messages only: a damaged gzip stream
     or a NUL byte, whose reader did not count lines). A stream that fails before ``pos`` counts the
     lines it holds. None for what is not a regular file (a pipe cannot be read again)."""
-    count, last, left = 0, b"", pos
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
         with open(path, "rb") as raw:
             fh: Any = gzip.GzipFile(fileobj=raw, mode="rb") if raw.peek(2)[:2] == _GZIP_MAGIC else raw
-            while left > 0:
-                block = fh.read1(min(BLOCK, left))  # a gzip stream: never decompresses beyond ``pos``
-                if not block:
-                    break
-                count += line_ends(block)
-                if last == b"\r" and block[:1] == b"\n":
-                    count -= 1  # a \r\n pair split between two blocks
-                last = block[-1:]
-                left -= len(block)
+            return count_line_ends(fh, pos, (*_GZIP_ERRORS, ValueError)) + 1
     except (*_GZIP_ERRORS, ValueError):
-        pass
-    return count + 1
+        return 1
 
 
 def gzip_error(display: str, line: int | None, exc: BaseException) -> ArffFormatError:

@@ -34,7 +34,7 @@ from toolkit.evaluation import experiment
 from toolkit.evaluation.allocator import tune_allocator
 from toolkit.evaluation.dispatch import RepetitionGroups
 from toolkit.evaluation.resampling import Split, check_seed, random_splits, thesis_split
-from toolkit.evaluation.results import RECORD_SCHEMA, Results, ResultsWriter, _latest, record_key
+from toolkit.evaluation.results import RECORD_SCHEMA, Results, ResultsWriter, latest_records, record_key
 from toolkit.evaluation.workers import die_with_parent
 from toolkit.models.pipeline import Pipeline
 from toolkit.plugin_host.registry import ComponentSpec
@@ -585,4 +585,4 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
         _STATE.clear()
     # a resumed file may hold a failed record of a task retried now, or a record written twice: the last of
     # each key, as compare and report read the file
-    return Results(_latest(records), statement)
+    return Results(latest_records(records), statement)

@@ -377,7 +377,7 @@ class Results:
                                                f"records cannot be pooled: compare them separately")
                     merged = exp.merge([merged, {**this, "kind": "extension"}])
             records.extend(recs)
-        return cls(_latest(records), merged)
+        return cls(latest_records(records), merged)
 
     def ok(self) -> list[dict[str, Any]]:
         return [r for r in self.records if r.get("status") == "ok"]
@@ -454,7 +454,7 @@ def _in_order(stated: Iterable[Any], seen: Iterable[str]) -> list[str]:
     return first + [name for name in present if name not in placed]
 
 
-def _latest(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def latest_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Keep the last record per key (a resumed run may have retried a failed task)."""
     by_key: dict[str, dict[str, Any]] = {}
     for r in records:
