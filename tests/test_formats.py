@@ -444,3 +444,10 @@ def test_describe_takes_a_dataset_a_path_or_a_bundled_name(tmp_path):
     assert toolkit.describe("vote", class_attribute="handicapped-infants")["class"]["name"] == "handicapped-infants"
     with pytest.raises(toolkit.ToolkitError, match="absent.arff: no such file"):
         toolkit.describe(str(tmp_path / "absent.arff"))
+
+
+def test_describe_lists_the_first_limit_attributes_or_all():
+    import toolkit
+
+    assert len(toolkit.describe("vote", limit=3)["feature_attributes"]) == 3
+    assert len(toolkit.describe("vote", limit=None)["feature_attributes"]) == 16

@@ -11,6 +11,7 @@ from typing import Any, Union
 
 from toolkit.config import LoadOptions
 from toolkit.data.dataset import Dataset
+from toolkit.data.summary import LISTED_ATTRIBUTES
 from toolkit.errors import DatasetError, ParameterError, ResultsFileError, warn
 from toolkit.evaluation.harness import DEFAULT_METRICS, Protocol, run
 from toolkit.evaluation.report import Comparison, compare_results
@@ -237,18 +238,17 @@ def compare(results: Results | str | os.PathLike[str] | Sequence[Any], *, baseli
 
 
 def describe(dataset: DatasetArg, *, class_attribute: str | int | None = -1,
-             limit: int | None = None) -> dict[str, Any]:
+             limit: int | None = LISTED_ATTRIBUTES) -> dict[str, Any]:
     """What ``toolkit info`` prints, as a dict, for a dataset object, a path or a bundled name: relation,
     counts, attributes by kind, missing shares, class distribution, sparsity (the first ``limit`` feature
-    attributes one by one; None: all)."""
-    from toolkit.data.summary import LISTED_ATTRIBUTES
+    attributes one by one, as ``toolkit info --json``; None: all)."""
     from toolkit.data.summary import describe as summarise
 
     if isinstance(dataset, Dataset):
         ds = dataset
     else:
         (ds,) = load_datasets([dataset], LoadOptions(class_attribute=class_attribute), skip_unusable=False)
-    return summarise(ds, LISTED_ATTRIBUTES if limit is None else limit)
+    return summarise(ds, limit)
 
 
 def explain(dataset: DatasetArg, classifier: Any, *, class_attribute: str | int | None = -1) -> dict[str, Any]:
