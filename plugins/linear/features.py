@@ -72,7 +72,6 @@ class Preprocessing:
         if len(bad):
             name = schema.features.name(int(bad[0]))
             raise CapabilityError(f"string attribute '{name}' must become word counts before a linear classifier")
-        _check_finite(X, schema)
         n_values = np.asarray(schema.n_values, dtype=np.int64)
         nominal = schema.nominal_mask
         fill = _fill_values(X, nominal, n_values, weights)
