@@ -451,3 +451,22 @@ def test_describe_lists_the_first_limit_attributes_or_all():
 
     assert len(toolkit.describe("vote", limit=3)["feature_attributes"]) == 3
     assert len(toolkit.describe("vote", limit=None)["feature_attributes"]) == 16
+
+
+def test_cache_option_holds_for_its_invocation_only(tmp_path, monkeypatch):
+    """--cache set the process's cache for good: a later invocation in the same process (an embedding
+    program, a test run) without --cache still read and wrote that folder."""
+    from toolkit.data import cache
+
+    monkeypatch.delenv("TOOLKIT_CACHE", raising=False)
+    folder = tmp_path / "cache"
+    src = tmp_path / "d.arff"
+    src.write_text("@relation r\n@attribute x numeric\n@attribute c {a,b}\n@data\n1,a\n2,b\n")
+    assert runner.invoke(app, ["--cache", str(folder), "info", str(src)]).exit_code == 0
+    assert len(list(folder.rglob("*.zip"))) == 1
+    assert runner.invoke(app, ["info", str(src)]).exit_code == 0
+    assert cache.cache_dir() is None
+    other = tmp_path / "e.arff"
+    other.write_text(src.read_text().replace("1,a", "3,a"))
+    assert runner.invoke(app, ["info", str(other)]).exit_code == 0
+    assert len(list(folder.rglob("*.zip"))) == 1   # nothing written for the second file

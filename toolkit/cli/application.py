@@ -120,10 +120,9 @@ def _main_callback(
 ) -> None:
     """Naive-Bayes-family and linear classifiers on ARFF data, evaluated the WEKA way."""
     set_debug(debug)
-    if cache is not None:
-        from toolkit.data.cache import set_cache_dir
+    from toolkit.data.cache import set_cache_dir
 
-        set_cache_dir(cache)
+    set_cache_dir(cache)  # for this invocation only (None: TOOLKIT_CACHE or no cache), as --debug
     if (plugins_dir is not None or block) and _preloaded != (_resolved(plugins_dir), tuple(block)):
         from toolkit.plugin_host.manager import get_plugin_manager, reset_default_manager
 
