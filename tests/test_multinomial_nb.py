@@ -277,8 +277,8 @@ def test_fit_from_shards_keeps_the_training_vocabulary_and_weights(variant):
 
 @pytest.mark.parametrize("K", [7, 20])
 def test_class_sums_of_many_classes_equal_the_indicator_product_bit_for_bit(K, monkeypatch):
-    """class_sums takes one bincount over the entries (or, past _BINCOUNT_ENTRIES, a class at a time); both
-    add every class's rows in row order, as the product with the weighted indicator matrix does."""
+    """Without the kernel, class_sums takes one bincount over the entries (or, past _BINCOUNT_ENTRIES, a class
+    at a time); both add every class's rows in row order, as the product with the weighted indicator does."""
     from toolkit.plugins.text import multinomial as m
 
     rng = np.random.default_rng(K)
@@ -291,6 +291,93 @@ def test_class_sums_of_many_classes_equal_the_indicator_product_bit_for_bit(K, m
         want = np.asarray(Y.T @ X)
         got = m.class_sums(X, y, w, K)
         assert np.array_equal(got, want) and got.flags.f_contiguous
+        got = m.class_sums_numpy(X, y, w, K)          # the path without the compiled kernel
+        assert np.array_equal(got, want) and got.flags.f_contiguous
         with monkeypatch.context() as mp:
             mp.setattr(m, "_BINCOUNT_ENTRIES", -1)
-            assert np.array_equal(m.class_sums(X, y, w, K), want)
+            assert np.array_equal(m.class_sums_numpy(X, y, w, K), want)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("K", [1, 2, 3, 7, 20])
+def test_compiled_class_sums_equal_the_indicator_product_bit_for_bit(K, index_dtype):
+    """The one-pass kernel adds every (word, class) sum's rows in row order, as scipy's ``Y.T @ X`` does:
+    the same bits, with unsorted and duplicate column indices and empty rows, for both index widths."""
+    from toolkit.plugins.text import multinomial as m
+
+    if m._class_sums is None:
+        pytest.skip("the compiled class-sums kernel is not built in this tree")
+    rng = np.random.default_rng(100 + K)
+    n, V = 2000, 300
+    X = sp.random(n, V, density=0.04, random_state=K, format="csr")
+    X.data = rng.random(X.nnz) * rng.choice([1.0, 1e-8, 1e8], X.nnz)   # magnitudes that make order matter
+    X.data[: X.nnz // 3] = np.round(X.data[: X.nnz // 3])
+    X.indices = X.indices[::-1].copy()            # unsorted within rows (and across, which is harmless)
+    X.has_sorted_indices = False
+    extra = sp.csr_matrix((np.full(5, 2.5), ([0, 0, 7, 7, 7], [3, 3, 9, 9, 3])), shape=(n, V))
+    X = sp.csr_matrix((np.concatenate([X.data, extra.data]), np.concatenate([X.indices, extra.indices]),
+                       X.indptr + extra.indptr), shape=(n, V))   # duplicates: rows 0 and 7 hold them twice
+    X.indptr = X.indptr.astype(index_dtype)
+    X.indices = X.indices.astype(index_dtype)
+    y = rng.integers(0, K, n)
+    for w in (np.ones(n), rng.random(n) * 3):
+        Y = np.zeros((n, K))
+        Y[np.arange(n), y] = w
+        want = np.asarray(Y.T @ X)
+        got = m.class_sums(X, y, w, K)
+        assert got.shape == (K, V) and got.flags.f_contiguous
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got, m.class_sums_numpy(X, y, w, K))
+
+
+def test_compiled_class_sums_refuse_malformed_input_without_writing_outside():
+    from toolkit.plugins.text import multinomial as m
+
+    if m._class_sums is None:
+        pytest.skip("the compiled class-sums kernel is not built in this tree")
+    kernel = m._class_sums.class_sums
+    indptr, indices, data = np.array([0, 2, 3]), np.array([0, 4, 1]), np.ones(3)
+    y, w = np.array([0, 1]), np.ones(2)
+
+    def call(indptr=indptr, indices=indices, data=data, y=y, w=w, out=None, V=5, K=2):
+        out = np.zeros((V, K)) if out is None else out
+        kernel(indptr, indices, data, y, w, out, V, K)
+        return out
+
+    np.testing.assert_array_equal(call(), [[1, 0], [0, 1], [0, 0], [0, 0], [1, 0]])
+    with pytest.raises(ValueError, match="row 0: a column index"):
+        call(V=4, out=np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="row 1: the label"):
+        call(y=np.array([0, 2]))
+    with pytest.raises(ValueError, match="row 1: the label"):
+        call(y=np.array([0, -1]))
+    with pytest.raises(ValueError, match="indptr"):
+        call(indptr=np.array([0, 3, 2]))
+    with pytest.raises(ValueError, match="indptr"):
+        call(indptr=np.array([1, 2, 3]))
+    with pytest.raises(ValueError, match="lengths"):
+        call(out=np.zeros((5, 3)))                       # out not (V, K)
+    with pytest.raises(ValueError, match="lengths"):
+        call(w=np.ones(3))
+    with pytest.raises(TypeError, match="float64"):
+        call(data=np.ones(3, dtype=np.float32))
+    with pytest.raises(TypeError, match="int32 or int64"):
+        call(y=np.array([0.0, 1.0]))
+    with pytest.raises(TypeError, match="writable"):
+        out = np.zeros((5, 2))
+        out.flags.writeable = False
+        call(out=out)
+
+
+def test_multinomial_fit_is_the_same_without_the_compiled_kernel(monkeypatch):
+    from toolkit.plugins.text import multinomial as m
+
+    rng = np.random.default_rng(5)
+    X = sp.random(400, 120, density=0.1, random_state=5, format="csr") * 7
+    y = rng.integers(0, 4, 400)
+    w = rng.random(400)
+    with_kernel = m.MultinomialNB(variant="C-TW-L-M").fit(X, y, sample_weight=w)
+    monkeypatch.setattr(m, "_class_sums", None)
+    without = m.MultinomialNB(variant="C-TW-L-M").fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(with_kernel.feature_count_, without.feature_count_)
+    np.testing.assert_array_equal(with_kernel.predict_proba(X), without.predict_proba(X))

@@ -6,7 +6,7 @@ from the documents *not* in it), and weight normalisation (W: log-parameters div
 of their absolute values). ``variant`` names a row of the chapter's tables (M, L-M, TW-L-M, C-M,
 C-L-M, C-TW-L-M); the three switches may also be set one by one and override the variant.
 
-Everything stays sparse: class sums are one sparse product ``Y.T @ X`` and prediction is
+Everything stays sparse: class sums are one pass over the entries (``Y.T @ X``) and prediction is
 ``X @ W.T``; the only dense arrays are the K x |V| parameters.
 """
 
@@ -24,7 +24,7 @@ from toolkit.errors import CapabilityError, ParameterError
 from toolkit.plugins.text.counts import as_counts, document_weights, row_of_entry, sparse_class_sums
 
 __all__ = ["MultinomialNB", "VARIANTS", "transform_counts", "multinomial_log_likelihood", "class_sums",
-           "MultinomialStatistics", "DocumentFrequencies", "inverse_document_frequencies"]
+           "class_sums_numpy", "MultinomialStatistics", "DocumentFrequencies", "inverse_document_frequencies"]
 
 #: variant name -> (transform, complement, weight_normalize)
 VARIANTS: dict[str, tuple[str, bool, bool]] = {
@@ -59,21 +59,41 @@ def transform_counts(X: sp.csr_matrix, transform: str, idf: np.ndarray | None = 
 #: entry); beyond, a class at a time
 _BINCOUNT_ENTRIES = 1 << 23
 
+try:  # the compiled one-pass kernel (plugins/text/_class_sums.c); the numpy path below computes the same bits
+    from toolkit.plugins.text import _class_sums
+except ImportError:  # pragma: no cover - a source tree without the built extension
+    _class_sums = None
+
 
 def class_sums(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, K: int) -> np.ndarray:
     """(K, V) weighted sums of the rows of each class, ``Y.T @ X``, each added in row order.
 
-    Few classes: one product with the dense (n, K) indicator (scipy's kernel costs about one pass
-    per two classes). More: one bincount over the entries (up to ``_BINCOUNT_ENTRIES``), else per class
-    its rows taken out and summed by one matrix-vector product, about two passes in all whatever K. All
-    add every class's rows in row order, so the bits agree.
+    The compiled kernel takes one pass over the entries whatever K (on 1M documents x 100k words about
+    one sparse product, where scipy's ``Y.T @ X`` costs two); without it, ``class_sums_numpy``. Both add
+    every class's rows in row order, so the bits agree. The result is Fortran-ordered: ``coef_.T`` stays
+    contiguous for the sparse @ dense product at prediction time.
+    """
+    if _class_sums is None:
+        return class_sums_numpy(X, y, w, K)
+    n, V = X.shape
+    out = np.zeros((V, K))
+    _class_sums.class_sums(X.indptr, X.indices, np.ascontiguousarray(X.data, dtype=np.float64),
+                           np.ascontiguousarray(y, dtype=np.intp), np.ascontiguousarray(w, dtype=np.float64),
+                           out, V, K)
+    return out.T
+
+
+def class_sums_numpy(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, K: int) -> np.ndarray:
+    """``class_sums`` without the compiled kernel. Few classes: one product with the dense (n, K) indicator
+    (scipy's kernel costs about one pass per two classes). More: one bincount over the entries (up to
+    ``_BINCOUNT_ENTRIES``), else per class its rows taken out and summed by one matrix-vector product,
+    about two passes in all whatever K. All add every class's rows in row order, so the bits agree.
     """
     n, V = X.shape
     if K <= 6:
         Y = np.zeros((n, K))                  # (n, K) weighted one-hot: dense, it is small
         Y[np.arange(n), y] = w
-        # dense @ sparse gives a Fortran-ordered (K, V) result, which keeps coef_.T contiguous for the
-        # sparse @ dense product at prediction time (no copy there)
+        # dense @ sparse gives a Fortran-ordered (K, V) result
         return np.asarray(Y.T @ X, dtype=np.float64)
     if X.nnz <= _BINCOUNT_ENTRIES:
         # one pass over the entries: entry (i, j, v) adds w_i v at (y_i, j), in entry order, i.e. row order
