@@ -579,11 +579,11 @@ def test_splits_are_made_when_a_repetition_asks_for_them():
 
     ds = toolkit.load_arff("iris")
     tracemalloc.start()
-    splits = check_experiment([ds], [Pipeline("nb-weka")], Protocol(repetitions=10_000_000), [])[0]
+    splits = check_experiment([ds], [Pipeline("nb-weka")], Protocol(repetitions=1_000_000), [])[0]
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert len(splits) == 10_000_000 and peak < 20_000_000, peak
-    for r in (0, 1, 9_999_999, 123_456):
+    assert len(splits) == 1_000_000 and peak < 20_000_000, peak
+    for r in (0, 1, 999_999, 123_456):
         perm = np.random.default_rng(1 + r).permutation(150)
         split = splits[r]
         assert split.repetition == r and split.seed == 1 + r
@@ -817,3 +817,69 @@ def test_the_command_keeps_records_without_predictions_in_memory(tmp_path, monke
     first.write_text("\n".join(first.read_text().splitlines()[:3]) + "\n")   # one repetition left to run
     light = toolkit.evaluate("iris", ["nb-weka"], runs=3, out=first, resume=True, keep_predictions=False)
     assert len(light.records) == 3 and all("predictions" not in r for r in light.records)
+
+
+@pytest.mark.parametrize("stratified", [False, True])
+def test_kfold_parts_are_the_definition_and_made_on_demand(stratified):
+    """The folds as the definition makes them one by one (WEKA's fold sizes, or each class dealt round-robin
+    over the folds in permutation order), the fit part being the other folds in fold order."""
+    rng = np.random.default_rng(7)
+    for n, k in [(10, 2), (37, 5), (100, 100), (101, 7)]:
+        train = rng.permutation(3 * n)[:n]
+        y = rng.integers(0, 3, 3 * n) if stratified else None
+        if stratified:
+            cls = y[train]
+            slot = np.empty(n, dtype=np.int64)
+            position = 0
+            for c in range(3):                       # class by class, in permutation order
+                for i in np.flatnonzero(cls == c):
+                    slot[i] = position % k
+                    position += 1
+            folds = [train[slot == f] for f in range(k)]
+        else:
+            folds, start = [], 0
+            for f in range(k):
+                size = n // k + (1 if f < n % k else 0)
+                folds.append(train[start:start + size])
+                start += size
+        parts = kfold_parts(train, k, y)
+        assert len(parts) == k
+        for f in (*range(k), -1):
+            fit, val = parts[f]
+            want_val = folds[f]
+            want_fit = np.concatenate([folds[g] for g in range(k) if g != f % k])
+            np.testing.assert_array_equal(val, want_val)
+            np.testing.assert_array_equal(fit, want_fit)
+        assert [len(v) for _, v in parts] == [len(v) for v in folds]
+        with pytest.raises(IndexError):
+            parts[k]
+
+
+def test_leave_one_out_inner_folds_on_many_instances_stay_linear():
+    """k = n folds: the parts hold the n instances once (O(k n) lists were 20 GB at n = 50,000)."""
+    import tracemalloc
+
+    n = 50_000
+    train = np.random.default_rng(0).permutation(n)
+    tracemalloc.start()
+    parts = kfold_parts(train, n)
+    fit, val = parts[n - 1]
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(parts) == n and len(val) == 1 and len(fit) == n - 1 and val[0] == train[-1]
+    assert peak < 20 * 8 * n          # a few copies of the n indices, not n of them
+
+
+def test_runs_beyond_what_a_run_holds_are_refused_up_front():
+    from toolkit.evaluation.harness import check_experiment
+    from toolkit.evaluation.resampling import MAX_REPETITIONS
+    from toolkit.models.pipeline import Pipeline
+
+    with pytest.raises(ParameterError, match="at most 1,000,000"):
+        Protocol(repetitions=MAX_REPETITIONS + 1)
+    with pytest.raises(ParameterError, match="from 1 to 1,000,000"):
+        random_splits(100, 10**9)
+    ds = toolkit.load_dataset("iris")
+    protocol = Protocol(repetitions=MAX_REPETITIONS // 2 + 1)
+    with pytest.raises(ParameterError, match="1,000,002 repetitions in all"):
+        check_experiment([ds], [Pipeline("nb-weka"), Pipeline("nb-gaussian")], protocol, [])

@@ -159,3 +159,29 @@ def test_curve_ranks_like_the_harness(metric):
     records = sorted(res.ok(), key=lambda r: r["repetition"])
     assert curve.values("synthetic", "kl", None) == pytest.approx([r["metrics"][metric] for r in records],
                                                                  abs=1e-12)
+
+
+def test_runs_are_checked_before_loading_and_splits_hold_one_copy_at_a_time(monkeypatch):
+    """A run count beyond what a run holds is refused at once; and a curve of many repetitions makes each
+    split's two datasets when it runs (they were all made up front: a copy of the data per repetition)."""
+    ds = counts_dataset()
+    for bad in (0, 10**9, 2.5, True):
+        with pytest.raises(ParameterError, match="runs must be a whole number from 1 to 1,000,000"):
+            vocabulary_curve(ds, selectors=["kl"], sizes=[3], runs=bad)
+    alive, most = [0], [0]
+    original = Dataset.subset
+
+    def subset(self, rows):
+        import weakref
+
+        out = original(self, rows)
+        alive[0] += 1
+        most[0] = max(most[0], alive[0])
+        weakref.finalize(out, lambda: alive.__setitem__(0, alive[0] - 1))
+        return out
+
+    monkeypatch.setattr(Dataset, "subset", subset)
+    curve = vocabulary_curve(ds, selectors=["kl"], sizes=[3], runs=12, test_fraction=0.2, seed=2,
+                             classifier="nb-multinomial")
+    assert len(curve.records) == 12
+    assert most[0] <= 4, most[0]          # a train and a test part alive at a time (plus one being made)

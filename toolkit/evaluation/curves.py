@@ -23,7 +23,7 @@ from toolkit.api import FeatureSelectorBase, Predictions, Schema, accepts_argume
 from toolkit.config import LoadOptions
 from toolkit.data.dataset import Dataset
 from toolkit.errors import ParameterError, ToolkitError
-from toolkit.evaluation.resampling import check_seed
+from toolkit.evaluation.resampling import MAX_REPETITIONS, check_seed
 from toolkit.plugin_host.registry import ComponentSpec, parse_component
 
 __all__ = ["CurveResult", "vocabulary_curve", "parse_sizes", "DEFAULT_SIZES", "DEFAULT_CURVE_CLASSIFIER"]
@@ -268,6 +268,9 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = ("kl", "dkl", 
     if folds is not None and test is not None:
         raise ParameterError("give either fixed test sets or folds, not both")
     check_seed(seed)
+    if test is None and folds is None and (isinstance(runs, bool) or not isinstance(runs, (int, np.integer))
+                                           or not 1 <= runs <= MAX_REPETITIONS):
+        raise ParameterError(f"runs must be a whole number from 1 to {MAX_REPETITIONS:,}, not {runs!r}")
     items = [datasets] if isinstance(datasets, (Dataset, str, os.PathLike)) else list(datasets)
     items, folder = expand_dataset_args(items)
     options = LoadOptions(class_attribute=class_attribute)
@@ -296,22 +299,26 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = ("kl", "dkl", 
                 message = str(exc)
                 raise type(exc)(message if message.startswith(ds.name) else f"{ds.name}: {message}") from None
     records: list[dict[str, Any]] = []
-    parts: list[tuple[Dataset, list[tuple[int, int, Dataset, Dataset]]]] = []
+    # each split as index arrays (or the fixed test set); its two datasets are made when it runs, so one
+    # pair at a time is held, not a copy of the data per repetition
+    parts: list[tuple[Dataset, list[tuple[int, int, Any, Any]]]] = []
     for i, ds in enumerate(loaded):
         ds.require_nominal_class()
         if tests is not None:
-            parts.append((ds, [(0, seed, ds, tests[i])]))
+            parts.append((ds, [(0, seed, None, tests[i])]))
         elif folds is not None:
             perm = np.random.default_rng(seed).permutation(ds.n_instances)
-            parts.append((ds, [(f, seed + f, ds.subset(fit), ds.subset(held_out))
+            parts.append((ds, [(f, seed + f, fit, held_out)
                                for f, (fit, held_out) in enumerate(kfold_parts(perm, int(folds)))]))
         else:
             splits = random_splits(ds.n_instances, runs, seed, test_fraction, 0.1)
-            parts.append((ds, [(s.repetition, s.seed, ds.subset(s.train), ds.subset(s.test)) for s in splits]))
+            parts.append((ds, [(s.repetition, s.seed, s.train, s.test) for s in splits]))
     total = sum(len(p) for _, p in parts) * len(sel_specs)
     done = 0
     for ds, splits in parts:
-        for repetition, split_seed, train, test_ds in splits:
+        for repetition, split_seed, train_rows, test_rows in splits:
+            train = ds if train_rows is None else ds.subset(train_rows)
+            test_ds = test_rows if isinstance(test_rows, Dataset) else ds.subset(test_rows)
             X_tr, schema, X_te = _prepare(train, test_ds, text_step, split_seed)
             y_tr = np.asarray(train.y, dtype=np.int64)
             y_te = np.asarray(test_ds.y, dtype=np.int64)

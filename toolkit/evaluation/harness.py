@@ -33,7 +33,7 @@ from toolkit.errors import ParameterError, ToolkitError
 from toolkit.evaluation import experiment
 from toolkit.evaluation.allocator import tune_allocator
 from toolkit.evaluation.dispatch import RepetitionGroups
-from toolkit.evaluation.resampling import Split, check_seed, random_splits, thesis_split
+from toolkit.evaluation.resampling import MAX_REPETITIONS, Split, check_seed, random_splits, thesis_split
 from toolkit.evaluation.results import RECORD_SCHEMA, Results, ResultsWriter, latest_records, record_key
 from toolkit.evaluation.workers import die_with_parent
 from toolkit.models.pipeline import Pipeline
@@ -68,6 +68,9 @@ class Protocol:
             raise ParameterError(f"protocol must be 'random', 'thesis' or 'fixed', not '{self.name}'")
         if isinstance(self.repetitions, bool) or not isinstance(self.repetitions, int) or self.repetitions < 1:
             raise ParameterError(f"runs must be a whole number >= 1, not {self.repetitions!r}")
+        if self.repetitions > MAX_REPETITIONS:
+            raise ParameterError(f"runs must be at most {MAX_REPETITIONS:,} (a run keeps every repetition's record "
+                                 f"in memory), not {self.repetitions:,}")
         for name in ("test_fraction", "validation_fraction"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
@@ -393,6 +396,11 @@ def check_experiment(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline],
         pipeline.validate_components()
         pipeline.check_evaluators(list(evaluators))
     _check_dataset_names(datasets)
+    total = len(pipelines) * sum(1 if protocol.name != "random" else protocol.repetitions for _ in datasets)
+    if total > MAX_REPETITIONS:
+        raise ParameterError(f"{total:,} repetitions in all (runs x datasets x classifiers) are more than one run "
+                             f"keeps in memory ({MAX_REPETITIONS:,}): run the experiment in parts, e.g. a dataset "
+                             f"or a classifier per run with its own --out, and report the files together")
     all_splits: list[Sequence[Split]] = []
     for d, ds in enumerate(datasets):
         try:

@@ -22,8 +22,8 @@ import numpy as np
 
 from toolkit.errors import ParameterError
 
-__all__ = ["Split", "RandomSplits", "ceil_share", "random_splits", "kfold_parts", "thesis_split", "JavaRandom",
-           "weka_randomize", "weka_fold", "check_seed"]
+__all__ = ["Split", "RandomSplits", "KFoldParts", "ceil_share", "random_splits", "kfold_parts", "thesis_split", "JavaRandom",
+           "weka_randomize", "weka_fold", "check_seed", "MAX_REPETITIONS"]
 
 
 @dataclass(frozen=True)
@@ -36,12 +36,18 @@ class Split:
     test: np.ndarray
     fit: np.ndarray
     validation: np.ndarray
-    inner: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)  # (fit, val) folds
+    inner: Sequence[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)  # (fit, val) folds
 
     @property
-    def tuning_parts(self) -> list[tuple[np.ndarray, np.ndarray]]:
+    def tuning_parts(self) -> Sequence[tuple[np.ndarray, np.ndarray]]:
         """(fit, validation) pairs used to choose hyperparameters."""
         return self.inner if self.inner else [(self.fit, self.validation)]
+
+
+#: repetitions one run holds at most (runs x datasets x pipelines): each keeps its task and its record in
+#: memory until the summary (about 3 kB, so about 3 GB here), and a larger count would exhaust memory or
+#: build its task list for hours before the first result
+MAX_REPETITIONS = 1_000_000
 
 
 def ceil_share(n: int, fraction: float) -> int:
@@ -84,24 +90,49 @@ def _split_head(order: np.ndarray, count: int, y: np.ndarray | None) -> tuple[np
     return order[mask], order[~mask]
 
 
-def kfold_parts(train: np.ndarray, k: int, y: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """k (fit, validation) folds of ``train`` with WEKA's fold sizes; stratified when ``y`` is given."""
+class KFoldParts(Sequence[tuple[np.ndarray, np.ndarray]]):
+    """k (fit, validation) folds that hold the instances once (the folds one after the other) and make a
+    fold's fit part when it is asked for: k lists of n - n/k indices would take O(k n) memory and time,
+    20 GB for leave-one-out on 50,000 instances."""
+
+    def __init__(self, ordered: np.ndarray, bounds: np.ndarray):
+        self._ordered, self._bounds = ordered, bounds
+
+    def __len__(self) -> int:
+        return len(self._bounds) - 1
+
+    def __getitem__(self, f):  # type: ignore[no-untyped-def, override]
+        if isinstance(f, slice):
+            return [self[i] for i in range(*f.indices(len(self)))]
+        f = int(f)
+        if f < 0:
+            f += len(self)
+        if not 0 <= f < len(self):
+            raise IndexError(f"fold {f} of {len(self)}")
+        lo, hi = self._bounds[f], self._bounds[f + 1]
+        return np.concatenate([self._ordered[:lo], self._ordered[hi:]]), self._ordered[lo:hi]
+
+
+def kfold_parts(train: np.ndarray, k: int, y: np.ndarray | None = None) -> KFoldParts:
+    """k (fit, validation) folds of ``train`` with WEKA's fold sizes; stratified when ``y`` is given. A fit
+    part is the other folds in fold order."""
     if k < 2 or k > len(train):
         raise ParameterError(f"inner folds must be between 2 and the training size ({len(train)}), not {k}")
+    n = len(train)
     if y is not None:
         # deal each class round-robin over the folds, keeping permutation order within a fold
         by_class = np.argsort(y[train], kind="stable")
-        fold_of = np.empty(len(train), dtype=np.int64)
-        fold_of[by_class] = np.arange(len(train)) % k
-        folds = [train[fold_of == f] for f in range(k)]
+        fold_of = np.empty(n, dtype=np.int64)
+        fold_of[by_class] = np.arange(n) % k
+        ordered = train[np.argsort(fold_of, kind="stable")]
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(fold_of, minlength=k))])
     else:
-        folds = [train[weka_fold(len(train), k, f)] for f in range(k)]
-    parts = []
-    for f in range(k):
-        val = folds[f]
-        fit = np.concatenate([folds[g] for g in range(k) if g != f]) if k > 1 else np.zeros(0, np.int64)
-        parts.append((fit, val))
-    return parts
+        # WEKA's folds are consecutive runs of the order: n // k each, the first n % k one more
+        ordered = np.asarray(train)
+        sizes = np.full(k, n // k, dtype=np.int64)
+        sizes[: n % k] += 1
+        bounds = np.concatenate([[0], np.cumsum(sizes)])
+    return KFoldParts(ordered, bounds)
 
 
 def check_validation_share(n_train: int, validation_fraction: float) -> None:
@@ -123,8 +154,8 @@ class RandomSplits(Sequence[Split]):
                  y: np.ndarray | None = None, inner_folds: int | None = None):
         if n < 2:
             raise ParameterError(f"a dataset needs at least 2 instances for a train/test split, has {n}")
-        if repetitions < 1:
-            raise ParameterError(f"repetitions must be >= 1, not {repetitions}")
+        if not 1 <= repetitions <= MAX_REPETITIONS:
+            raise ParameterError(f"repetitions must be from 1 to {MAX_REPETITIONS:,}, not {repetitions:,}")
         self.n, self.repetitions, self.seed = int(n), int(repetitions), int(seed)
         self.test_fraction, self.validation_fraction = test_fraction, validation_fraction
         self.y, self.inner_folds = y, inner_folds
