@@ -76,10 +76,14 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
         prior = self.prior or ("laplace" if self.variant == "weka" else "mle")
         if prior not in _PRIORS:
             raise ParameterError(f"prior must be one of {', '.join(_PRIORS)}, not '{prior}'")
-        if not self.laplace >= 0:
-            raise ParameterError(f"laplace must be >= 0, not {self.laplace}")
-        if not self.var_smoothing >= 0:
-            raise ParameterError(f"var_smoothing must be >= 0, not {self.var_smoothing}")
+        for name in ("laplace", "var_smoothing"):
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                    or not value >= 0:
+                raise ParameterError(f"{name} must be a number >= 0, not {value!r}")
+        # a flag, not any truthy value: replay="False" (a bare word of a spec string) would switch it on
+        if not isinstance(self.replay, (bool, np.bool_)):
+            raise ParameterError(f"replay must be true or false, not {self.replay!r}")
         if self.replay and self.variant != "weka":
             raise ParameterError("replay=True reproduces WEKA's arithmetic and needs variant='weka'")
         return prior
