@@ -146,7 +146,7 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
                                   f"{getattr(statistics, 'settings', type(statistics).__name__)}")
         self._set_columns()
         if self.variant == "weka":
-            return self._adopt(statistics.class_weight, statistics.nominal, statistics.numeric.normal())
+            return self._adopt(statistics.class_weight, statistics.nominal, statistics.numeric.normal(unit=getattr(statistics, "unit_weight", None)))
         with np.errstate(over="ignore", invalid="ignore"):
             gaussian = statistics.numeric.finish(0.0)
         return self._adopt(statistics.class_weight, statistics.nominal, gaussian=gaussian)
