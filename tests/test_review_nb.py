@@ -236,3 +236,32 @@ def test_bma_scores_equal_the_formula_written_out_from_the_data(trial):
                 proba = clf.predict_proba(data)
                 np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
                 assert np.array_equal(clf.predict(data), np.argmax(expected, axis=1))
+
+
+# ----------------------------------------------------------------------------------------------- clear refusals
+
+def test_gaussian_with_var_smoothing_0_and_a_constant_class_is_refused_at_fit_naming_the_cell():
+    """var_smoothing=0 and an attribute with one value in a class: the variance is 0 and the density 0/0
+    (scikit-learn's GaussianNB returns NaN probabilities there). Before, fit passed and predict_proba said the
+    values were "too large or too small for the model: rescale the data", which is not the cause."""
+    from toolkit.errors import CapabilityError
+
+    X = np.column_stack([np.r_[np.zeros(5), np.arange(5.0)], np.arange(10.0)])
+    y = np.r_[np.zeros(5, int), np.ones(5, int)]
+    with pytest.raises(CapabilityError, match="attribute 'x0' takes a single value in class '0'"):
+        tk.get_classifier("nb-gaussian", var_smoothing=0.0).fit(X, y)
+    assert np.isfinite(tk.get_classifier("nb-gaussian", var_smoothing=1e-9).fit(X, y).predict_proba(X)).all()
+
+
+@pytest.mark.parametrize("name", ["nb-gaussian", "nb-weka:prior=mle"])
+def test_prior_mle_with_weights_summing_to_0_is_refused_at_fit(name):
+    """Instance weights that are all 0 make n_c / n = 0/0. Before, fit passed and every prediction raised "the
+    log-likelihood of some instances is undefined ... rescale the data"."""
+    from toolkit.errors import CapabilityError
+
+    comp, _, params = name.partition(":")
+    kwargs = dict(p.split("=") for p in params.split(",")) if params else {}
+    X = np.arange(10.0)[:, None]
+    y = np.r_[np.zeros(5, int), np.ones(5, int)]
+    with pytest.raises(CapabilityError, match="weights sum to 0"):
+        tk.get_classifier(comp, **kwargs).fit(X, y, sample_weight=np.zeros(10))

@@ -154,6 +154,9 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
     def _apply_params(self, state: dict[str, Any]) -> None:
         """The estimates that laplace, prior and var_smoothing set."""
         prior = self._check_params()
+        if prior == "mle" and not self.class_count_.sum() > 0:
+            raise CapabilityError("the training instances' weights sum to 0: the class prior 'mle' (n_c / n) is "
+                                  "undefined; give instances positive weights, or prior 'laplace' or 'uniform'")
         self.class_log_prior_ = log_prior(self.class_count_, prior)
         with np.errstate(divide="ignore"):
             probs = state["counts"].smoothed(self.laplace)
@@ -167,6 +170,13 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
                 name = self.schema_.features.name(int(self.numeric_columns_[np.argmax(bad)]))
                 raise CapabilityError(f"attribute '{name}' has values too large for a Gaussian model (its variance "
                                       f"overflows); rescale it, or use nb-weka")
+            flat = ~(stats.var > 0)   # var_smoothing 0 and a cell of one value: no density (0/0 at its mean)
+            if flat.any():
+                j, k = np.unravel_index(int(np.argmax(flat)), flat.shape)
+                name = self.schema_.features.name(int(self.numeric_columns_[j]))
+                raise CapabilityError(f"attribute '{name}' takes a single value in class '{self.schema_.classes[k]}' "
+                                      f"and var_smoothing is 0: a Gaussian of variance 0 has no density; give "
+                                      f"var_smoothing > 0")
             self.mean_ = stats.mean
             self.var_ = stats.var
             self.epsilon_ = stats.epsilon
