@@ -296,7 +296,7 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
         self._set_columns()
         hist = statistics.numeric
         precision = hist.precision()
-        self._estimators(statistics.class_weight, statistics.nominal, hist.normal(precision))
+        self._estimators(statistics.class_weight, statistics.nominal, hist.normal(precision, getattr(statistics, "unit_weight", None)))
         F = len(self.schema_.features)
         pair_col, cond, uncond = self._pair_tables(self.numeric_columns_[hist.cols], hist.rounded(precision))
         weights = np.vstack([statistics.nominal.counts, hist.weights])     # the same pair order

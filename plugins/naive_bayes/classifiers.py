@@ -76,10 +76,14 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
         prior = self.prior or ("laplace" if self.variant == "weka" else "mle")
         if prior not in _PRIORS:
             raise ParameterError(f"prior must be one of {', '.join(_PRIORS)}, not '{prior}'")
-        if not self.laplace >= 0:
-            raise ParameterError(f"laplace must be >= 0, not {self.laplace}")
-        if not self.var_smoothing >= 0:
-            raise ParameterError(f"var_smoothing must be >= 0, not {self.var_smoothing}")
+        for name in ("laplace", "var_smoothing"):
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                    or not value >= 0:
+                raise ParameterError(f"{name} must be a number >= 0, not {value!r}")
+        # a flag, not any truthy value: replay="False" (a bare word of a spec string) would switch it on
+        if not isinstance(self.replay, (bool, np.bool_)):
+            raise ParameterError(f"replay must be true or false, not {self.replay!r}")
         if self.replay and self.variant != "weka":
             raise ParameterError("replay=True reproduces WEKA's arithmetic and needs variant='weka'")
         return prior
@@ -142,7 +146,7 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
                                   f"{getattr(statistics, 'settings', type(statistics).__name__)}")
         self._set_columns()
         if self.variant == "weka":
-            return self._adopt(statistics.class_weight, statistics.nominal, statistics.numeric.normal())
+            return self._adopt(statistics.class_weight, statistics.nominal, statistics.numeric.normal(unit=getattr(statistics, "unit_weight", None)))
         with np.errstate(over="ignore", invalid="ignore"):
             gaussian = statistics.numeric.finish(0.0)
         return self._adopt(statistics.class_weight, statistics.nominal, gaussian=gaussian)
@@ -150,6 +154,9 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
     def _apply_params(self, state: dict[str, Any]) -> None:
         """The estimates that laplace, prior and var_smoothing set."""
         prior = self._check_params()
+        if prior == "mle" and not self.class_count_.sum() > 0:
+            raise CapabilityError("the training instances' weights sum to 0: the class prior 'mle' (n_c / n) is "
+                                  "undefined; give instances positive weights, or prior 'laplace' or 'uniform'")
         self.class_log_prior_ = log_prior(self.class_count_, prior)
         with np.errstate(divide="ignore"):
             probs = state["counts"].smoothed(self.laplace)
@@ -163,6 +170,13 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
                 name = self.schema_.features.name(int(self.numeric_columns_[np.argmax(bad)]))
                 raise CapabilityError(f"attribute '{name}' has values too large for a Gaussian model (its variance "
                                       f"overflows); rescale it, or use nb-weka")
+            flat = ~(stats.var > 0)   # var_smoothing 0 and a cell of one value: no density (0/0 at its mean)
+            if flat.any():
+                j, k = np.unravel_index(int(np.argmax(flat)), flat.shape)
+                name = self.schema_.features.name(int(self.numeric_columns_[j]))
+                raise CapabilityError(f"attribute '{name}' takes a single value in class '{self.schema_.classes[k]}' "
+                                      f"and var_smoothing is 0: a Gaussian of variance 0 has no density; give "
+                                      f"var_smoothing > 0")
             self.mean_ = stats.mean
             self.var_ = stats.var
             self.epsilon_ = stats.epsilon

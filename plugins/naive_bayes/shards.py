@@ -29,8 +29,8 @@ import scipy.sparse as sp
 
 from toolkit.api import SufficientStatistics
 from toolkit.plugins.naive_bayes.estimators import (
-    DEFAULT_PRECISION, GaussianStats, NominalCounts, NormalStats, _columns, _normal_from_sums, _smooth,
-    _without_missing, class_weights, moments_from_sums, nominal_counts, one_hot, row_chunks, weka_round,
+    DEFAULT_PRECISION, GaussianStats, NominalCounts, NormalStats, _columns, _normal_from_sums, _replay_block,
+    _smooth, _without_missing, class_weights, moments_from_sums, nominal_counts, one_hot, row_chunks, weka_round,
 )
 
 __all__ = ["ValueHistogram", "value_histogram", "GaussianMoments", "gaussian_moments", "NBStatistics",
@@ -79,8 +79,13 @@ class ValueHistogram:
         """Each pair's value rounded to its column's precision (WEKA's r(x))."""
         return weka_round(self.values, precision[self.cols])
 
-    def normal(self, precision: np.ndarray | None = None) -> NormalStats:
-        """WEKA NormalEstimator parameters per (column, class) from the rounded values' moments."""
+    def normal(self, precision: np.ndarray | None = None, unit: np.ndarray | None = None) -> NormalStats:
+        """WEKA NormalEstimator parameters per (column, class) from the rounded values' moments.
+
+        ``unit`` (K,) says which classes hold only instances of weight 1 (:attr:`NBStatistics.unit_weight`):
+        there a cell whose values are all one rounded value and whose final sums fail WEKA's test
+        (``_replay_failing_cells``: a class constant at a large value, say) gets the standard deviation WEKA's
+        running sums keep, as ``fit`` gives it; that replay is the same in any order of the instances."""
         if precision is None:
             precision = self.precision()
         K = self.weights.shape[1]
@@ -90,7 +95,39 @@ class ValueHistogram:
             sv = _column_sums(self.cols, self.weights * r[:, None], self.n_columns)
             sq = _column_sums(self.cols, self.weights * (r * r)[:, None], self.n_columns)
         assert sw.shape[1] == K
-        return _normal_from_sums(precision, sw, sv, sq)
+        stats = _normal_from_sums(precision, sw, sv, sq)
+        if unit is not None and len(r):
+            _replay_constant_cells(stats, self.cols, r, self.weights, np.asarray(unit, dtype=bool))
+        return stats
+
+
+def _replay_constant_cells(stats: NormalStats, cols: np.ndarray, rounded: np.ndarray, weights: np.ndarray,
+                           unit: np.ndarray) -> None:
+    """The running-sum replay of ``_replay_failing_cells`` for the cells it replays in row order: a class of
+    unit weights in which the column holds one rounded value (its n instances each add that value, so
+    every order gives the same sums). Other failing cells need WEKA's order of the instances, which a
+    histogram does not keep; they keep the final sums' answer."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        sd = np.sqrt(np.abs(stats.sum_squares - stats.mean * stats.sum_values) / stats.weight)
+    m, sw, sv, sq = stats.mean, stats.weight, stats.sum_values, stats.sum_squares
+    with np.errstate(invalid="ignore", over="ignore"):
+        # constant at a whole number: every running sum i m and i m^2 is exact below 2^53, so every candidate
+        # is exactly 0 and the default stands (as _replay_failing_cells skips them)
+        exact = (sd == 0) & (m == np.rint(m)) & (sv == m * sw) & (sq == m * m * sw) & (np.abs(sq) < 2.0 ** 53)
+    failing = ((sw > 0) & (sq != 0) & (~(sd > 1e-10) | (sd <= 1e-6 * np.abs(m))) & ~exact & unit[None, :]
+               & (sw == np.rint(sw)) & (sw <= 1e8))
+    if not failing.any():
+        return
+    floor = stats.precision / 6.0
+    starts = np.searchsorted(cols, np.arange(len(stats.precision) + 1))   # the histogram is sorted by column
+    for j, k in zip(*np.nonzero(failing)):
+        block = slice(starts[j], starts[j + 1])
+        values = rounded[block][weights[block, k] > 0]
+        if len(values) == 0 or not np.all(values == values[0]):
+            continue
+        count = int(sw[j, k])
+        _replay_block(stats, np.full((count, 1), values[0]), np.ones((count, 1), dtype=bool), np.ones(count), floor,
+                      np.array([j]), int(k))
 
 
 def _column_sums(cols: np.ndarray, values: np.ndarray, n_columns: int) -> np.ndarray:
@@ -268,15 +305,21 @@ class NBStatistics(SufficientStatistics):
     """Nominal value counts and the numeric part (a :class:`ValueHistogram` for nb-weka
     and bma-nb, which share it, or :class:`GaussianMoments` for nb-gaussian)."""
 
-    def __init__(self, nominal: NominalCounts, numeric: ValueHistogram | GaussianMoments):
+    def __init__(self, nominal: NominalCounts, numeric: ValueHistogram | GaussianMoments,
+                 unit_weight: np.ndarray | None = None):
         super().__init__()
         self.nominal = nominal
         self.numeric = numeric
+        #: (K,) whether every instance of the class had weight 1 (None: not known): WEKA's running sums
+        #: over a class constant in a column are then known without the order of the instances
+        self.unit_weight = unit_weight
 
     def _merge(self, other: Any) -> NBStatistics:
         out = copy.copy(self)
         out.nominal = merge_nominal(self.nominal, other.nominal)
         out.numeric = self.numeric.merge(other.numeric)
+        mine, theirs = getattr(self, "unit_weight", None), getattr(other, "unit_weight", None)
+        out.unit_weight = None if mine is None or theirs is None else mine & theirs
         return out
 
 
@@ -309,6 +352,7 @@ def nb_statistics(X: Any, y: np.ndarray, w: np.ndarray, schema: Any, numeric: st
         part: ValueHistogram | GaussianMoments = value_histogram(X, y, w, numeric_columns, K)
     else:
         part = gaussian_moments(X, y, w, numeric_columns, K)
-    stats = NBStatistics(counts, part)
+    unit = np.bincount(y, weights=(w != 1.0).astype(np.float64), minlength=K) == 0
+    stats = NBStatistics(counts, part, unit)
     stats.settings = ("naive-bayes", numeric)
     return stats
