@@ -92,7 +92,7 @@ class Preprocessing:
         if np.any(self.shift != 0.0):
             # a shift makes every entry nonzero: sparse rows (a sparse test file for a model fitted on dense
             # data) become dense here, as they would anyway in the result
-            Z = ((Z.toarray() if sp.issparse(Z) else np.asarray(Z)) - self.shift) * self.factor
+            Z = _shift_and_scale(Z.toarray() if sp.issparse(Z) else np.asarray(Z), self.shift, self.factor)
         elif np.any(self.factor != 1.0):
             Z = Z.multiply(self.factor[None, :]).tocsr() if sp.issparse(Z) else Z * self.factor
         out = sp.csr_matrix(Z, dtype=np.float64)
@@ -211,8 +211,25 @@ def _modes(X: np.ndarray | sp.csr_matrix, cols: np.ndarray, n_values: np.ndarray
     return np.argmax(counts, axis=1).astype(np.float64)
 
 
+def _shift_and_scale(Z: np.ndarray, shift: np.ndarray, factor: np.ndarray) -> np.ndarray:
+    """``(Z - shift) * factor``; where ``Z - shift`` overflows (a column whose values span more than the
+    largest double, e.g. -1e308 and 1e308), ``Z * factor - shift * factor`` instead, which is finite there."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        D = Z - shift
+        out = D * factor
+        bad = ~np.isfinite(D)
+        if bad.any():
+            out[bad] = (Z * factor - shift * factor)[bad]
+    return out
+
+
 def _scaling(Z: np.ndarray | sp.csr_matrix, scale: str) -> tuple[np.ndarray, np.ndarray]:
-    """(shift, factor) per column so that scaled = (z - shift) * factor."""
+    """(shift, factor) per column so that scaled = (z - shift) * factor.
+
+    Huge and tiny values keep their column: the standard deviation is computed on the column divided by
+    its largest absolute value (the squares of values beyond 1e154 overflow and those below 1e-154
+    underflow, which gave a standard deviation of inf or 0 and so a factor of 0: the column was silently
+    dropped), and a min-max span that overflows is computed the same way."""
     d = Z.shape[1]
     if sp.issparse(Z):
         if scale != "maxabs":
@@ -223,13 +240,20 @@ def _scaling(Z: np.ndarray | sp.csr_matrix, scale: str) -> tuple[np.ndarray, np.
     Z = np.asarray(Z)
     if Z.shape[0] == 0:
         return np.zeros(d), np.ones(d)
+    big = np.abs(Z).max(axis=0)
+    unit = np.where(big > 0, big, 1.0)          # divide by it: every value in [-1, 1], no over/underflow
     if scale == "maxabs":
-        big = np.abs(Z).max(axis=0)
-        return np.zeros(d), np.where(big > 0, 1.0 / np.where(big > 0, big, 1.0), 1.0)
+        return np.zeros(d), np.where(big > 0, 1.0 / unit, 1.0)
     if scale == "minmax":
         lo, hi = Z.min(axis=0), Z.max(axis=0)
-        span = hi - lo
-        # WEKA Normalize: a constant column becomes 0
-        return lo, np.where(span > 0, 1.0 / np.where(span > 0, span, 1.0), 0.0)
-    mean, sd = Z.mean(axis=0), Z.std(axis=0)
+        with np.errstate(over="ignore"):
+            span = hi - lo
+        overflow = ~np.isfinite(span)
+        safe_span = np.where((span > 0) & ~overflow, span, 1.0)
+        factor = np.where(span > 0, 1.0 / safe_span, 0.0)    # WEKA Normalize: a constant column becomes 0
+        if overflow.any():
+            factor[overflow] = (1.0 / unit[overflow]) / (hi[overflow] / unit[overflow] - lo[overflow] / unit[overflow])
+        return lo, factor
+    U = Z / unit
+    mean, sd = U.mean(axis=0) * unit, U.std(axis=0) * unit
     return mean, np.where(sd > 0, 1.0 / np.where(sd > 0, sd, 1.0), 0.0)

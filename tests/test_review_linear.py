@@ -1,0 +1,55 @@
+"""Review of the linear family (liblinear-lr, liblinear-svm, cmls, features.py): regression tests for the
+bugs found. Expected values come from arithmetic written out here, from liblinear-official called
+directly, or from an equivalent input (duplicated rows), never from the code under test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from toolkit.api import Schema
+from toolkit.plugins.linear.cmls import CMLS
+from toolkit.plugins.linear.features import Preprocessing
+from toolkit.plugins.linear.liblinear import LiblinearLR
+
+
+def _standardised(X: np.ndarray) -> np.ndarray:
+    return (X - X.mean(axis=0)) / X.std(axis=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# huge and tiny values under scaling
+
+
+@pytest.mark.parametrize("k", [1e-200, 1e-160, 1e160, 1e200, 1e300])
+def test_standard_scaling_keeps_columns_of_huge_and_tiny_values(k: float) -> None:
+    """(x - mean) / sd does not change when a column is multiplied by k > 0. The standard deviation of
+    values beyond 1e154 overflowed (their squares) and below 1e-154 underflowed to 0: the factor became 0 and
+    the column was silently replaced by zeros."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3)) * [1.0, 3.0, 0.5] + [0.0, 2.0, -1.0]
+    expected = _standardised(X)                       # computed on ordinary magnitudes
+    Xk = X * [1.0, k, 1.0]
+    got = Preprocessing.fit(Xk, Schema.numeric(3, ["a", "b"]), np.ones(30), scale="standard").transform(Xk)
+    np.testing.assert_allclose(got.toarray(), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_minmax_scaling_of_a_column_spanning_more_than_the_largest_double() -> None:
+    """hi - lo = 2e308 overflows: the factor 1/inf = 0 wiped the column, and (x - lo) overflowed too."""
+    X = np.array([[-1e308, 1.0], [0.0, 2.0], [1e308, 3.0], [5e307, 5.0]])
+    got = Preprocessing.fit(X, Schema.numeric(2, ["a", "b"]), np.ones(4), scale="minmax").transform(X).toarray()
+    expected = np.array([[0.0, 0.0], [0.5, 0.25], [1.0, 0.5], [0.75, 1.0]])   # (x - min) / (max - min) by hand
+    np.testing.assert_allclose(got, expected, rtol=1e-15, atol=1e-15)
+
+
+def test_liblinear_lr_with_standard_scaling_ignores_the_unit_of_a_huge_column() -> None:
+    """End to end: only the second column separates the classes; in units of 1e200 it was dropped (training
+    accuracy fell to that of the first column alone). Standardised, the model must be the same in any unit."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 1] > 0).astype(int)
+    ref = LiblinearLR(scale="standard").fit(X, y)
+    Xk = X * [1.0, 1e200]
+    clf = LiblinearLR(scale="standard").fit(Xk, y)
+    np.testing.assert_allclose(clf.decision_function(Xk), ref.decision_function(X), rtol=1e-9, atol=1e-9)
+    assert np.array_equal(clf.predict(Xk), ref.predict(X))
