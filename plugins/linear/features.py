@@ -11,7 +11,8 @@ The steps of WEKA's LIBLINEAR wrapper, in its order, all learned on the training
    values stays one column holding its value index (0/1). ``"index"`` keeps every nominal
    attribute as its 0-based value index, which is what the thesis's wrapper fed LIBLINEAR.
 3. **Scaling** (optional): ``"minmax"`` is WEKA's Normalize, ``(x - min) / (max - min)`` with
-   constant columns set to 0; ``"standard"`` centres and divides by the standard deviation;
+   constant columns set to 0; ``"standard"`` centres and divides by the standard deviation (both
+   weighted like the means of step 1; rows of weight 0 take no part in any scaling);
    ``"maxabs"`` divides by the largest absolute value and is the only one that keeps sparse
    input sparse. Test values are not clipped.
 
@@ -82,7 +83,7 @@ class Preprocessing:
         prep = cls(fill, n_values, expand, offset, np.zeros(n_out), np.ones(n_out), n_out, schema)
         if scale != "none":
             Z = prep._encode(X)
-            prep.shift, prep.factor = _scaling(Z, scale)
+            prep.shift, prep.factor = _scaling(Z, scale, weights)
         return prep
 
     # ------------------------------------------------------------------ applying
@@ -223,18 +224,28 @@ def _shift_and_scale(Z: np.ndarray, shift: np.ndarray, factor: np.ndarray) -> np
     return out
 
 
-def _scaling(Z: np.ndarray | sp.csr_matrix, scale: str) -> tuple[np.ndarray, np.ndarray]:
+def _scaling(Z: np.ndarray | sp.csr_matrix, scale: str, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(shift, factor) per column so that scaled = (z - shift) * factor.
+
+    Instance weights count as in the imputation: the mean and standard deviation are weighted, and a row of
+    weight 0 takes no part in the minimum, maximum or largest absolute value (so an integer weight is the same
+    as that many copies of the row, as CMLS promises).
 
     Huge and tiny values keep their column: the standard deviation is computed on the column divided by
     its largest absolute value (the squares of values beyond 1e154 overflow and those below 1e-154
     underflow, which gave a standard deviation of inf or 0 and so a factor of 0: the column was silently
     dropped), and a min-max span that overflows is computed the same way."""
     d = Z.shape[1]
+    w = np.asarray(weights, dtype=np.float64)
+    if not np.all(w > 0):
+        keep = np.flatnonzero(w > 0)
+        Z, w = Z[keep], w[keep]
     if sp.issparse(Z):
         if scale != "maxabs":
             raise ParameterError(f"scale='{scale}' would make sparse data dense; use scale='maxabs' "
                                  f"(or 'none') for sparse input")
+        if Z.shape[0] == 0:
+            return np.zeros(d), np.ones(d)
         big = abs(Z).max(axis=0).toarray().ravel()
         return np.zeros(d), np.where(big > 0, 1.0 / np.where(big > 0, big, 1.0), 1.0)
     Z = np.asarray(Z)
@@ -255,5 +266,8 @@ def _scaling(Z: np.ndarray | sp.csr_matrix, scale: str) -> tuple[np.ndarray, np.
             factor[overflow] = (1.0 / unit[overflow]) / (hi[overflow] / unit[overflow] - lo[overflow] / unit[overflow])
         return lo, factor
     U = Z / unit
-    mean, sd = U.mean(axis=0) * unit, U.std(axis=0) * unit
+    total = w.sum()
+    m = np.sum(U * w[:, None], axis=0) / total
+    sd = np.sqrt(np.sum(w[:, None] * ((U - m) * (U - m)), axis=0) / total)
+    mean, sd = m * unit, sd * unit
     return mean, np.where(sd > 0, 1.0 / np.where(sd > 0, sd, 1.0), 0.0)
