@@ -74,3 +74,49 @@ def test_cmls_integer_weights_equal_duplicated_rows_with_scaling(scale: str) -> 
     weighted = CMLS(scale=scale, tol=1e-10).fit(X, y, sample_weight=counts.astype(float))
     copies = CMLS(scale=scale, tol=1e-10).fit(X[rows], y[rows])
     np.testing.assert_allclose(weighted.decision_function(X), copies.decision_function(X), rtol=1e-9, atol=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# liblinear-lr probabilities when every one-vs-rest sigmoid underflows
+
+
+def _iris_lr():
+    import toolkit as tk
+    from conftest import shared_path
+
+    ds = tk.load_arff(shared_path("uci", "iris.arff"))
+    return LiblinearLR(C=100.0).fit(ds.X, ds.y, schema=Schema.from_dataset(ds))
+
+
+@pytest.mark.parametrize("target", [[-800.0, -800.0, -800.0], [-800.0, -801.0, -900.0], [-760.0, -750.0, -746.0]])
+def test_lr_probabilities_are_finite_when_every_sigmoid_underflows(target) -> None:
+    """A test row far outside the training range (here solved for w_k.x + b_k = target) gives decision values
+    below -745 for every class: exp(-d) overflows, every sigmoid is 0 and LIBLINEAR's normalisation 0/0 gave
+    NaN probabilities (liblinear-official's own predict -b 1 does too). sigma(d) = e^d / (1 + e^d) and
+    1 + e^d = 1 in doubles there, so the normalised sigmoids are e^(d_k - max d) / sum_j e^(d_j - max d)."""
+    clf = _iris_lr()
+    x = np.linalg.lstsq(clf.coef_, np.asarray(target) - clf.intercept_, rcond=None)[0]
+    d = clf.decision_function(x[None, :])[0]
+    assert np.all(d < -745.0)
+    e = np.exp(d - d.max())
+    p = clf.predict_proba(x[None, :])[0]
+    np.testing.assert_allclose(p, e / e.sum(), rtol=1e-12, atol=1e-300)
+    assert p.argmax() == clf.predict(x[None, :])[0]
+
+
+def test_lr_probabilities_elsewhere_are_still_liblinears() -> None:
+    """The fallback touches only rows whose sigmoids all underflow: others equal liblinear-official's -b 1."""
+    import ctypes
+
+    import scipy.sparse as sp
+    from liblinear.liblinearutil import predict, train
+
+    import toolkit as tk
+    from conftest import shared_path
+
+    ds = tk.load_arff(shared_path("uci", "iris.arff"))
+    clf = LiblinearLR(C=100.0).fit(ds.X, ds.y, schema=Schema.from_dataset(ds))
+    ctypes.CDLL(None).srand(0)
+    model = train(ds.y.astype(float), sp.csr_matrix(ds.X), "-s 0 -c 100 -B 1 -q")
+    ref = np.asarray(predict([], sp.csr_matrix(ds.X), model, "-b 1 -q")[2])
+    np.testing.assert_allclose(clf.predict_proba(ds.X)[:, model.get_labels()], ref, rtol=1e-12, atol=1e-15)

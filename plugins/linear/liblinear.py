@@ -284,7 +284,8 @@ class LiblinearLR(LiblinearClassifier):
                          random_state=random_state)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """LIBLINEAR's estimates: sigmoid of each one-vs-rest value, normalised over classes."""
+        """LIBLINEAR's estimates: sigmoid of each one-vs-rest value, normalised over classes (for a row whose
+        sigmoids all underflow to 0, where LIBLINEAR gives NaN, the same normalisation in log space)."""
         dec = self._decision_values(X)
         labels = np.asarray(self.labels_)
         out = np.zeros((dec.shape[0], len(self.classes_)))
@@ -297,7 +298,16 @@ class LiblinearLR(LiblinearClassifier):
             out[:, labels[0]] = p[:, 0]
             out[:, labels[1]] = 1.0 - p[:, 0]
         else:
-            out[:, labels] = p / p.sum(axis=1, keepdims=True)
+            total = p.sum(axis=1, keepdims=True)
+            under = np.flatnonzero(total[:, 0] == 0.0)
+            if len(under):
+                # every sigmoid underflowed (all values below about -745): LIBLINEAR divides 0 by 0 and gives
+                # NaN; the same normalisation in log space, log sigma(d) = -log(1 + exp(-d)), is finite there
+                logp = -np.logaddexp(0.0, -dec[under])
+                q = np.exp(logp - logp.max(axis=1, keepdims=True))
+                p[under] = q
+                total[under] = q.sum(axis=1, keepdims=True)
+            out[:, labels] = p / total
         return out
 
 
