@@ -120,3 +120,40 @@ def test_lr_probabilities_elsewhere_are_still_liblinears() -> None:
     model = train(ds.y.astype(float), sp.csr_matrix(ds.X), "-s 0 -c 100 -B 1 -q")
     ref = np.asarray(predict([], sp.csr_matrix(ds.X), model, "-b 1 -q")[2])
     np.testing.assert_allclose(clf.predict_proba(ds.X)[:, model.get_labels()], ref, rtol=1e-12, atol=1e-15)
+
+
+# ---------------------------------------------------------------------------------------------
+# parameter types: numpy scalars are numbers, bools are not (as the core's check of float/int hints)
+
+
+def test_numpy_scalar_parameters_are_accepted_and_bools_refused() -> None:
+    """LiblinearLR(C=np.float32(0.5)) was refused with 'C must be a positive number, not np.float32(0.5)' and
+    CMLS(max_iter=np.int64(3)) likewise (numpy grids give such values), while C=True passed as C=1."""
+    import ctypes
+
+    import scipy.sparse as sp
+    from liblinear.liblinearutil import train
+
+    from toolkit.errors import ParameterError
+    from toolkit.plugins.linear.liblinear import LiblinearSVM
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    clf = LiblinearLR(C=np.float32(0.5), B=np.float64(2.0), tol=np.float32(0.25)).fit(X, y)
+    ctypes.CDLL(None).srand(0)
+    model = train(y.astype(float), sp.csr_matrix(X), "-s 0 -c 0.5 -B 2 -e 0.25 -q")
+    w, b = model.get_decfun(0)
+    sign = 1.0 if model.get_labels()[0] == clf.labels_[0] else -1.0
+    np.testing.assert_array_equal(clf.coef_[0], sign * np.asarray(w))
+    assert LiblinearSVM(solver=np.int64(1)).fit(X, y).solver_ == 1
+    it = CMLS(max_iter=np.int64(2), tol=1e-12, C=np.float32(0.5)).fit(X, y).n_iter_
+    assert it.tolist() == [2]                         # the cap holds: 2 Newton steps, not more
+    for bad in [dict(C=True), dict(B=np.bool_(True)), dict(tol=True)]:
+        with pytest.raises(ParameterError):
+            LiblinearLR(**bad).fit(X, y)
+    with pytest.raises(ParameterError):
+        LiblinearSVM(solver=np.bool_(True)).fit(X, y)
+    for bad in [dict(C=True), dict(max_iter=True), dict(regularize_bias="no")]:
+        with pytest.raises(ParameterError):
+            CMLS(**bad).fit(X, y)

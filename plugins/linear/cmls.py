@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from toolkit.api import CLASSIFIER_STATE, ClassifierBase, Schema
 from toolkit.errors import ParameterError
 
-from toolkit.plugins.linear.features import PREPROCESSING_STATE, Preprocessing, check_options
+from toolkit.plugins.linear.features import PREPROCESSING_STATE, Preprocessing, check_options, is_integer, is_number
 
 __all__ = ["CMLS", "newton", "LOSSES", "TRANSFORMS"]
 
@@ -196,17 +196,19 @@ class CMLS(ClassifierBase):
         self.scale = scale
 
     def _check_params(self) -> str:
-        if not (isinstance(self.C, (int, float)) and np.isfinite(self.C) and self.C > 0):
+        if not (is_number(self.C) and np.isfinite(self.C) and self.C > 0):
             raise ParameterError(f"cmls: C must be a positive number, not {self.C!r}")
         if self.loss not in LOSSES:
             raise ParameterError(f"cmls: loss must be one of {', '.join(LOSSES)}, not {self.loss!r}")
-        if not (isinstance(self.bias, (int, float)) and np.isfinite(self.bias)):
+        if not (is_number(self.bias) and np.isfinite(self.bias)):
             raise ParameterError(f"cmls: bias must be a number (<= 0: no bias feature), not {self.bias!r}")
-        if not (isinstance(self.tol, (int, float)) and 0 < self.tol < 1):
+        if not (is_number(self.tol) and 0 < self.tol < 1):
             raise ParameterError(f"cmls: tol must lie in (0, 1), not {self.tol!r}")
+        if not isinstance(self.regularize_bias, (bool, np.bool_)):
+            raise ParameterError(f"cmls: regularize_bias must be true or false, not {self.regularize_bias!r}")
         if self.weighting not in TRANSFORMS:
             raise ParameterError(f"cmls: weighting must be one of {', '.join(TRANSFORMS)}, not {self.weighting!r}")
-        if not (isinstance(self.max_iter, int) and self.max_iter >= 1):
+        if not (is_integer(self.max_iter) and self.max_iter >= 1):
             raise ParameterError(f"cmls: max_iter must be a positive integer, not {self.max_iter!r}")
         return check_options(self.nominal_encoding, self.scale)
 

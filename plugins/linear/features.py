@@ -31,10 +31,21 @@ import scipy.sparse as sp
 from toolkit.api import Schema
 from toolkit.errors import CapabilityError, ParameterError
 
-__all__ = ["ENCODINGS", "SCALINGS", "Preprocessing", "check_options"]
+__all__ = ["ENCODINGS", "SCALINGS", "Preprocessing", "check_options", "is_integer", "is_number"]
 
 ENCODINGS = ("onehot", "index")
 SCALINGS = ("none", "minmax", "standard", "maxabs")
+
+
+def is_number(value: Any) -> bool:
+    """A real number as the core's parameter check reads ``float``: Python or numpy ints and floats, not
+    bools (``C=True`` is not a cost; ``np.float32(0.5)`` is)."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def is_integer(value: Any) -> bool:
+    """A Python or numpy integer, not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def check_options(nominal_encoding: str, scale: str | None) -> str:
