@@ -157,3 +157,27 @@ def test_numpy_scalar_parameters_are_accepted_and_bools_refused() -> None:
     for bad in [dict(C=True), dict(max_iter=True), dict(regularize_bias="no")]:
         with pytest.raises(ParameterError):
             CMLS(**bad).fit(X, y)
+
+
+# ---------------------------------------------------------------------------------------------
+# CMLS.objective on rows that hold only some of the classes
+
+
+def test_cmls_objective_reads_labels_as_the_fitted_classes() -> None:
+    """objective() recoded the labels it was given from scratch: on rows holding only 'b' and 'c', 'b' became
+    code 0 and was scored as the positive class of the 'a'-versus-rest problem. Expected: F written out."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = np.array(["a", "b", "c"])[rng.integers(0, 3, 60)]
+    clf = CMLS(C=0.7).fit(X, y)
+    sub = y != "a"
+    Z = np.c_[X[sub], np.ones(sub.sum())]
+    expected = []
+    for row, name in enumerate(["a", "b", "c"]):
+        w = np.r_[clf.coef_[row], clf.intercept_[row]]
+        z = np.where(y[sub] == name, 1.0, -1.0) * (Z @ w)
+        expected.append(0.5 * w @ w + 0.7 * np.sum(np.where(z < 1, (1 - z) ** 2, 0.0)))
+    np.testing.assert_allclose(clf.objective(X[sub], y[sub]), expected, rtol=1e-12)
+    from toolkit.errors import ParameterError
+    with pytest.raises(ParameterError, match="'d'"):
+        clf.objective(X[:3], np.array(["a", "d", "b"]))

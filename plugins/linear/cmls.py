@@ -275,8 +275,18 @@ class CMLS(ClassifierBase):
         return out
 
     def objective(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> np.ndarray:
-        """The objective F of each trained problem at the fitted weights, on (X, y) (for checks)."""
-        Xv, codes, w = type(self)()._validate_fit(X, y, sample_weight, schema)
+        """The objective F of each trained problem at the fitted weights, on (X, y) (for checks). Labels are
+        read as the fitted model reads them: class codes with a ``schema``, else the labels of ``classes_``
+        (a label the model does not know is an error)."""
+        probe = type(self)()
+        Xv, codes, w = probe._validate_fit(X, y, sample_weight, schema)
+        if schema is None:
+            # _validate_fit coded the labels present in y (sorted); the problems are in the fitted codes
+            known = {label: code for code, label in enumerate(self.classes_.tolist())}
+            lost = [label for label in probe.classes_.tolist() if label not in known]
+            if lost:
+                raise ParameterError(f"cmls: label {lost[0]!r} is not one of the fitted classes")
+            codes = np.array([known[label] for label in probe.classes_.tolist()], dtype=np.int64)[codes]
         Z = self._with_bias(self._features(Preprocessing.from_state(self, "prep_").transform(Xv)))
         reg = np.ones(Z.shape[1])
         if self.bias > 0 and not self.regularize_bias:
