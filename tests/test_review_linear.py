@@ -181,3 +181,22 @@ def test_cmls_objective_reads_labels_as_the_fitted_classes() -> None:
     from toolkit.errors import ParameterError
     with pytest.raises(ParameterError, match="'d'"):
         clf.objective(X[:3], np.array(["a", "d", "b"]))
+
+
+# ---------------------------------------------------------------------------------------------
+# imputation of a column whose sum overflows
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_missing_value_in_a_column_of_huge_values_gets_a_finite_mean(sparse: bool) -> None:
+    """The mean of (1e308, 1e308, -1e308) is 1e308/3, but the running sum overflowed: the missing value was
+    replaced by inf after the finiteness check, and LIBLINEAR gave NaN probabilities for that row."""
+    import scipy.sparse as sp
+
+    X = np.array([[1e308, 0.0], [1e308, 1.0], [np.nan, 2.0], [-1e308, 3.0]])
+    y = np.array([0, 1, 0, 1])
+    Xin = sp.csr_matrix(X) if sparse else X
+    prep = Preprocessing.fit(Xin, Schema.numeric(2, ["a", "b"]), np.ones(4))
+    np.testing.assert_allclose(prep.fill, [1e308 / 3, 1.5], rtol=1e-15)
+    p = LiblinearLR().fit(Xin, y).predict_proba(Xin)
+    assert np.all(np.isfinite(p))

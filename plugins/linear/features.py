@@ -186,24 +186,35 @@ def _fill_values(X: np.ndarray | sp.csr_matrix, nominal: np.ndarray, n_values: n
     d = X.shape[1]
     w = np.asarray(weights, dtype=np.float64)
     total = w.sum()
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        row = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        miss = np.isnan(X.data)
-        col, val, wt = X.indices, X.data, w[row]
-        missing_weight = np.bincount(col[miss], weights=wt[miss], minlength=d)
-        sums = np.bincount(col[~miss], weights=(wt * np.where(miss, 0.0, val))[~miss], minlength=d)
-        present = total - missing_weight            # implicit zeros are present values
-    else:
-        miss = np.isnan(X)
-        # sequential sums in row order, as WEKA accumulates them (bit-identical means)
-        if X.shape[0]:
-            sums = np.cumsum(np.where(miss, 0.0, X * w[:, None]), axis=0)[-1]
-            present = np.cumsum(np.where(miss, 0.0, w[:, None]), axis=0)[-1]
+    with np.errstate(over="ignore"):                # an overflowing sum is redone below
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            row = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+            miss = np.isnan(X.data)
+            col, val, wt = X.indices, X.data, w[row]
+            missing_weight = np.bincount(col[miss], weights=wt[miss], minlength=d)
+            sums = np.bincount(col[~miss], weights=(wt * np.where(miss, 0.0, val))[~miss], minlength=d)
+            present = total - missing_weight            # implicit zeros are present values
         else:
-            sums = present = np.zeros(d)
+            miss = np.isnan(X)
+            # sequential sums in row order, as WEKA accumulates them (bit-identical means)
+            if X.shape[0]:
+                sums = np.cumsum(np.where(miss, 0.0, X * w[:, None]), axis=0)[-1]
+                present = np.cumsum(np.where(miss, 0.0, w[:, None]), axis=0)[-1]
+            else:
+                sums = present = np.zeros(d)
     with np.errstate(invalid="ignore", divide="ignore"):
         fill = np.where(present > 0, sums / np.where(present > 0, present, 1.0), 0.0)
+    overflow = np.flatnonzero(~np.isfinite(fill))
+    if len(overflow):
+        # the sum of a column of huge values overflowed (an infinite fill would reach LIBLINEAR after the
+        # finiteness check): its mean is taken of the column divided by its largest absolute value
+        cols = X[:, overflow]
+        cols = cols.toarray() if sp.issparse(cols) else np.asarray(cols, dtype=np.float64)
+        big = np.nanmax(np.abs(cols), axis=0)
+        unit = np.where(big > 0, big, 1.0)
+        scaled = np.where(np.isnan(cols), 0.0, cols / unit * w[:, None])
+        fill[overflow] = np.cumsum(scaled, axis=0)[-1] / present[overflow] * unit
     if nominal.any():
         fill[nominal] = _modes(X, np.flatnonzero(nominal), n_values, w)
     return fill
