@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from toolkit.api import CLASSIFIER_STATE, ClassifierBase, Schema
 from toolkit.errors import ParameterError
 
-from toolkit.plugins.linear.features import PREPROCESSING_STATE, Preprocessing, check_options
+from toolkit.plugins.linear.features import PREPROCESSING_STATE, Preprocessing, check_options, is_integer, is_number
 
 __all__ = ["CMLS", "newton", "LOSSES", "TRANSFORMS"]
 
@@ -196,17 +196,19 @@ class CMLS(ClassifierBase):
         self.scale = scale
 
     def _check_params(self) -> str:
-        if not (isinstance(self.C, (int, float)) and np.isfinite(self.C) and self.C > 0):
+        if not (is_number(self.C) and np.isfinite(self.C) and self.C > 0):
             raise ParameterError(f"cmls: C must be a positive number, not {self.C!r}")
         if self.loss not in LOSSES:
             raise ParameterError(f"cmls: loss must be one of {', '.join(LOSSES)}, not {self.loss!r}")
-        if not (isinstance(self.bias, (int, float)) and np.isfinite(self.bias)):
+        if not (is_number(self.bias) and np.isfinite(self.bias)):
             raise ParameterError(f"cmls: bias must be a number (<= 0: no bias feature), not {self.bias!r}")
-        if not (isinstance(self.tol, (int, float)) and 0 < self.tol < 1):
+        if not (is_number(self.tol) and 0 < self.tol < 1):
             raise ParameterError(f"cmls: tol must lie in (0, 1), not {self.tol!r}")
+        if not isinstance(self.regularize_bias, (bool, np.bool_)):
+            raise ParameterError(f"cmls: regularize_bias must be true or false, not {self.regularize_bias!r}")
         if self.weighting not in TRANSFORMS:
             raise ParameterError(f"cmls: weighting must be one of {', '.join(TRANSFORMS)}, not {self.weighting!r}")
-        if not (isinstance(self.max_iter, int) and self.max_iter >= 1):
+        if not (is_integer(self.max_iter) and self.max_iter >= 1):
             raise ParameterError(f"cmls: max_iter must be a positive integer, not {self.max_iter!r}")
         return check_options(self.nominal_encoding, self.scale)
 
@@ -273,8 +275,18 @@ class CMLS(ClassifierBase):
         return out
 
     def objective(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> np.ndarray:
-        """The objective F of each trained problem at the fitted weights, on (X, y) (for checks)."""
-        Xv, codes, w = type(self)()._validate_fit(X, y, sample_weight, schema)
+        """The objective F of each trained problem at the fitted weights, on (X, y) (for checks). Labels are
+        read as the fitted model reads them: class codes with a ``schema``, else the labels of ``classes_``
+        (a label the model does not know is an error)."""
+        probe = type(self)()
+        Xv, codes, w = probe._validate_fit(X, y, sample_weight, schema)
+        if schema is None:
+            # _validate_fit coded the labels present in y (sorted); the problems are in the fitted codes
+            known = {label: code for code, label in enumerate(self.classes_.tolist())}
+            lost = [label for label in probe.classes_.tolist() if label not in known]
+            if lost:
+                raise ParameterError(f"cmls: label {lost[0]!r} is not one of the fitted classes")
+            codes = np.array([known[label] for label in probe.classes_.tolist()], dtype=np.int64)[codes]
         Z = self._with_bias(self._features(Preprocessing.from_state(self, "prep_").transform(Xv)))
         reg = np.ones(Z.shape[1])
         if self.bias > 0 and not self.regularize_bias:

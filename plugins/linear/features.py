@@ -11,7 +11,8 @@ The steps of WEKA's LIBLINEAR wrapper, in its order, all learned on the training
    values stays one column holding its value index (0/1). ``"index"`` keeps every nominal
    attribute as its 0-based value index, which is what the thesis's wrapper fed LIBLINEAR.
 3. **Scaling** (optional): ``"minmax"`` is WEKA's Normalize, ``(x - min) / (max - min)`` with
-   constant columns set to 0; ``"standard"`` centres and divides by the standard deviation;
+   constant columns set to 0; ``"standard"`` centres and divides by the standard deviation (both
+   weighted like the means of step 1; rows of weight 0 take no part in any scaling);
    ``"maxabs"`` divides by the largest absolute value and is the only one that keeps sparse
    input sparse. Test values are not clipped.
 
@@ -30,10 +31,21 @@ import scipy.sparse as sp
 from toolkit.api import Schema
 from toolkit.errors import CapabilityError, ParameterError
 
-__all__ = ["ENCODINGS", "SCALINGS", "Preprocessing", "check_options"]
+__all__ = ["ENCODINGS", "SCALINGS", "Preprocessing", "check_options", "is_integer", "is_number"]
 
 ENCODINGS = ("onehot", "index")
 SCALINGS = ("none", "minmax", "standard", "maxabs")
+
+
+def is_number(value: Any) -> bool:
+    """A real number as the core's parameter check reads ``float``: Python or numpy ints and floats, not
+    bools (``C=True`` is not a cost; ``np.float32(0.5)`` is)."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def is_integer(value: Any) -> bool:
+    """A Python or numpy integer, not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def check_options(nominal_encoding: str, scale: str | None) -> str:
@@ -82,7 +94,7 @@ class Preprocessing:
         prep = cls(fill, n_values, expand, offset, np.zeros(n_out), np.ones(n_out), n_out, schema)
         if scale != "none":
             Z = prep._encode(X)
-            prep.shift, prep.factor = _scaling(Z, scale)
+            prep.shift, prep.factor = _scaling(Z, scale, weights)
         return prep
 
     # ------------------------------------------------------------------ applying
@@ -92,7 +104,7 @@ class Preprocessing:
         if np.any(self.shift != 0.0):
             # a shift makes every entry nonzero: sparse rows (a sparse test file for a model fitted on dense
             # data) become dense here, as they would anyway in the result
-            Z = ((Z.toarray() if sp.issparse(Z) else np.asarray(Z)) - self.shift) * self.factor
+            Z = _shift_and_scale(Z.toarray() if sp.issparse(Z) else np.asarray(Z), self.shift, self.factor)
         elif np.any(self.factor != 1.0):
             Z = Z.multiply(self.factor[None, :]).tocsr() if sp.issparse(Z) else Z * self.factor
         out = sp.csr_matrix(Z, dtype=np.float64)
@@ -174,24 +186,35 @@ def _fill_values(X: np.ndarray | sp.csr_matrix, nominal: np.ndarray, n_values: n
     d = X.shape[1]
     w = np.asarray(weights, dtype=np.float64)
     total = w.sum()
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        row = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        miss = np.isnan(X.data)
-        col, val, wt = X.indices, X.data, w[row]
-        missing_weight = np.bincount(col[miss], weights=wt[miss], minlength=d)
-        sums = np.bincount(col[~miss], weights=(wt * np.where(miss, 0.0, val))[~miss], minlength=d)
-        present = total - missing_weight            # implicit zeros are present values
-    else:
-        miss = np.isnan(X)
-        # sequential sums in row order, as WEKA accumulates them (bit-identical means)
-        if X.shape[0]:
-            sums = np.cumsum(np.where(miss, 0.0, X * w[:, None]), axis=0)[-1]
-            present = np.cumsum(np.where(miss, 0.0, w[:, None]), axis=0)[-1]
+    with np.errstate(over="ignore"):                # an overflowing sum is redone below
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            row = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+            miss = np.isnan(X.data)
+            col, val, wt = X.indices, X.data, w[row]
+            missing_weight = np.bincount(col[miss], weights=wt[miss], minlength=d)
+            sums = np.bincount(col[~miss], weights=(wt * np.where(miss, 0.0, val))[~miss], minlength=d)
+            present = total - missing_weight            # implicit zeros are present values
         else:
-            sums = present = np.zeros(d)
+            miss = np.isnan(X)
+            # sequential sums in row order, as WEKA accumulates them (bit-identical means)
+            if X.shape[0]:
+                sums = np.cumsum(np.where(miss, 0.0, X * w[:, None]), axis=0)[-1]
+                present = np.cumsum(np.where(miss, 0.0, w[:, None]), axis=0)[-1]
+            else:
+                sums = present = np.zeros(d)
     with np.errstate(invalid="ignore", divide="ignore"):
         fill = np.where(present > 0, sums / np.where(present > 0, present, 1.0), 0.0)
+    overflow = np.flatnonzero(~np.isfinite(fill))
+    if len(overflow):
+        # the sum of a column of huge values overflowed (an infinite fill would reach LIBLINEAR after the
+        # finiteness check): its mean is taken of the column divided by its largest absolute value
+        cols = X[:, overflow]
+        cols = cols.toarray() if sp.issparse(cols) else np.asarray(cols, dtype=np.float64)
+        big = np.nanmax(np.abs(cols), axis=0)
+        unit = np.where(big > 0, big, 1.0)
+        scaled = np.where(np.isnan(cols), 0.0, cols / unit * w[:, None])
+        fill[overflow] = np.cumsum(scaled, axis=0)[-1] / present[overflow] * unit
     if nominal.any():
         fill[nominal] = _modes(X, np.flatnonzero(nominal), n_values, w)
     return fill
@@ -211,25 +234,62 @@ def _modes(X: np.ndarray | sp.csr_matrix, cols: np.ndarray, n_values: np.ndarray
     return np.argmax(counts, axis=1).astype(np.float64)
 
 
-def _scaling(Z: np.ndarray | sp.csr_matrix, scale: str) -> tuple[np.ndarray, np.ndarray]:
-    """(shift, factor) per column so that scaled = (z - shift) * factor."""
+def _shift_and_scale(Z: np.ndarray, shift: np.ndarray, factor: np.ndarray) -> np.ndarray:
+    """``(Z - shift) * factor``; where ``Z - shift`` overflows (a column whose values span more than the
+    largest double, e.g. -1e308 and 1e308), ``Z * factor - shift * factor`` instead, which is finite there."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        D = Z - shift
+        out = D * factor
+        bad = ~np.isfinite(D)
+        if bad.any():
+            out[bad] = (Z * factor - shift * factor)[bad]
+    return out
+
+
+def _scaling(Z: np.ndarray | sp.csr_matrix, scale: str, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(shift, factor) per column so that scaled = (z - shift) * factor.
+
+    Instance weights count as in the imputation: the mean and standard deviation are weighted, and a row of
+    weight 0 takes no part in the minimum, maximum or largest absolute value (so an integer weight is the same
+    as that many copies of the row, as CMLS promises).
+
+    Huge and tiny values keep their column: the standard deviation is computed on the column divided by
+    its largest absolute value (the squares of values beyond 1e154 overflow and those below 1e-154
+    underflow, which gave a standard deviation of inf or 0 and so a factor of 0: the column was silently
+    dropped), and a min-max span that overflows is computed the same way."""
     d = Z.shape[1]
+    w = np.asarray(weights, dtype=np.float64)
+    if not np.all(w > 0):
+        keep = np.flatnonzero(w > 0)
+        Z, w = Z[keep], w[keep]
     if sp.issparse(Z):
         if scale != "maxabs":
             raise ParameterError(f"scale='{scale}' would make sparse data dense; use scale='maxabs' "
                                  f"(or 'none') for sparse input")
+        if Z.shape[0] == 0:
+            return np.zeros(d), np.ones(d)
         big = abs(Z).max(axis=0).toarray().ravel()
         return np.zeros(d), np.where(big > 0, 1.0 / np.where(big > 0, big, 1.0), 1.0)
     Z = np.asarray(Z)
     if Z.shape[0] == 0:
         return np.zeros(d), np.ones(d)
+    big = np.abs(Z).max(axis=0)
+    unit = np.where(big > 0, big, 1.0)          # divide by it: every value in [-1, 1], no over/underflow
     if scale == "maxabs":
-        big = np.abs(Z).max(axis=0)
-        return np.zeros(d), np.where(big > 0, 1.0 / np.where(big > 0, big, 1.0), 1.0)
+        return np.zeros(d), np.where(big > 0, 1.0 / unit, 1.0)
     if scale == "minmax":
         lo, hi = Z.min(axis=0), Z.max(axis=0)
-        span = hi - lo
-        # WEKA Normalize: a constant column becomes 0
-        return lo, np.where(span > 0, 1.0 / np.where(span > 0, span, 1.0), 0.0)
-    mean, sd = Z.mean(axis=0), Z.std(axis=0)
+        with np.errstate(over="ignore"):
+            span = hi - lo
+        overflow = ~np.isfinite(span)
+        safe_span = np.where((span > 0) & ~overflow, span, 1.0)
+        factor = np.where(span > 0, 1.0 / safe_span, 0.0)    # WEKA Normalize: a constant column becomes 0
+        if overflow.any():
+            factor[overflow] = (1.0 / unit[overflow]) / (hi[overflow] / unit[overflow] - lo[overflow] / unit[overflow])
+        return lo, factor
+    U = Z / unit
+    total = w.sum()
+    m = np.sum(U * w[:, None], axis=0) / total
+    sd = np.sqrt(np.sum(w[:, None] * ((U - m) * (U - m)), axis=0) / total)
+    mean, sd = m * unit, sd * unit
     return mean, np.where(sd > 0, 1.0 / np.where(sd > 0, sd, 1.0), 0.0)

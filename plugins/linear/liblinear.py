@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from toolkit.api import CLASSIFIER_STATE, ClassifierBase, Schema
 from toolkit.errors import CapabilityError, ParameterError
 
-from toolkit.plugins.linear.features import PREPROCESSING_STATE, Preprocessing, check_options
+from toolkit.plugins.linear.features import PREPROCESSING_STATE, Preprocessing, check_options, is_number
 
 __all__ = ["LiblinearClassifier", "LiblinearLR", "LiblinearSVM", "THESIS_GRID", "GRID_PROFILES",
            "liblinear_options", "train_liblinear", "train_dual_without_fallback", "JAVA_DUAL_MAX_ITER"]
@@ -183,14 +183,14 @@ class LiblinearClassifier(ClassifierBase):
     # ------------------------------------------------------------------ fit
     def _check_params(self) -> str:
         allowed = self._solvers + (("auto",) if self._auto else ())
-        if self.solver not in allowed or isinstance(self.solver, bool):
+        if isinstance(self.solver, (bool, np.bool_)) or self.solver not in allowed:
             raise ParameterError(f"{self._kind}: solver must be one of {', '.join(map(str, allowed))} "
                                  f"(LIBLINEAR -s), not {self.solver!r}")
-        if not (isinstance(self.C, (int, float)) and np.isfinite(self.C) and self.C > 0):
+        if not (is_number(self.C) and np.isfinite(self.C) and self.C > 0):
             raise ParameterError(f"{self._kind}: C must be a positive number, not {self.C!r}")
-        if not (isinstance(self.B, (int, float)) and np.isfinite(self.B)):
+        if not (is_number(self.B) and np.isfinite(self.B)):
             raise ParameterError(f"{self._kind}: B must be a number (B < 0: no bias term), not {self.B!r}")
-        if self.tol is not None and not (isinstance(self.tol, (int, float)) and self.tol > 0):
+        if self.tol is not None and not (is_number(self.tol) and self.tol > 0):
             raise ParameterError(f"{self._kind}: tol must be a positive number or None, not {self.tol!r}")
         return check_options(self.nominal_encoding, self.scale)
 
@@ -284,7 +284,8 @@ class LiblinearLR(LiblinearClassifier):
                          random_state=random_state)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """LIBLINEAR's estimates: sigmoid of each one-vs-rest value, normalised over classes."""
+        """LIBLINEAR's estimates: sigmoid of each one-vs-rest value, normalised over classes (for a row whose
+        sigmoids all underflow to 0, where LIBLINEAR gives NaN, the same normalisation in log space)."""
         dec = self._decision_values(X)
         labels = np.asarray(self.labels_)
         out = np.zeros((dec.shape[0], len(self.classes_)))
@@ -297,7 +298,16 @@ class LiblinearLR(LiblinearClassifier):
             out[:, labels[0]] = p[:, 0]
             out[:, labels[1]] = 1.0 - p[:, 0]
         else:
-            out[:, labels] = p / p.sum(axis=1, keepdims=True)
+            total = p.sum(axis=1, keepdims=True)
+            under = np.flatnonzero(total[:, 0] == 0.0)
+            if len(under):
+                # every sigmoid underflowed (all values below about -745): LIBLINEAR divides 0 by 0 and gives
+                # NaN; the same normalisation in log space, log sigma(d) = -log(1 + exp(-d)), is finite there
+                logp = -np.logaddexp(0.0, -dec[under])
+                q = np.exp(logp - logp.max(axis=1, keepdims=True))
+                p[under] = q
+                total[under] = q.sum(axis=1, keepdims=True)
+            out[:, labels] = p / total
         return out
 
 
