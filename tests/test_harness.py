@@ -883,3 +883,22 @@ def test_runs_beyond_what_a_run_holds_are_refused_up_front():
     protocol = Protocol(repetitions=MAX_REPETITIONS // 2 + 1)
     with pytest.raises(ParameterError, match="1,000,002 repetitions in all"):
         check_experiment([ds], [Pipeline("nb-weka"), Pipeline("nb-gaussian")], protocol, [])
+
+
+def test_a_resumed_run_states_the_experiment_of_its_file(tmp_path):
+    """A resumed run reported an experiment started at the resume (its own new statement), where the file,
+    and compare reading it, say when the experiment began; and what the resume adds is part of it."""
+    out = tmp_path / "r.jsonl"
+    assert runner.invoke(app, ["evaluate", "iris", "-c", "nb-weka", "--runs", "2", "-q", "--out", str(out)]).exit_code == 0
+    lines = out.read_text().splitlines()
+    head = json.loads(lines[0])
+    head["timing"]["created_utc"] = "2001-02-03T04:05:06+00:00"
+    out.write_text("\n".join([json.dumps(head)] + lines[1:]) + "\n")
+    resumed = runner.invoke(app, ["evaluate", "iris", "-c", "nb-weka", "-c", "nb-gaussian", "--runs", "2", "-q",
+                                  "--out", str(out), "--resume", "--json"])
+    assert resumed.exit_code == 0, resumed.stderr
+    mine = json.loads(resumed.stdout)["comparison"]["experiment"]
+    theirs = json.loads(runner.invoke(app, ["compare", str(out), "--json"]).stdout)["experiment"]
+    assert mine["timing"]["created_utc"] == "2001-02-03T04:05:06+00:00"
+    assert mine["pipelines"] == ["nb-weka", "nb-gaussian"]
+    assert mine == theirs

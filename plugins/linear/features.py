@@ -213,8 +213,9 @@ def _fill_values(X: np.ndarray | sp.csr_matrix, nominal: np.ndarray, n_values: n
         cols = cols.toarray() if sp.issparse(cols) else np.asarray(cols, dtype=np.float64)
         big = np.nanmax(np.abs(cols), axis=0)
         unit = np.where(big > 0, big, 1.0)
-        scaled = np.where(np.isnan(cols), 0.0, cols / unit * w[:, None])
-        fill[overflow] = np.cumsum(scaled, axis=0)[-1] / present[overflow] * unit
+        with np.errstate(invalid="ignore"):   # an infinite value (inf / inf): refused by the finiteness check
+            scaled = np.where(np.isnan(cols), 0.0, cols / unit * w[:, None])
+            fill[overflow] = np.cumsum(scaled, axis=0)[-1] / present[overflow] * unit
     if nominal.any():
         fill[nominal] = _modes(X, np.flatnonzero(nominal), n_values, w)
     return fill

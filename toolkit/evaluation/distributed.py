@@ -83,7 +83,7 @@ def dask_client(spec: ClusterSpec) -> Iterator[Any]:
             client.close()
         return
     cluster = LocalCluster(n_workers=spec.n_workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=40)
+                           dashboard_address=":0", silence_logs=40)   # any free port: no 8787 clash warning
     client = Client(cluster)
     try:
         yield client

@@ -233,6 +233,9 @@ class ResultsWriter:
         self.previous: list[dict[str, Any]] = []
         self.notes: list[str] = []
         self.experiment = experiment
+        #: the experiment the file holds once opened: on --resume the first run's statement (its start time)
+        #: with what this run adds, which is what ``compare`` of the file reports
+        self.file_experiment: dict[str, Any] | None = experiment
         self._fh: Any = None
         if self.path is None:
             return
@@ -283,10 +286,12 @@ class ResultsWriter:
             raise ResultsFileError(f"{self.path} holds another experiment: {changed[0]}{more}; --resume continues "
                                    f"the same experiment only, so write to another --out file")
         added = exp.additions(old, self.experiment)
+        self.file_experiment = old
         if added["datasets"] or added["pipelines"]:
             extension = {**self.experiment, "kind": "extension", "datasets": added["datasets"],
                          "pipelines": added["pipelines"]}
             self._write_line(fh, extension)
+            self.file_experiment = exp.merge([old, extension])
             what = [f"dataset {d['name']}" for d in added["datasets"]] + [f"pipeline {p}" for p in added["pipelines"]]
             self.notes.append(f"{self.path}: this run adds {', '.join(what)} to the experiment")
 

@@ -166,6 +166,7 @@ class Pipeline:
         self.text = None if text in (None, "auto") else _make_step("text", text, registry)
         self.tune = tune
         self._name = name
+        self._validated = False   # validate_components has passed (the harness calls it before a run)
 
     @property
     def steps(self) -> list[Step]:
@@ -230,6 +231,7 @@ class Pipeline:
                 except TypeError as exc:
                     raise ParameterError(f"{step.name}: {exc}") from None
                 validate_component(obj, step.name)
+        self._validated = True
 
     def check_data(self, ds: Dataset) -> None:
         """Refuse, before any repetition, a dataset that a step cannot take: every step's capabilities
@@ -268,6 +270,8 @@ class Pipeline:
     def prepare(self, ds: Dataset, params: Mapping[str, JSONScalar] | None = None, seed: int = 0) -> PreparedFit:
         """Fit every step before the classifier on ``ds`` and return what the classifier would be fitted
         on (the harness scores several classifier settings on it; :meth:`fit` fits the classifier)."""
+        if not getattr(self, "_validated", False):   # once per pipeline: a bad value stops before any fit
+            self.validate_components()
         params = dict(params or {})
         by_role: dict[str, dict[str, JSONScalar]] = {role: {} for role in _ROLES}
         short_to_role = {v: k for k, v in _SHORT.items()}

@@ -20,18 +20,29 @@ def get_spec(kind: str, name: str) -> ComponentSpec:
     return get_registry().get(kind, name)
 
 
+def _create(kind: str, name: str, params: dict[str, Any]) -> Any:
+    """The component with its hyperparameters checked (types and ranges) before any data is seen, as a
+    run checks them: a value of the wrong type would otherwise fit and fail later, or be saved in a
+    model file that cannot be loaded."""
+    from toolkit.api import validate_component
+
+    obj = get_spec(kind, name).create(**params)
+    validate_component(obj, name)
+    return obj
+
+
 def get_classifier(name: str, **params: Any) -> Any:
     """A new classifier; unknown names and parameters raise with a close match suggested."""
-    return get_spec("classifier", name).create(**params)
+    return _create("classifier", name, params)
 
 
 def get_feature_selector(name: str, **params: Any) -> Any:
-    return get_spec("feature-selector", name).create(**params)
+    return _create("feature-selector", name, params)
 
 
 def get_example_selector(name: str, **params: Any) -> Any:
-    return get_spec("example-selector", name).create(**params)
+    return _create("example-selector", name, params)
 
 
 def get_evaluator(name: str, **params: Any) -> Any:
-    return get_spec("evaluator", name).create(**params)
+    return _create("evaluator", name, params)
