@@ -28,9 +28,9 @@ def register_evaluators(register):  # type: ignore[no-untyped-def]
              greater_is_better=True, needs_proba=False)
     register("pr-curve", r.pr_curve, description="Precision-recall points per class (one-vs-rest)",
              greater_is_better=True, needs_proba=False)
-    register("bep-micro", r.bep_micro, description="Micro-averaged precision/recall break-even point",
+    register("bep-micro", r.bep_micro, description="Micro-averaged precision/recall break-even point (binary: positive class)",
              greater_is_better=True, needs_proba=False)
-    register("bep-macro", r.bep_macro, description="Macro-averaged precision/recall break-even point",
+    register("bep-macro", r.bep_macro, description="Macro-averaged precision/recall break-even point (binary: positive class)",
              greater_is_better=True, needs_proba=False)
     register("confusion-matrix", c.confusion_matrix, description="Counts of (true class, predicted class)",
              greater_is_better=True, needs_proba=False)

@@ -199,18 +199,33 @@ def break_even(p: Predictions) -> tuple[np.ndarray, np.ndarray]:
     return n_rel, tp
 
 
-def bep_micro(p: Predictions) -> float:
-    """(1/N) sum_k N_k TP_k/N_k = sum TP / sum N at the break-even cut-offs."""
+def _scored_break_even(p: Predictions) -> tuple[np.ndarray, np.ndarray]:
+    """(N_k, TP_k) of the classes the break-even points average: for two classes the positive class
+    only (code 1, or ``extra['positive']``), as average precision (a one-vs-rest task's break-even point
+    is its positive class's, algorithms.md 5.2.4); otherwise every class with relevant test instances."""
     n_rel, tp = break_even(p)
+    if len(p.classes) == 2:
+        keep = np.zeros(2, dtype=bool)
+        keep[_binary_positive(p)] = True
+        keep &= n_rel > 0
+    else:
+        keep = n_rel > 0
+    return n_rel[keep], tp[keep]
+
+
+def bep_micro(p: Predictions) -> float:
+    """(1/N) sum_k N_k TP_k/N_k = sum TP / sum N at the break-even cut-offs; for two classes the
+    positive class's TP / N."""
+    n_rel, tp = _scored_break_even(p)
     total = n_rel.sum()
     return float(tp.sum() / total) if total else float("nan")
 
 
 def bep_macro(p: Predictions) -> float:
-    """Mean over classes with relevant test instances of TP_k / N_k."""
-    n_rel, tp = break_even(p)
-    present = n_rel > 0
-    return float(np.mean(tp[present] / n_rel[present])) if present.any() else float("nan")
+    """Mean over classes with relevant test instances of TP_k / N_k; for two classes the positive
+    class's TP / N."""
+    n_rel, tp = _scored_break_even(p)
+    return float(np.mean(tp / n_rel)) if len(n_rel) else float("nan")
 
 
 def _areas(p: Predictions, area) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]

@@ -1,0 +1,90 @@
+"""Metrics review (rev-metrics): regressions for the bugs it found, each with expected values from
+algorithms.md's test vectors, scikit-learn, WEKA 3.6 (tests/golden/weka_metrics_review.json, written by
+scripts/weka/make_metrics_refs.py) or a brute-force computation here, never from the code under test."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import toolkit
+from toolkit.api import Predictions
+from toolkit.plugins.metrics import ranking
+
+
+def _ev(name: str):
+    return toolkit.get_evaluator(name)
+
+
+def _binary(margin, y) -> Predictions:
+    margin = np.asarray(margin, dtype=np.float64)
+    scores = np.column_stack([np.zeros_like(margin), margin])     # s_1 - s_0 = margin
+    proba = 1.0 / (1.0 + np.exp(scores[:, ::-1] - scores))         # softmax of the scores
+    return Predictions(y_true=np.asarray(y), y_pred=(margin > 0).astype(np.int64), proba=proba, scores=scores,
+                       classes=("neg", "pos"))
+
+
+def _brute_positive_bep(margin, y) -> float:
+    """algorithms.md 5.2.4 for the positive class: the N positives' share of the N instances ranked
+    highest by the margin, ties in row order (0.2)."""
+    n_pos = sum(1 for v in y if v == 1)
+    ranked = sorted(range(len(y)), key=lambda i: (-margin[i], i))
+    return sum(1 for i in ranked[:n_pos] if y[i] == 1) / n_pos
+
+
+# --------------------------------------------------------------------------- break-even on two classes
+
+def test_binary_break_even_is_the_positive_class_algorithms_vector():
+    """algorithms.md 7.9, class A as a binary task: scores (0.9 .. 0.4), labels (1,1,0,0,1,0): N_A = 3,
+    TP = 2, so the break-even point is 2/3 (the negative class's own break-even is not part of it)."""
+    p = _binary([0.9, 0.8, 0.7, 0.6, 0.5, 0.4], [1, 1, 0, 0, 1, 0])
+    assert _ev("bep-micro")(p) == pytest.approx(2 / 3, abs=1e-15)
+    assert _ev("bep-macro")(p) == pytest.approx(2 / 3, abs=1e-15)
+
+
+def test_binary_break_even_of_a_rare_positive_class():
+    """One positive ranked second: its break-even point is 0. Averaging in the negative class (top 5
+    by -margin hold 4 negatives) reported 4/6 (micro) and 0.4 (macro)."""
+    p = _binary([0.5, 0.9, 0.1, 0.2, 0.3, 0.4], [1, 0, 0, 0, 0, 0])
+    assert _ev("bep-micro")(p) == 0.0
+    assert _ev("bep-macro")(p) == 0.0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_binary_break_even_by_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    n = 60
+    margin = np.round(rng.normal(size=n), 1)         # ties across the cut-off
+    y = (rng.random(n) < 0.15 + 0.1 * seed).astype(np.int64)
+    y[:2] = [1, 0]
+    expected = _brute_positive_bep(margin.tolist(), y.tolist())
+    p = _binary(margin, y)
+    assert _ev("bep-micro")(p) == pytest.approx(expected, abs=1e-15)
+    assert _ev("bep-macro")(p) == pytest.approx(expected, abs=1e-15)
+
+
+def test_binary_break_even_without_positives_is_nan():
+    p = _binary([0.3, -0.2, 0.1], [0, 0, 0])
+    assert math.isnan(_ev("bep-micro")(p)) and math.isnan(_ev("bep-macro")(p))
+    assert math.isnan(_ev("average-precision")(p))    # as the AP of the positive class
+
+
+def test_multi_class_break_even_keeps_every_class_algorithms_vector():
+    """algorithms.md 7.9 (classes A and B; C holds the documents of neither): N_A = 3, TP_A = 2 and
+    N_B = 1, TP_B = 1, ranking each class by its own column."""
+    A = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]
+    B = [0.2, 0.1, 0.9, 0.3, 0.4, 0.5]
+    proba = np.column_stack([A, B, np.zeros(6)])
+    p = Predictions(y_true=np.array([0, 0, 1, 2, 0, 2]), y_pred=np.zeros(6, np.int64), proba=proba, scores=None,
+                    classes=("A", "B", "C"))
+    n_rel, tp = ranking.break_even(p)
+    assert n_rel[:2].tolist() == [3, 1] and tp[:2].tolist() == [2, 1]
+    # (A, B) pooled: 3/4 and (2/3 + 1)/2, as the vector says; C (N = 2, all scores tied, row order: d0, d1) TP = 0
+    assert tp[:2].sum() / n_rel[:2].sum() == pytest.approx(0.75)
+    assert np.mean(tp[:2] / n_rel[:2]) == pytest.approx(0.833333, abs=1e-6)
+    assert _ev("bep-micro")(p) == pytest.approx((2 + 1 + 0) / (3 + 1 + 2), abs=1e-15)
+    assert _ev("bep-macro")(p) == pytest.approx((2 / 3 + 1 + 0) / 3, abs=1e-15)
