@@ -88,3 +88,20 @@ def test_multi_class_break_even_keeps_every_class_algorithms_vector():
     assert np.mean(tp[:2] / n_rel[:2]) == pytest.approx(0.833333, abs=1e-6)
     assert _ev("bep-micro")(p) == pytest.approx((2 + 1 + 0) / (3 + 1 + 2), abs=1e-15)
     assert _ev("bep-macro")(p) == pytest.approx((2 / 3 + 1 + 0) / 3, abs=1e-15)
+
+
+# --------------------------------------------------------------------------- nothing evaluated
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_areas_of_a_test_part_without_a_known_class_are_nan(n):
+    """A test file whose classes are all '?' (or no test instance): every area is NaN, as
+    docs/plugins.md says of an area without positives; pr-auc and per-class raised IndexError (in
+    numpy's add.reduceat) and failed the repetition."""
+    proba = np.tile([0.2, 0.3, 0.5], (n, 1))
+    p = Predictions(y_true=np.full(n, -1, np.int64), y_pred=np.full(n, 2, np.int64), proba=proba,
+                    scores=np.log(proba), classes=("a", "b", "c"))
+    for name in ("pr-auc", "pr-auc-macro", "roc-auc", "roc-auc-macro"):
+        assert math.isnan(_ev(name)(p)), name
+    detail = _ev("per-class")(p)
+    assert all(math.isnan(v) for v in detail["pr_auc"] + detail["roc_auc"])
+    assert detail["support"] == [0.0, 0.0, 0.0]

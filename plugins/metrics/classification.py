@@ -54,6 +54,8 @@ def per_class(p: Predictions) -> dict[str, Any]:
     out.update({k: v.tolist() for k, v in rates.items()})
     scores = class_scores(p)
     K = len(p.classes)
+    if scores is None or not np.any(p.y_true >= 0):   # nothing evaluated: no area (measures.pr_auc raises then)
+        scores = None
     out["roc_auc"] = (measures.roc_auc(p.y_true, scores) if scores is not None else np.full(K, np.nan)).tolist()
     out["pr_auc"] = (measures.pr_auc(p.y_true, scores) if scores is not None else np.full(K, np.nan)).tolist()
     return out

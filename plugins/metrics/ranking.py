@@ -232,7 +232,7 @@ def _areas(p: Predictions, area) -> tuple[np.ndarray, np.ndarray]:  # type: igno
     scores = class_scores(p)
     K = len(p.classes)
     support = np.bincount(p.y_true[p.y_true >= 0], minlength=K).astype(np.float64)
-    if scores is None:
+    if scores is None or not support.any():     # nothing evaluated: no area (measures.pr_auc raises then)
         return np.full(K, np.nan), support
     return area(p.y_true, scores), support
 
