@@ -105,3 +105,50 @@ def test_areas_of_a_test_part_without_a_known_class_are_nan(n):
     detail = _ev("per-class")(p)
     assert all(math.isnan(v) for v in detail["pr_auc"] + detail["roc_auc"])
     assert detail["support"] == [0.0, 0.0, 0.0]
+
+
+# --------------------------------------------------------------------------- WEKA 3.6 on given distributions
+
+WEKA = json.loads((Path(__file__).parent / "golden" / "weka_metrics_review.json").read_text())
+
+
+@pytest.mark.parametrize("case", WEKA["cases"], ids=lambda c: c["name"])
+def test_evaluators_equal_weka_on_the_same_distributions(case):
+    """Ties, an absent class, probabilities 0 and 1, one instance, one predicted class, one true class:
+    the evaluators (which count every instance once) and, with instance weights, the core measures they
+    use, against weka.classifiers.Evaluation fed the same distributions."""
+    from toolkit.evaluation import measures
+
+    y, proba, w = np.array(case["y"]), np.array(case["proba"]), np.array(case["weights"])
+    weka, K = case["weka"], case["K"]
+    with np.errstate(divide="ignore"):
+        scores = np.log(proba)                      # NB-like joint scores; -inf where p = 0
+    y_pred = np.argmax(proba, axis=1)               # WEKA predicts the first maximum too
+    close = dict(rtol=1e-9, atol=1e-12)
+    APPROX = dict(rel=1e-9, abs=1e-12)
+    if np.all(w == 1):
+        for scored in (None, scores):
+            p = Predictions(y_true=y, y_pred=y_pred, proba=proba, scores=scored,
+                            classes=tuple(f"c{k}" for k in range(K)))
+            assert _ev("error")(p) == pytest.approx(weka["error"], **APPROX)
+            assert _ev("kappa")(p) == pytest.approx(weka["kappa"], **APPROX)
+            assert _ev("mean-absolute-error")(p) == pytest.approx(weka["mae"], **APPROX)
+            assert _ev("root-mean-squared-error")(p) == pytest.approx(weka["rmse"], **APPROX)
+            for ours, theirs in (("precision", "precision"), ("recall", "recall"), ("f1", "f1")):
+                assert _ev(f"{ours}-weighted")(p) == pytest.approx(weka[f"weighted_{theirs}"], **APPROX)
+            detail = _ev("per-class")(p)
+            for key in ("tp_rate", "fp_rate", "precision", "recall", "f1", "roc_auc"):
+                np.testing.assert_allclose(detail[key], weka[key], equal_nan=True, err_msg=key, **close)
+            np.testing.assert_array_equal(_ev("confusion-matrix")(p)["matrix"], weka["cm"])
+            if len(set(y.tolist())) > 1:
+                assert _ev("roc-auc")(p) == pytest.approx(weka["weighted_roc_auc"], **APPROX)
+            else:   # documented difference: a single test class has no ROC area (NaN); WEKA 3.6 prints 0
+                assert math.isnan(_ev("roc-auc")(p)) and weka["weighted_roc_auc"] == 0.0
+    cm = measures.confusion_matrix(y, y_pred, K, w)
+    np.testing.assert_allclose(cm, weka["cm"], **close)
+    assert measures.kappa(cm) == pytest.approx(weka["kappa"], **APPROX)
+    n, abs_sum, sq_sum = measures.absolute_squared_errors(y, proba, w)
+    assert abs_sum / n == pytest.approx(weka["mae"], **APPROX)
+    assert math.sqrt(sq_sum / n) == pytest.approx(weka["rmse"], **APPROX)
+    np.testing.assert_allclose(measures.roc_auc(y, proba, w), weka["roc_auc"], equal_nan=True, **close)
+    assert measures.averaged(cm, "f1", "weighted") == pytest.approx(weka["weighted_f1"], **APPROX)
