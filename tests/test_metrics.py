@@ -145,3 +145,13 @@ def test_degenerate_test_parts():
                        scores=None, classes=("a", "b"))
     for name in ("kappa", "f1-macro", "roc-auc", "brier", "mean-absolute-error"):
         assert math.isnan(_ev(name)(none)), name
+
+
+def test_area_measures_of_nothing_evaluated_are_nan():
+    """No test instance of known class: every area is undefined (pr_auc raised IndexError in reduceat,
+    found by the metrics review; roc_auc had its own guard)."""
+    from toolkit.evaluation import measures
+
+    for y, scores in ((np.full(3, -1), np.full((3, 2), 0.5)), (np.zeros(0, dtype=int), np.zeros((0, 3)))):
+        for area in (measures.pr_auc(y, scores), measures.roc_auc(y, scores)):
+            assert area.shape == (scores.shape[1],) and np.isnan(area).all()

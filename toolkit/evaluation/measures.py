@@ -112,6 +112,8 @@ def matthews(cm: np.ndarray) -> float:
 
 def _tie_groups(scores: np.ndarray, positive: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positive and negative weight per distinct score, scores descending (equal scores form one group)."""
+    if len(scores) == 0:   # nothing evaluated (no test instance of known class): no groups
+        return np.zeros(0), np.zeros(0)
     order = np.argsort(-scores, kind="stable")
     s = scores[order]
     pos = np.where(positive[order], w[order], 0.0)
