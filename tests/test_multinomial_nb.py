@@ -354,7 +354,9 @@ def test_compiled_class_sums_refuse_malformed_input_without_writing_outside():
     with pytest.raises(ValueError, match="indptr"):
         call(indptr=np.array([0, 3, 2]))
     with pytest.raises(ValueError, match="indptr"):
-        call(indptr=np.array([1, 2, 3]))
+        call(indptr=np.array([4, 4, 4]))
+    # a pointer that starts past 0 (scipy's are 0): the entries before it belong to no row, as in scipy
+    np.testing.assert_array_equal(call(indptr=np.array([1, 2, 3])), [[0, 0], [0, 1], [0, 0], [0, 0], [1, 0]])
     with pytest.raises(ValueError, match="lengths"):
         call(out=np.zeros((5, 3)))                       # out not (V, K)
     with pytest.raises(ValueError, match="lengths"):

@@ -78,8 +78,8 @@ static PyObject *class_sums(PyObject *self, PyObject *args)
     const int64_t V = n_features, K = n_classes;
     int64_t bad_row = -1, bad_kind = 0;
     Py_BEGIN_ALLOW_THREADS
-    int64_t start = IDX(indptr, wp, 0);
-    if (start != 0) { bad_row = 0; bad_kind = 1; }
+    int64_t start = IDX(indptr, wp, 0);   /* 0 for scipy's matrices; entries before it belong to no row */
+    if (start < 0 || start > nnz) { bad_row = 0; bad_kind = 1; }
     for (int64_t i = 0; i < n_rows && bad_row < 0; i++) {
         int64_t end = IDX(indptr, wp, i + 1);
         int64_t c = IDX(ys, wy, i);

@@ -77,7 +77,8 @@ def class_sums(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, K: int) -> np.nda
         return class_sums_numpy(X, y, w, K)
     n, V = X.shape
     out = np.zeros((V, K))
-    _class_sums.class_sums(X.indptr, X.indices, np.ascontiguousarray(X.data, dtype=np.float64),
+    _class_sums.class_sums(np.ascontiguousarray(X.indptr), np.ascontiguousarray(X.indices),
+                           np.ascontiguousarray(X.data, dtype=np.float64),
                            np.ascontiguousarray(y, dtype=np.intp), np.ascontiguousarray(w, dtype=np.float64),
                            out, V, K)
     return out.T
