@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-__all__ = ["err", "out", "progress_bar", "class_attribute", "json_text", "CLASS_OPTION_HELP"]
+__all__ = ["err", "out", "progress_bar", "class_attribute", "json_text", "check_alpha", "CLASS_OPTION_HELP"]
 
 #: What ``--class`` means on every command.
 CLASS_OPTION_HELP = ("Class attribute: its name, first, last (the default, as WEKA), or its 1-based position "
@@ -74,6 +74,15 @@ def class_attribute(value: str | None) -> str | int:
     if not text:
         raise ParameterError("--class needs an attribute name, first, last or a 1-based position")
     return text
+
+
+def check_alpha(alpha: float) -> None:
+    """A significance level strictly between 0 and 1 (NaN is none), checked before any work, on every command
+    that takes --alpha (as ``toolkit report`` does)."""
+    from toolkit.errors import ParameterError
+
+    if not 0 < alpha < 1:
+        raise ParameterError(f"--alpha must lie between 0 and 1, not {alpha}")
 
 
 class _PlainProgress:

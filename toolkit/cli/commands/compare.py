@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import out
+from toolkit.cli.output import check_alpha, out
 from toolkit.cli.commands.evaluate import CLASS_HELP
 
 __all__ = ["register"]
@@ -50,6 +50,7 @@ def compare_command(
     from toolkit.evaluation.report import check_report_options
 
     metrics = list(dict.fromkeys(metric)) or [report_metric or "error"]   # --report alone: that metric is run
+    check_alpha(alpha)
     check_report_options(fmt=fmt, test=significance, interval=interval, metric=report_metric)
     for m in metrics:
         check_report_options(metric=m)

@@ -6,7 +6,8 @@ from typing import Any, Optional, Sequence
 
 import typer
 
-from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, err, json_text, out, progress_bar
+from toolkit.cli.output import (CLASS_OPTION_HELP, check_alpha, class_attribute as class_value, err, json_text, out,
+                                progress_bar)
 
 __all__ = ["register", "evaluate_command", "run_and_report"]
 
@@ -55,6 +56,7 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
     from toolkit.evaluation.report import check_report_options, format_tables
 
     metrics = list(dict.fromkeys(metric)) or None  # None: evaluate's defaults
+    check_alpha(alpha)
     check_report_options(fmt=fmt, test=significance, metric=report_metric)
     for m in metrics or []:
         check_report_options(metric=m)

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, err, out
+from toolkit.cli.output import CLASS_OPTION_HELP, check_alpha, class_attribute as class_value, err, out
 
 __all__ = ["register", "vocab_curve_command"]
 
@@ -41,6 +41,7 @@ def vocab_curve_command(
 
     if fmt not in ("table", "markdown", "csv", "json"):
         raise ParameterError(f"--format must be table, markdown, csv or json, not '{fmt}'")
+    check_alpha(alpha)
     if plot:
         from toolkit.plotting import check_figure_path
 

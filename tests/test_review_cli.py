@@ -1,0 +1,59 @@
+"""Bad input on the command line, as the developers' guide states the rules: exit code 2, one line on stderr
+naming the option or file and what was expected, no traceback, before any computation, nothing lost."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+import toolkit
+from conftest import ROOT
+from toolkit.cli import app
+
+runner = CliRunner()
+TINY = ROOT / "tests" / "data" / "tiny.arff"
+IRIS = ROOT / "datasets" / "iris.arff"
+
+
+def _one_error_line(result, *needles):
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert "Traceback" not in result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("Error: "), lines
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+@pytest.fixture(scope="module")
+def results_file(tmp_path_factory):
+    """Two pipelines on two datasets, two repetitions (a second or so)."""
+    out = tmp_path_factory.mktemp("results") / "r.jsonl"
+    toolkit.evaluate([TINY, IRIS], ["nb-weka", "nb-gaussian"], runs=2, out=out)
+    return out
+
+
+@pytest.mark.parametrize("alpha", ["0", "1", "1.5", "-0.1", "nan"])
+def test_evaluate_refuses_an_alpha_outside_0_1_before_running(tmp_path, alpha):
+    """--alpha is a significance level: evaluate (and compare) refused none and marked cells at alpha 1.5 or 0;
+    toolkit report refused them. Refused before anything runs: the --out file is not even started."""
+    out = tmp_path / "r.jsonl"
+    result = runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-weka", "-c", "nb-gaussian", "-r", "2", "-q",
+                                 "--alpha", alpha, "--out", str(out)])
+    _one_error_line(result, "--alpha", "between 0 and 1")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("alpha", ["0", "2", "nan"])
+def test_compare_refuses_an_alpha_outside_0_1(results_file, alpha):
+    _one_error_line(runner.invoke(app, ["compare", str(results_file), "--alpha", alpha]), "--alpha", "between 0 and 1")
+    _one_error_line(runner.invoke(app, ["compare", str(TINY), "-c", "nb-weka", "-r", "2", "-q", "--alpha", alpha]),
+                    "--alpha")
+
+
+def test_vocab_curve_refuses_an_alpha_outside_0_1():
+    _one_error_line(runner.invoke(app, ["vocab-curve", str(TINY), "--alpha", "7", "-q"]), "--alpha", "between 0 and 1")
