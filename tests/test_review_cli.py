@@ -57,3 +57,15 @@ def test_compare_refuses_an_alpha_outside_0_1(results_file, alpha):
 
 def test_vocab_curve_refuses_an_alpha_outside_0_1():
     _one_error_line(runner.invoke(app, ["vocab-curve", str(TINY), "--alpha", "7", "-q"]), "--alpha", "between 0 and 1")
+
+
+@pytest.mark.parametrize("rope", ["nan", "inf"])
+def test_report_refuses_a_rope_that_is_not_a_finite_number(results_file, tmp_path, rope):
+    """--rope nan passed the `rope < 0` check and the report claimed P(equivalent) = 1 for a rope it wrote as null;
+    the API (write_report) took it as well. Nothing is written."""
+    out = tmp_path / "r.json"
+    _one_error_line(runner.invoke(app, ["report", str(results_file), "-o", str(out), "--rope", rope]), "--rope", "finite")
+    assert not out.exists()
+    with pytest.raises(toolkit.errors.ParameterError, match="--rope"):
+        toolkit.write_report(results_file, tmp_path / "api.json", rope=float(rope))
+    assert not (tmp_path / "api.json").exists()

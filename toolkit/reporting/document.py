@@ -113,8 +113,8 @@ def build_report(results: Results, *, metrics: list[str] | None = None, main: st
         raise ParameterError(f"--significance must be one of {', '.join(TESTS)}, not '{test}'")
     if not 0 < alpha < 1:
         raise ParameterError(f"--alpha must lie between 0 and 1, not {alpha}")
-    if rope < 0:
-        raise ParameterError(f"--rope must be >= 0, not {rope}")
+    if not (rope >= 0 and rope != float("inf")):  # NaN compares false: the old `rope < 0` let it through
+        raise ParameterError(f"--rope must be a finite number >= 0, not {rope}")
     if not results.ok():
         raise ToolkitError("the results hold no finished repetition; nothing to report")
     scalar, dicts = _scalar_metrics(results, results.experiment)
