@@ -69,3 +69,33 @@ def test_report_refuses_a_rope_that_is_not_a_finite_number(results_file, tmp_pat
     with pytest.raises(toolkit.errors.ParameterError, match="--rope"):
         toolkit.write_report(results_file, tmp_path / "api.json", rope=float(rope))
     assert not (tmp_path / "api.json").exists()
+
+
+def test_an_output_file_that_is_an_input_is_refused_and_the_input_kept(tmp_path):
+    """train d.arff -o d.arff wrote the model over the dataset, predict m.tkm d.arff -o d.arff the predicted
+    labels over the true ones (the default format follows the .arff extension), predict ... -o m.tkm the
+    predictions over the model, convert d.arff d.arff rewrote the file without its comments. Each is refused,
+    also through another spelling of the path (./, absolute, a symbolic link), and the input stays as it was."""
+    data = tmp_path / "d.arff"
+    shutil.copy(IRIS, data)
+    model = tmp_path / "m.tkm"
+    assert runner.invoke(app, ["train", str(data), "-c", "nb-weka", "-o", str(model), "--no-tune"]).exit_code == 0
+    link = tmp_path / "link.arff"
+    link.symlink_to(data)
+    before_data, before_model = data.read_bytes(), model.read_bytes()
+    cases = [(["train", str(data), "-c", "nb-weka", "-o", str(data)], "dataset"),
+             (["train", str(data), "-c", "nb-weka", "-o", str(link)], "dataset"),
+             (["predict", str(model), str(data), "-o", str(data)], "dataset"),
+             (["predict", str(model), str(link), "-o", str(tmp_path / "." / "d.arff")], "dataset"),
+             (["predict", str(model), str(data), "-o", str(model), "--format", "csv"], "model file"),
+             (["convert", str(data), str(data)], "dataset"),
+             (["convert", str(data), str(link)], "dataset")]
+    for args, what in cases:
+        _one_error_line(runner.invoke(app, args), f"is the {what} this command reads", "another output file")
+        assert data.read_bytes() == before_data, args
+        assert model.read_bytes() == before_model, args
+    # another existing file is still replaced, as -o always did
+    other = tmp_path / "p.csv"
+    other.write_text("old\n")
+    assert runner.invoke(app, ["predict", str(model), str(data), "-o", str(other)]).exit_code == 0
+    assert other.read_text().startswith("instance,actual,predicted")

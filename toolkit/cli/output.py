@@ -11,7 +11,8 @@ from typing import Any
 
 import typer
 
-__all__ = ["err", "out", "progress_bar", "class_attribute", "json_text", "check_alpha", "CLASS_OPTION_HELP"]
+__all__ = ["err", "out", "progress_bar", "class_attribute", "json_text", "check_alpha", "check_not_an_input",
+           "CLASS_OPTION_HELP"]
 
 #: What ``--class`` means on every command.
 CLASS_OPTION_HELP = ("Class attribute: its name, first, last (the default, as WEKA), or its 1-based position "
@@ -83,6 +84,29 @@ def check_alpha(alpha: float) -> None:
 
     if not 0 < alpha < 1:
         raise ParameterError(f"--alpha must lie between 0 and 1, not {alpha}")
+
+
+def check_not_an_input(output: str, inputs: dict[str, str]) -> None:
+    """Refuse to write ``output`` over one of the command's own inputs ({what: path or bundled name}), which
+    the command has read by then: ``train d.arff -o d.arff`` replaced the dataset with the model, ``predict
+    m.tkm d.arff -o d.arff`` the dataset with its predicted labels. Checked before any work."""
+    import os
+
+    from toolkit.errors import ParameterError
+
+    if not os.path.exists(output):
+        return
+    for what, name in inputs.items():
+        try:
+            from toolkit.loading import resolve_dataset
+
+            path = os.fspath(resolve_dataset(name)) if what == "dataset" else name
+            same = os.path.samefile(output, path)
+        except Exception:  # an input that does not resolve is reported by its reader
+            continue
+        if same:
+            raise ParameterError(f"{output}: is the {what} this command reads ({name}); writing the output there "
+                                 f"would replace it: give another output file")
 
 
 class _PlainProgress:

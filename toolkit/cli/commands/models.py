@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, err, out
+from toolkit.cli.output import CLASS_OPTION_HELP, check_not_an_input, class_attribute as class_value, err, out
 
 __all__ = ["register"]
 
@@ -37,6 +37,7 @@ def train_command(
     from toolkit import train
 
     _check_writable(output)
+    check_not_an_input(output, {"dataset": dataset})
     partitioned = bool(scheduler or cluster)
     fitted = train(dataset, classifier, feature_selector=fs, text=text or "auto", tune=not no_tune, seed=seed,
                    out=output, class_attribute=class_value(class_attribute), scheduler=scheduler, cluster=cluster,
@@ -101,6 +102,7 @@ def predict_command(
         raise ParameterError(f"format must be table, csv, json or arff, not '{fmt}'")
     if output:
         _check_writable(output)
+        check_not_an_input(output, {"model file": model, "dataset": dataset})
     if scheduler or cluster:
         if fmt == "arff":
             raise ParameterError("--format arff writes the instances back and is not offered with --scheduler / "
