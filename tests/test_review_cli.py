@@ -99,3 +99,40 @@ def test_an_output_file_that_is_an_input_is_refused_and_the_input_kept(tmp_path)
     other.write_text("old\n")
     assert runner.invoke(app, ["predict", str(model), str(data), "-o", str(other)]).exit_code == 0
     assert other.read_text().startswith("instance,actual,predicted")
+
+
+def _model(tmp_path):
+    model = tmp_path / "m.tkm"
+    assert runner.invoke(app, ["train", str(IRIS), "-c", "nb-weka", "-o", str(model), "--no-tune"]).exit_code == 0
+    return model
+
+
+def test_partitioned_predict_keeps_the_old_output_when_it_fails(tmp_path):
+    """predict --cluster opened (emptied) -o before scoring: a dataset cut short halfway left an empty file
+    where the old output was. Now the old file stays until every prediction is written, and no temporary
+    file is left behind; a run that succeeds replaces it."""
+    pytest.importorskip("distributed")
+    model = _model(tmp_path)
+    cut = tmp_path / "cut.arff"
+    cut.write_bytes(IRIS.read_bytes()[:3000])   # ends in the middle of a data line
+    old = tmp_path / "p.csv"
+    old.write_text("the previous predictions\n")
+    failed = runner.invoke(app, ["predict", str(model), str(cut), "-o", str(old), "--cluster", "local:1"])
+    assert failed.exit_code == 2 and "cut.arff:" in failed.stderr.strip().splitlines()[-1], failed.output
+    assert old.read_text() == "the previous predictions\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.arff", "m.tkm", "p.csv"]
+    done = runner.invoke(app, ["predict", str(model), str(IRIS), "-o", str(old), "--cluster", "local:1"])
+    assert done.exit_code == 0, done.output
+    assert len(old.read_text().splitlines()) == 151
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_predict_reports_a_failed_write_in_one_line():
+    """A write that fails (disk full) gave a traceback; now one line naming the file, exit code 2."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        model = _model(Path(folder))
+        _one_error_line(runner.invoke(app, ["predict", str(model), str(IRIS), "-o", "/dev/full"]), "/dev/full",
+                        "cannot write")

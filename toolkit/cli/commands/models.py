@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
-from typing import Optional
+import sys
+from collections.abc import Iterator
+from typing import Optional, TextIO
 
 import typer
 
@@ -140,7 +143,7 @@ def predict_command(
     if weka is not None and fmt == "table":
         text += "\n\n" + weka.format()
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
+        with _written(output) as fh:
             fh.write(text + "\n")
         err(f"predictions written to {output}")
         if weka is not None and fmt in ("csv", "arff"):
@@ -164,7 +167,10 @@ def _predict_partitioned(model, dataset, proba, fmt, output, allow_format_1, sum
     saved, header, parts = predict_partitioned(model, dataset, scheduler=scheduler, cluster=cluster,
                                                partition_bytes=partition_bytes, allow_format_1=allow_format_1,
                                                notes=err)
-    fh = open(output, "w", encoding="utf-8") if output else None
+    stack = contextlib.ExitStack()
+    # the predictions stream into a file beside the output, which replaces it only once all are written: a
+    # failure midway (a bad line in the data, a lost worker) keeps the old file instead of leaving it cut short
+    fh = stack.enter_context(_written(output)) if output else None
 
     def write(text: str) -> None:
         if fh is not None:
@@ -236,11 +242,32 @@ def _predict_partitioned(model, dataset, proba, fmt, output, allow_format_1, sum
                 out(weka.format())
             elif fmt == "csv":
                 err(weka.format())
-    finally:
-        if fh is not None:
-            fh.close()
+    except BaseException:
+        stack.__exit__(*sys.exc_info())
+        raise
+    stack.close()
     if output:
         err(f"predictions written to {output}")
+
+
+@contextlib.contextmanager
+def _written(path: str) -> Iterator[TextIO]:
+    """``path`` opened for writing text. A new or regular file is written beside it and replaces it only when
+    the block succeeds, so an error midway keeps the old file (not an empty or cut one); a device or a pipe
+    (``-o /dev/stdout``) is written directly. A failed write (disk full) is one error line naming the file."""
+    from toolkit.atomic_write import replaced_atomically
+    from toolkit.errors import ToolkitError
+
+    if os.path.exists(path) and not os.path.isfile(path):
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                yield fh
+        except OSError as exc:
+            raise ToolkitError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        return
+    with replaced_atomically(os.path.realpath(path), ToolkitError) as tmp:   # a symbolic link stays one
+        with open(tmp, "w", encoding="utf-8") as fh:
+            yield fh
 
 
 # one row layout for the local and the partitioned predict, so that their outputs stay byte-identical
