@@ -136,3 +136,28 @@ def test_predict_reports_a_failed_write_in_one_line():
         model = _model(Path(folder))
         _one_error_line(runner.invoke(app, ["predict", str(model), str(IRIS), "-o", "/dev/full"]), "/dev/full",
                         "cannot write")
+
+
+def _counts_file(tmp_path):
+    rows = []
+    for i in range(24):
+        label = "a" if i % 2 else "b"
+        rows.append(f"{i % 3},{(i * 7) % 4},{3 if label == 'a' else 0},{1 if label == 'b' else i % 2},{label}")
+    path = tmp_path / "counts.arff"
+    path.write_text("@relation counts\n" + "".join(f"@attribute w{j} numeric\n" for j in range(4))
+                    + "@attribute class {a,b}\n@data\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_vocab_curve_refuses_an_unknown_baseline_before_running(tmp_path):
+    """--baseline nope ran the whole curve and printed 'significantly better / worse than nope' over a table
+    that could mark nothing. Now an error naming the selectors, before any work (TINY has nominal attributes
+    that kl refuses: the baseline is checked first)."""
+    _one_error_line(runner.invoke(app, ["vocab-curve", str(TINY), "--baseline", "nope", "-q"]),
+                    "--baseline 'nope'", "kl, dkl, mi")
+    _one_error_line(runner.invoke(app, ["vocab-curve", str(TINY), "-s", "kl", "-s", "mi", "--baseline", "dkl", "-q"]),
+                    "--baseline 'dkl'", "(kl, mi)")
+    ok = runner.invoke(app, ["vocab-curve", str(_counts_file(tmp_path)), "-s", "kl", "-s", "mi", "--baseline", "kl",
+                             "-r", "2", "--sizes", "2,full", "-q"])
+    assert ok.exit_code == 0, ok.output
+    assert "than kl" in ok.stdout

@@ -42,12 +42,15 @@ def vocab_curve_command(
     if fmt not in ("table", "markdown", "csv", "json"):
         raise ParameterError(f"--format must be table, markdown, csv or json, not '{fmt}'")
     check_alpha(alpha)
+    selectors = selector or ["kl", "dkl", "mi"]
+    if baseline is not None and baseline not in selectors:   # the table marks cells against it, after the run
+        raise ParameterError(f"--baseline '{baseline}' is not among the selectors ({', '.join(selectors)})")
     if plot:
         from toolkit.plotting import check_figure_path
 
         check_figure_path(plot)
     with progress_bar(not quiet) as update:
-        result = vocabulary_curve(datasets, selectors=selector or ["kl", "dkl", "mi"], sizes=sizes,
+        result = vocabulary_curve(datasets, selectors=selectors, sizes=sizes,
                                   classifier=classifier, text=text or "auto", test=test or None, runs=runs,
                                   test_fraction=test_fraction, seed=seed, metric=metric,
                                   class_attribute=class_value(class_attribute),
