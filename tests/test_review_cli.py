@@ -161,3 +161,26 @@ def test_vocab_curve_refuses_an_unknown_baseline_before_running(tmp_path):
                              "-r", "2", "--sizes", "2,full", "-q"])
     assert ok.exit_code == 0, ok.output
     assert "than kl" in ok.stdout
+
+
+@pytest.mark.parametrize("options, named", [
+    (["-o", "again.jsonl"], "--out"), (["--runs", "20"], "--runs"), (["--resume"], "--resume"),
+    (["--jobs", "2"], "--jobs"), (["--seed", "3"], "--seed"), (["--keep-going"], "--keep-going"),
+    (["--protocol", "thesis"], "--protocol"), (["-C", "play"], "--class")])
+def test_compare_of_result_files_refuses_the_options_that_run(results_file, tmp_path, monkeypatch, options, named):
+    """compare RESULTS.jsonl -o again.jsonl wrote no file and --runs 20 ran nothing, without a word (only -c
+    was refused): each is refused, naming the option."""
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["compare", str(results_file), *options])
+    _one_error_line(result, named, "result files are only tabulated")
+    assert not (tmp_path / "again.jsonl").exists()
+    # the options of the table are still taken
+    assert runner.invoke(app, ["compare", str(results_file), "--interval", "lcl", "-q", "--format", "csv"]).exit_code == 0
+
+
+def test_compare_running_datasets_shows_the_interval_asked_for():
+    """--interval lcl was taken silently and the table showed mean ± CI when compare ran the datasets."""
+    ran = runner.invoke(app, ["compare", str(TINY), "-c", "nb-weka", "-c", "nb-gaussian", "-r", "2", "-q",
+                              "--interval", "lcl"])
+    assert ran.exit_code == 0, ran.output
+    assert "(≥ " in ran.stdout and " ± " not in ran.stdout.splitlines()[2]

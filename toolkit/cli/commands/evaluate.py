@@ -49,7 +49,7 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                    significance: str, text: Optional[str] = None, positive: Optional[list[str]] = None,
                    positive_below: Optional[float] = None, keep_going: bool = False,
                    scheduler: Optional[str] = None, cluster: Optional[str] = None,
-                   shown: Optional[list[str]] = None, summary: bool = False) -> None:
+                   shown: Optional[list[str]] = None, summary: bool = False, interval: str = "ci") -> None:
     from toolkit import compare, evaluate
     from toolkit.errors import Interrupted, ParameterError
     from toolkit.evaluation.api import make_pipelines
@@ -112,7 +112,7 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
             doc["summary"] = [s.as_dict() for s in results_summaries(results)]
         out(json_text(doc))
     else:
-        out(format_tables(results, shown, fmt, baseline=baseline, alpha=alpha, test=significance))
+        out(format_tables(results, shown, fmt, baseline=baseline, alpha=alpha, test=significance, interval=interval))
         if summary:
             from toolkit.evaluation.summary import results_summaries
 
