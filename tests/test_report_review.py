@@ -24,7 +24,7 @@ def test_cd_diagram_of_one_pipeline_says_a_second_pipeline_is_missing(tmp_path):
     result = runner.invoke(app, ["report", str(out), "-o", str(tmp_path / "r.html"), "-o", str(tmp_path / "cd.svg")])
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "2 pipelines" in lines[0] and "1 pipeline and 2" in lines[0], lines
+    assert len(lines) == 1 and "at least 2 pipelines" in lines[0] and "2 such datasets and 1 pipeline" in lines[0], lines
     assert not (tmp_path / "r.html").exists() and not (tmp_path / "cd.svg").exists()
 
 

@@ -73,9 +73,9 @@ def write_report(results: Any, out: str | os.PathLike[str] | Sequence[str | os.P
     if figures and cd_canvas(report) is None:   # before any file is written
         m = report.across   # say which is missing: one pipeline on many datasets was told to add datasets
         n_p, n_d = len(m.pipelines), len(m.datasets)
-        raise ParameterError(f"{figures[0]}: a CD diagram needs at least 2 pipelines and 2 datasets with a result "
-                             f"for every pipeline; the results have {n_p} pipeline{'' if n_p == 1 else 's'} and "
-                             f"{n_d} such dataset{'' if n_d == 1 else 's'}")
+        raise ParameterError(f"{figures[0]}: a CD diagram needs at least 2 datasets with a result for every pipeline, "
+                             f"and at least 2 pipelines; the results have {n_d} such dataset{'' if n_d == 1 else 's'} "
+                             f"and {n_p} pipeline{'' if n_p == 1 else 's'}")
     written = []
     for path in outputs:
         ext = os.path.splitext(path)[1].lower()
