@@ -184,3 +184,17 @@ def test_compare_running_datasets_shows_the_interval_asked_for():
                               "--interval", "lcl"])
     assert ran.exit_code == 0, ran.output
     assert "(≥ " in ran.stdout and " ± " not in ran.stdout.splitlines()[2]
+
+
+def test_convert_refuses_two_types_for_one_column(tmp_path):
+    """--nominal class --numeric class wrote the class as nominal without a word about the --numeric."""
+    csv = tmp_path / "d.csv"
+    csv.write_text("a,b,class\n1,2,x\n3,4,y\n")
+    out = tmp_path / "d.arff"
+    _one_error_line(runner.invoke(app, ["convert", str(csv), str(out), "--nominal", "class", "--numeric", "class"]),
+                    "--nominal and --numeric", "'class'")
+    _one_error_line(runner.invoke(app, ["convert", str(csv), str(out), "--nominal", "b,class", "--string", "a,b"]),
+                    "--nominal and --string", "'b'")
+    assert not out.exists()
+    assert runner.invoke(app, ["convert", str(csv), str(out), "--nominal", "b", "--string", "a"]).exit_code == 0
+    assert "@attribute b {2,4}" in out.read_text()
