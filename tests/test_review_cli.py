@@ -198,3 +198,29 @@ def test_convert_refuses_two_types_for_one_column(tmp_path):
     assert not out.exists()
     assert runner.invoke(app, ["convert", str(csv), str(out), "--nominal", "b", "--string", "a"]).exit_code == 0
     assert "@attribute b {2,4}" in out.read_text()
+
+
+@pytest.mark.parametrize("command", [["evaluate", str(TINY)], ["compare", str(TINY)]])
+def test_json_and_another_format_are_refused_together(tmp_path, command):
+    """--json --format latex printed JSON and dropped the LaTeX without a word."""
+    out = tmp_path / "r.jsonl"
+    result = runner.invoke(app, [*command, "-c", "nb-weka", "-r", "2", "-q", "--json", "--format", "latex",
+                                 "-o", str(out)])
+    _one_error_line(result, "--json and --format latex")
+    assert not out.exists()
+    ran = runner.invoke(app, [*command, "-c", "nb-weka", "-r", "2", "-q", "--json"])
+    assert ran.exit_code == 0 and json.loads(ran.stdout), ran.output
+
+
+def test_compare_of_result_files_refuses_json_with_another_format(results_file):
+    _one_error_line(runner.invoke(app, ["compare", str(results_file), "--json", "--format", "csv"]), "--json and --format csv")
+    assert runner.invoke(app, ["compare", str(results_file), "--json", "--format", "json"]).exit_code == 0
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_jobs_with_a_cluster_is_refused_before_any_work(tmp_path, command):
+    """--jobs 4 --cluster local:1 ran on the one-worker cluster and dropped --jobs without a word. Refused
+    before a cluster is started or a dataset read (the dataset named does not exist)."""
+    result = runner.invoke(app, [command, str(tmp_path / "absent.arff"), "-c", "nb-weka", "-r", "2", "-q", "--jobs", "4",
+                                 "--cluster", "local:1"])
+    _one_error_line(result, "--jobs 4", "--cluster")

@@ -60,6 +60,8 @@ def compare_command(
 
     metrics = list(dict.fromkeys(metric)) or [report_metric or "error"]   # --report alone: that metric is run
     check_alpha(alpha)
+    if as_json and fmt not in ("table", "json"):   # --json won over the --format asked for, without a word
+        raise ParameterError(f"--json and --format {fmt} ask for two outputs; give one")
     check_report_options(fmt=fmt, test=significance, interval=interval, metric=report_metric)
     for m in metrics:
         check_report_options(metric=m)

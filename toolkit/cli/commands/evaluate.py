@@ -57,6 +57,11 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
 
     metrics = list(dict.fromkeys(metric)) or None  # None: evaluate's defaults
     check_alpha(alpha)
+    if as_json and fmt != "table":   # --json took over and the --format asked for was dropped without a word
+        raise ParameterError(f"--json and --format {fmt} ask for two outputs; give one")
+    if jobs != 1 and (scheduler or cluster):   # the cluster's workers run the repetitions; --jobs was ignored
+        raise ParameterError(f"--jobs {jobs} runs local processes; with {'--scheduler' if scheduler else '--cluster'} "
+                             f"the cluster's workers run the repetitions: leave --jobs out")
     check_report_options(fmt=fmt, test=significance, metric=report_metric)
     for m in metrics or []:
         check_report_options(metric=m)
