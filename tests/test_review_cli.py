@@ -224,3 +224,13 @@ def test_jobs_with_a_cluster_is_refused_before_any_work(tmp_path, command):
     result = runner.invoke(app, [command, str(tmp_path / "absent.arff"), "-c", "nb-weka", "-r", "2", "-q", "--jobs", "4",
                                  "--cluster", "local:1"])
     _one_error_line(result, "--jobs 4", "--cluster")
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+@pytest.mark.parametrize("option, needle", [("--resume", "--resume continues"), ("--save-proba", "--save-proba")])
+def test_options_of_the_results_file_need_out(command, option, needle):
+    """--resume without --out ran everything again and kept nothing (a user who forgot -o on the second call
+    lost the hours the first run saved nowhere); --save-proba without --out stored the probabilities nowhere."""
+    if command == "compare" and option == "--save-proba":
+        pytest.skip("compare has no --save-proba")
+    _one_error_line(runner.invoke(app, [command, str(TINY), "-c", "nb-weka", "-r", "2", "-q", option]), needle, "--out")

@@ -59,6 +59,9 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
     check_alpha(alpha)
     if as_json and fmt != "table":   # --json took over and the --format asked for was dropped without a word
         raise ParameterError(f"--json and --format {fmt} ask for two outputs; give one")
+    if not out_file and (resume or save_proba):   # both act on the --out file; without one they did nothing
+        raise ParameterError(f"{'--resume continues' if resume else '--save-proba stores the probabilities in'} "
+                             f"the results file of --out FILE; give --out")
     if jobs != 1 and (scheduler or cluster):   # the cluster's workers run the repetitions; --jobs was ignored
         raise ParameterError(f"--jobs {jobs} runs local processes; with {'--scheduler' if scheduler else '--cluster'} "
                              f"the cluster's workers run the repetitions: leave --jobs out")
