@@ -53,3 +53,34 @@ def test_html_contents_link_to_the_failed_repetitions(tmp_path):
     toolkit.evaluate([TINY], ["nb-weka"], runs=2, out=clean)
     toolkit.write_report(clean, tmp_path / "c.html")
     assert "#failures" not in (tmp_path / "c.html").read_text()
+
+
+@pytest.fixture(scope="module")
+def two_by_two(tmp_path_factory):
+    out = tmp_path_factory.mktemp("r") / "r.jsonl"
+    toolkit.evaluate([TINY, IRIS], ["nb-weka", "nb-gaussian"], runs=2, out=out)
+    return out
+
+
+def test_outputs_that_collide_are_refused_before_anything_is_written(two_by_two, tmp_path):
+    """-o r.csv -o r-summary.csv: r.csv writes its summary as r-summary.csv, and the second output wrote the long
+    CSV over it (the summary was lost, 'written: r-summary.csv' came twice). Refused, naming both outputs."""
+    long, summary = tmp_path / "r.csv", tmp_path / "r-summary.csv"
+    for order in ([long, summary], [summary, long]):
+        result = runner.invoke(app, ["report", str(two_by_two), *[a for p in order for a in ("-o", str(p))]])
+        assert result.exit_code == 2, result.output
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "r-summary.csv: would be written twice" in lines[0], lines
+        assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_the_same_content_asked_twice_is_written_once(two_by_two, tmp_path):
+    """One file asked for twice with the same content (-o r.md and its diagram as -o r-cd.svg, or one -o
+    repeated) is not refused: it is written and listed once."""
+    md, svg, html = tmp_path / "r.md", tmp_path / "r-cd.svg", tmp_path / "r.html"
+    result = runner.invoke(app, ["report", str(two_by_two), "-o", str(svg), "-o", str(md), "-o", str(html),
+                                 "-o", str(html)])
+    assert result.exit_code == 0, result.output
+    written = [line.split("written: ", 1)[1] for line in result.stderr.splitlines()]
+    assert sorted(written) == sorted([str(svg), str(md), str(html)])
+    assert "<svg" in svg.read_text()[:300]
