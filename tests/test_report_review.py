@@ -84,3 +84,15 @@ def test_the_same_content_asked_twice_is_written_once(two_by_two, tmp_path):
     written = [line.split("written: ", 1)[1] for line in result.stderr.splitlines()]
     assert sorted(written) == sorted([str(svg), str(md), str(html)])
     assert "<svg" in svg.read_text()[:300]
+
+
+def test_a_report_of_a_dict_metric_alone_names_the_metrics_to_add(tmp_path):
+    """-m confusion-matrix alone said 'the results hold no metric with one number per repetition', while they
+    held kappa: the message names the option and the metrics that would do."""
+    out = tmp_path / "cm.jsonl"
+    toolkit.evaluate([TINY], ["nb-weka"], runs=2, metrics=["confusion-matrix", "kappa"], out=out)
+    result = runner.invoke(app, ["report", str(out), "-o", str(tmp_path / "r.html"), "-m", "confusion-matrix"])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--metric confusion-matrix" in lines[0] and "add one of kappa" in lines[0], lines
+    assert not (tmp_path / "r.html").exists()

@@ -122,8 +122,12 @@ def build_report(results: Results, *, metrics: list[str] | None = None, main: st
         for m in metrics:
             if m not in scalar and m not in dicts:
                 raise ParameterError(f"metric '{m}' is not in the results (they hold: {', '.join(scalar + dicts)})")
+        held = scalar
         scalar = [m for m in metrics if m in scalar]
         dicts = [m for m in metrics if m in dicts] or dicts
+        if not scalar and held:   # the results have such metrics: the choice left them out (-m confusion-matrix)
+            raise ParameterError(f"--metric {' --metric '.join(metrics)}: the significance table needs a metric with "
+                                 f"one number per repetition; add one of {', '.join(held)}")
     if not scalar:
         raise ParameterError("the results hold no metric with one number per repetition to tabulate")
     if main is None:
