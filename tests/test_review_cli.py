@@ -234,3 +234,20 @@ def test_options_of_the_results_file_need_out(command, option, needle):
     if command == "compare" and option == "--save-proba":
         pytest.skip("compare has no --save-proba")
     _one_error_line(runner.invoke(app, [command, str(TINY), "-c", "nb-weka", "-r", "2", "-q", option]), needle, "--out")
+
+
+def _strict_json(text):
+    """JSON as jq or a browser's JSON.parse read it: NaN and Infinity are no JSON."""
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_vocab_curve_json_of_one_repetition_is_valid_json(tmp_path):
+    """With one repetition the sd is undefined and --format json wrote it as NaN, which is no JSON (the other
+    commands write null, as json_text documents)."""
+    result = runner.invoke(app, ["vocab-curve", str(_counts_file(tmp_path)), "-s", "kl", "-r", "1", "--sizes", "2",
+                                 "-q", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = _strict_json(result.stdout)
+    assert doc["summary"][0]["n"] == 1 and doc["summary"][0]["sd"] is None

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Optional
 
 import typer
 
-from toolkit.cli.output import CLASS_OPTION_HELP, check_alpha, class_attribute as class_value, err, out
+from toolkit.cli.output import CLASS_OPTION_HELP, check_alpha, class_attribute as class_value, err, json_text, out
 
 __all__ = ["register", "vocab_curve_command"]
 
@@ -56,7 +55,7 @@ def vocab_curve_command(
                                   class_attribute=class_value(class_attribute),
                                   progress=update)
     if fmt == "json":
-        out(json.dumps(result.as_dict(), indent=2, default=str))
+        out(json_text(result.as_dict()))   # NaN (the sd of one repetition) as null: json.dumps wrote NaN, no JSON
     else:
         out(result.format(fmt, baseline=baseline, alpha=alpha))
     if plot:
