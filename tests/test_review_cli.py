@@ -251,3 +251,47 @@ def test_vocab_curve_json_of_one_repetition_is_valid_json(tmp_path):
     assert result.exit_code == 0, result.output
     doc = _strict_json(result.stdout)
     assert doc["summary"][0]["n"] == 1 and doc["summary"][0]["sd"] is None
+
+
+MULTILINE_PLUGIN = '''
+import numpy as np
+from toolkit import Capabilities, hookimpl
+from toolkit.api import ClassifierBase
+
+class FailsInLines(ClassifierBase):
+    def fit(self, X, y, sample_weight=None, schema=None):
+        X, codes, w = self._validate_fit(X, y, sample_weight, schema)
+        if codes[0] == 0:
+            raise RuntimeError("the solver did not converge\\nat iteration 7\\n  (residual 1e3)")
+        self.prior_ = np.bincount(codes, minlength=len(self.classes_)) / len(codes)
+        return self
+    def predict_proba(self, X):
+        X = self._validate_predict(X)
+        return np.tile(self.prior_, (X.shape[0], 1))
+
+@hookimpl
+def register_classifiers(register):
+    register("fails-in-lines", FailsInLines, description="fails with a message of three lines (test plugin)",
+             capabilities=Capabilities(nominal=True, missing=True))
+'''
+
+
+def test_an_error_message_of_several_lines_is_one_line_on_stderr(tmp_path):
+    """A plugin's exception whose message holds line breaks came out as three lines after 'Error:' (and after
+    'Warning: ... failed' with --keep-going); the rule is one line."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "lines.py").write_text(MULTILINE_PLUGIN)
+    base = [sys.executable, "-m", "toolkit", "--plugins-dir", str(folder), "evaluate", str(TINY), "-c", "fails-in-lines",
+            "-r", "6", "-q"]
+    stopped = subprocess.run(base, capture_output=True, text=True, timeout=120)
+    lines = stopped.stderr.strip().splitlines()
+    assert stopped.returncode == 1 and len(lines) == 1, stopped.stderr
+    assert lines[0].startswith("Error: ") and "did not converge / at iteration 7 / (residual 1e3)" in lines[0]
+    going = subprocess.run(base + ["--keep-going"], capture_output=True, text=True, timeout=120)
+    lines = going.stderr.strip().splitlines()
+    assert going.returncode == 1 and len(lines) == 1, going.stderr
+    assert lines[0].startswith("Warning: ") and "did not converge / at iteration 7 / (residual 1e3)" in lines[0]

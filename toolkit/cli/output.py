@@ -12,7 +12,7 @@ from typing import Any
 import typer
 
 __all__ = ["err", "out", "progress_bar", "class_attribute", "json_text", "check_alpha", "check_not_an_input",
-           "CLASS_OPTION_HELP"]
+           "one_line", "CLASS_OPTION_HELP"]
 
 #: What ``--class`` means on every command.
 CLASS_OPTION_HELP = ("Class attribute: its name, first, last (the default, as WEKA), or its 1-based position "
@@ -31,6 +31,13 @@ def err(message: str, *, prefix: str = "", color: str | None = None) -> None:
     if prefix and color and _stderr_is_tty():
         prefix = typer.style(prefix, fg=color, bold=True)
     typer.echo(f"{prefix}{message}", err=True)
+
+
+def one_line(text: str) -> str:
+    """A message as one line: an error or a warning is one line on stderr, also when it carries the text of an
+    exception raised with line breaks (a plugin's, a solver's), whose lines are joined with ' / '."""
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return " / ".join(lines)
 
 
 def out(text: str) -> None:

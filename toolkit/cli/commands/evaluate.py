@@ -6,8 +6,8 @@ from typing import Any, Optional, Sequence
 
 import typer
 
-from toolkit.cli.output import (CLASS_OPTION_HELP, check_alpha, class_attribute as class_value, err, json_text, out,
-                                progress_bar)
+from toolkit.cli.output import (CLASS_OPTION_HELP, check_alpha, class_attribute as class_value, err, json_text,
+                                one_line, out, progress_bar)
 
 __all__ = ["register", "evaluate_command", "run_and_report"]
 
@@ -155,7 +155,7 @@ def summarise_failures(problems: Sequence[dict[str, Any]]) -> int:
         groups.setdefault(str(r.get("error")), []).append(what)
     for message, where in groups.items():
         shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
-        err(f"{len(where)} repetition{'s' if len(where) > 1 else ''} failed ({shown}): {message[:300]}",
+        err(f"{len(where)} repetition{'s' if len(where) > 1 else ''} failed ({shown}): {one_line(message)[:300]}",
             prefix="Warning: ", color="yellow")
     return len(problems)
 
