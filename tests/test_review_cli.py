@@ -295,3 +295,18 @@ def test_an_error_message_of_several_lines_is_one_line_on_stderr(tmp_path):
     lines = going.stderr.strip().splitlines()
     assert going.returncode == 1 and len(lines) == 1, going.stderr
     assert lines[0].startswith("Warning: ") and "did not converge / at iteration 7 / (residual 1e3)" in lines[0]
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [["list"], ["info", "iris"]])
+def test_stdout_on_a_full_disk_is_one_error_line(args):
+    """`toolkit list > file` on a full disk ended in a traceback of 25 lines; now one line, exit code 2."""
+    import subprocess
+    import sys
+
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "toolkit", *args], stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=120)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert lines[0] == "Error: cannot write the results to stdout (No space left on device)"

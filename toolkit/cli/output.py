@@ -41,8 +41,16 @@ def one_line(text: str) -> str:
 
 
 def out(text: str) -> None:
-    """Results on stdout."""
-    typer.echo(text)
+    """Results on stdout. A failed write (stdout redirected to a full disk) is one error line, not a traceback;
+    a closed pipe (``| head``) is left to the usual quiet end."""
+    try:
+        typer.echo(text)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        from toolkit.errors import ToolkitError
+
+        raise ToolkitError(f"cannot write the results to stdout ({exc.strerror or exc})") from None
 
 
 def _finite(value: Any) -> Any:
