@@ -96,3 +96,18 @@ def test_a_report_of_a_dict_metric_alone_names_the_metrics_to_add(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "--metric confusion-matrix" in lines[0] and "add one of kappa" in lines[0], lines
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_report_is_written_through_a_symbolic_link(two_by_two, tmp_path):
+    """-o public.html, a link to the published report: the new report replaced the link with a file of its own
+    and the published one stayed as it was. Written through the link, as a shell's > does."""
+    published = tmp_path / "site" / "report.html"
+    published.parent.mkdir()
+    published.write_text("last week's report")
+    link = tmp_path / "public.html"
+    link.symlink_to(published)
+    result = runner.invoke(app, ["report", str(two_by_two), "-o", str(link)])
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and link.resolve() == published.resolve()
+    assert published.read_text().startswith("<!DOCTYPE html>")
+    assert result.stderr.strip() == f"written: {link}"

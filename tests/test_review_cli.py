@@ -310,3 +310,24 @@ def test_stdout_on_a_full_disk_is_one_error_line(args):
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr
     assert lines[0] == "Error: cannot write the results to stdout (No space left on device)"
+
+
+def test_a_model_is_written_through_a_symbolic_link_and_never_over_a_device(tmp_path):
+    """train -o current.tkm, a link to the model in use, replaced the link with a new file; train -o /dev/full
+    (as root) replaced the device node itself with a regular file. A named pipe stands for the device here
+    (replacing it would harm nothing outside this test's folder)."""
+    import os
+    import stat
+
+    real = tmp_path / "models" / "v2.tkm"
+    real.parent.mkdir()
+    real.write_text("old model")
+    link = tmp_path / "current.tkm"
+    link.symlink_to(real)
+    assert runner.invoke(app, ["train", str(IRIS), "-c", "nb-weka", "--no-tune", "-o", str(link)]).exit_code == 0
+    assert link.is_symlink() and real.read_bytes()[:2] == b"PK"   # a zip, not 'old model'
+    pipe = tmp_path / "pipe.tkm"
+    os.mkfifo(pipe)
+    _one_error_line(runner.invoke(app, ["train", str(IRIS), "-c", "nb-weka", "--no-tune", "-o", str(pipe)]),
+                    "pipe.tkm: is not a regular file")
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)

@@ -36,7 +36,9 @@ def write_text(path: str | os.PathLike[str], text: str) -> str:
     target = os.fspath(path)
     umask = os.umask(0)
     os.umask(umask)
-    with replaced_atomically(target, ToolkitError) as tmp:
+    # through a symbolic link to the file it names (replacing the path itself turned the link into a file of
+    # its own and left the linked report, say in a published folder, as it was)
+    with replaced_atomically(os.path.realpath(target), ToolkitError) as tmp:
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.chmod(tmp, 0o666 & ~umask)  # a report is to be shared: the usual mode, not the temporary file's 0600

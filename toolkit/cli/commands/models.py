@@ -39,11 +39,11 @@ def train_command(
     fitted from statistics that workers compute on byte ranges of the file (no tuning)."""
     from toolkit import train
 
-    _check_writable(output)
+    _check_writable(output, model=True)
     check_not_an_input(output, {"dataset": dataset})
     partitioned = bool(scheduler or cluster)
     fitted = train(dataset, classifier, feature_selector=fs, text=text or "auto", tune=not no_tune, seed=seed,
-                   out=output, class_attribute=class_value(class_attribute), scheduler=scheduler, cluster=cluster,
+                   out=os.path.realpath(output),   # through a symbolic link to its file, not over the link class_attribute=class_value(class_attribute), scheduler=scheduler, cluster=cluster,
                    partition_bytes=_partition_bytes(partition_mb) if partitioned else None,
                    notes=None if quiet else err)
     chosen = ", ".join(f"{k}={v}" for k, v in fitted.params.items())
@@ -58,7 +58,7 @@ def _partition_bytes(mb: float) -> int:
     return max(1, int(mb * 2**20))
 
 
-def _check_writable(path: str) -> None:
+def _check_writable(path: str, model: bool = False) -> None:
     """Refuse an output path that cannot be written, before any work."""
     import os
 
@@ -66,6 +66,10 @@ def _check_writable(path: str) -> None:
 
     if os.path.isdir(path):
         raise ParameterError(f"{path}: is a folder; give the file to write")
+    if model and os.path.exists(path) and not os.path.isfile(path):
+        # the model is written beside and moved over the path: a device (/dev/stdout) was replaced by a file
+        raise ParameterError(f"{path}: is not a regular file; a model file is written in one step beside it and "
+                             f"moved into place, so give a file name")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise ParameterError(f"{path}: the folder {folder} does not exist")
