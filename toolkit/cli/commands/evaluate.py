@@ -161,7 +161,8 @@ def summarise_failures(problems: Sequence[dict[str, Any]]) -> int:
 
 
 def evaluate_command(
-    datasets: list[str] = typer.Argument(..., help="ARFF files, bundled names (iris) or folders."),
+    datasets: list[str] = typer.Argument(..., help="Dataset files (.arff, .csv, .libsvm, each optionally .gz), bundled names (iris), "
+                                                            "or folders (their .arff and .arff.gz files)."),
     classifier: list[str] = typer.Option(..., "--classifier", "-c",
                                          help="NAME or NAME:k=v,k2=a|b (a|b = grid to tune); repeatable."),
     fs: Optional[str] = typer.Option(None, "--fs", help="Feature selector NAME[:k=v,...], fit on training parts."),

@@ -19,7 +19,8 @@ __all__ = ["register"]
 
 
 def train_command(
-    dataset: str = typer.Argument(..., help="Training data: ARFF file or bundled name."),
+    dataset: str = typer.Argument(..., help="Training data: a dataset file (.arff, .csv, .libsvm, each optionally .gz) "
+                                              "or a bundled name."),
     classifier: str = typer.Option(..., "--classifier", "-c", help="NAME[:k=v,...]"),
     output: str = typer.Option(..., "--out", "-o", "--output", help="Model file to write (.tkm)."),
     fs: Optional[str] = typer.Option(None, "--fs", help="Feature selector NAME[:k=v,...]."),

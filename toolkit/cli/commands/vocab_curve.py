@@ -12,7 +12,8 @@ __all__ = ["register", "vocab_curve_command"]
 
 
 def vocab_curve_command(
-    datasets: list[str] = typer.Argument(..., help="ARFF files (string text or word counts), bundled names or folders."),
+    datasets: list[str] = typer.Argument(..., help="Dataset files (string text or word counts; .arff, .csv, .libsvm, each "
+                                                            "optionally .gz), bundled names or folders."),
     selector: list[str] = typer.Option([], "--selector", "-s",
                                        help="Feature selector NAME[:k=v] (repeatable; default kl, dkl, mi)."),
     sizes: str = typer.Option("20,50,100,200,500,1000,2000,5000,10000,20000,full", "--sizes",
