@@ -331,3 +331,23 @@ def test_a_model_is_written_through_a_symbolic_link_and_never_over_a_device(tmp_
     _one_error_line(runner.invoke(app, ["train", str(IRIS), "-c", "nb-weka", "--no-tune", "-o", str(pipe)]),
                     "pipe.tkm: is not a regular file")
     assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "csv-long"])
+def test_summary_keeps_a_machine_readable_stdout(fmt):
+    """--summary --format json wrote WEKA's text summary after the JSON on stdout (json.load: 'Extra data'), and
+    after the CSV rows with csv; stdout now holds the document alone and the summary goes to stderr, as predict
+    does for csv and arff."""
+    import csv
+    import io
+
+    result = runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-weka", "-r", "2", "-q", "--summary", "--format", fmt])
+    assert result.exit_code == 0, result.output
+    if fmt == "json":
+        _strict_json(result.stdout)
+    else:
+        rows = list(csv.reader(io.StringIO(result.stdout)))
+        assert len({len(r) for r in rows if r}) == 1 and all(rows), rows[-3:]
+    assert "=== Summary: tiny / nb-weka, 2 repetitions ===" in result.stderr
+    table = runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-weka", "-r", "2", "-q", "--summary"])
+    assert "=== Summary: tiny / nb-weka" in table.stdout    # the text table keeps it on stdout

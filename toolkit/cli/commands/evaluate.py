@@ -124,9 +124,12 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
         if summary:
             from toolkit.evaluation.summary import results_summaries
 
+            # WEKA's text after a CSV, JSON or LaTeX document made it no longer one (json.load: "Extra data"):
+            # there it goes to stderr, as predict does with csv and arff
+            show = out if fmt in ("table", "markdown") else err
             for s in results_summaries(results):
-                out("")
-                out(s.format())
+                show("")
+                show(s.format())
     failed = summarise_failures(results.problems())
     if out_file and not quiet:
         err(f"results written to {out_file}")
@@ -209,7 +212,8 @@ def evaluate_command(
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Run on a new local Dask cluster: local:N."),
     summary: bool = typer.Option(False, "--summary",
                                  help="Also WEKA's evaluation summary per dataset and pipeline, summed over the "
-                                      "repetitions (stores the test probabilities in --out)."),
+                                      "repetitions (stores the test probabilities in --out); on stderr when stdout "
+                                      "holds csv, csv-long, json or latex, in the document with --json."),
 ) -> None:
     """Nested random-resampling evaluation (thesis Algorithm 4) of classifiers on datasets."""
     run_and_report(datasets, classifier, fs, es, protocol, runs, test_fraction, validation_fraction, seed,
