@@ -351,3 +351,12 @@ def test_summary_keeps_a_machine_readable_stdout(fmt):
     assert "=== Summary: tiny / nb-weka, 2 repetitions ===" in result.stderr
     table = runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-weka", "-r", "2", "-q", "--summary"])
     assert "=== Summary: tiny / nb-weka" in table.stdout    # the text table keeps it on stdout
+
+
+def test_train_through_a_link_still_takes_its_other_options(tmp_path):
+    """The change that writes a model through a symbolic link first swallowed --class, --scheduler and --cluster
+    into a comment (tests/test_cluster.py caught the scheduler): the class asked for is the model's class."""
+    model = tmp_path / "m.tkm"
+    result = runner.invoke(app, ["train", str(TINY), "-c", "nb-weka", "--no-tune", "--class", "outlook", "-o", str(model)])
+    assert result.exit_code == 0, result.output
+    assert list(toolkit.load_model(model).classes) == ["sunny", "overcast", "rainy"]

@@ -44,7 +44,8 @@ def train_command(
     check_not_an_input(output, {"dataset": dataset})
     partitioned = bool(scheduler or cluster)
     fitted = train(dataset, classifier, feature_selector=fs, text=text or "auto", tune=not no_tune, seed=seed,
-                   out=os.path.realpath(output),   # through a symbolic link to its file, not over the link class_attribute=class_value(class_attribute), scheduler=scheduler, cluster=cluster,
+                   out=os.path.realpath(output),   # through a symbolic link to its file, not over the link
+                   class_attribute=class_value(class_attribute), scheduler=scheduler, cluster=cluster,
                    partition_bytes=_partition_bytes(partition_mb) if partitioned else None,
                    notes=None if quiet else err)
     chosen = ", ".join(f"{k}={v}" for k, v in fitted.params.items())
