@@ -4,7 +4,6 @@ naming the option or file and what was expected, no traceback, before any comput
 from __future__ import annotations
 
 import json
-import math
 import shutil
 
 import pytest
