@@ -44,3 +44,18 @@ def test_usage_errors_are_one_line_with_exit_code_2():
         assert lines[0].startswith("Error: ")
     ok = subprocess.run([sys.executable, "-m", "toolkit", "--version"], capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0 and ok.stdout.startswith("toolkit ")
+
+
+def test_dataset_arguments_name_the_formats_the_commands_read(tmp_path):
+    """info, evaluate, explain, train and vocab-curve read CSV and LIBSVM files too, but their help said 'an ARFF
+    file' (README and docs/formats.md list all three): the help names the formats, and a CSV file is read."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    for name in ("info", "evaluate", "explain", "train", "vocab-curve"):
+        argument = next(p for p in group.commands[name].params if p.name in ("dataset", "datasets"))
+        assert ".csv" in argument.help and ".libsvm" in argument.help, (name, argument.help)
+    csv = tmp_path / "d.csv"
+    csv.write_text("a,b,class\n1,2,x\n3,4,y\n5,6,x\n")
+    result = CliRunner().invoke(app, ["info", str(csv)])
+    assert result.exit_code == 0 and "instances   3" in result.stdout, result.output

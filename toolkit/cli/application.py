@@ -14,7 +14,7 @@ from typer.core import TyperGroup
 
 from toolkit import __version__
 from toolkit.config import debug_enabled, set_debug
-from toolkit.cli.output import err, out
+from toolkit.cli.output import err, one_line, out
 from toolkit.errors import ToolkitError, ToolkitWarning
 
 __all__ = ["app", "build_app", "main"]  # noqa: F822 - app is built on first use (__getattr__)
@@ -29,9 +29,9 @@ def _show_warning(message: Any, category: type[Warning], filename: str, lineno: 
         return
     _shown_warnings.add(text)
     if issubclass(category, ToolkitWarning):
-        err(text, prefix="Warning: ", color="yellow")
+        err(one_line(text), prefix="Warning: ", color="yellow")
     else:
-        err(f"{category.__name__}: {text}", prefix="Warning: ", color="yellow")
+        err(one_line(f"{category.__name__}: {text}"), prefix="Warning: ", color="yellow")
 
 
 
@@ -78,7 +78,7 @@ class ToolkitGroup(TyperGroup):
         except ToolkitError as exc:
             if debug_enabled():
                 raise
-            err(str(exc), prefix="Error: ", color="red")
+            err(one_line(str(exc)), prefix="Error: ", color="red")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             err("interrupted", prefix="Error: ", color="red")
@@ -205,7 +205,7 @@ def main() -> Any:
         except ToolkitError as exc:
             if debug_enabled():
                 raise
-            err(str(exc), prefix="Error: ", color="red")
+            err(one_line(str(exc)), prefix="Error: ", color="red")
             sys.exit(exc.exit_code)
         _preloaded = (_resolved(plugins_dir) if plugins_dir is not None and plugins_dir.is_dir() else None, block)
     return build_app()()

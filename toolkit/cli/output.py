@@ -11,7 +11,8 @@ from typing import Any
 
 import typer
 
-__all__ = ["err", "out", "progress_bar", "class_attribute", "json_text", "CLASS_OPTION_HELP"]
+__all__ = ["err", "out", "progress_bar", "class_attribute", "json_text", "check_alpha", "check_not_an_input",
+           "one_line", "CLASS_OPTION_HELP"]
 
 #: What ``--class`` means on every command.
 CLASS_OPTION_HELP = ("Class attribute: its name, first, last (the default, as WEKA), or its 1-based position "
@@ -32,9 +33,24 @@ def err(message: str, *, prefix: str = "", color: str | None = None) -> None:
     typer.echo(f"{prefix}{message}", err=True)
 
 
+def one_line(text: str) -> str:
+    """A message as one line: an error or a warning is one line on stderr, also when it carries the text of an
+    exception raised with line breaks (a plugin's, a solver's), whose lines are joined with ' / '."""
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return " / ".join(lines)
+
+
 def out(text: str) -> None:
-    """Results on stdout."""
-    typer.echo(text)
+    """Results on stdout. A failed write (stdout redirected to a full disk) is one error line, not a traceback;
+    a closed pipe (``| head``) is left to the usual quiet end."""
+    try:
+        typer.echo(text)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        from toolkit.errors import ToolkitError
+
+        raise ToolkitError(f"cannot write the results to stdout ({exc.strerror or exc})") from None
 
 
 def _finite(value: Any) -> Any:
@@ -74,6 +90,38 @@ def class_attribute(value: str | None) -> str | int:
     if not text:
         raise ParameterError("--class needs an attribute name, first, last or a 1-based position")
     return text
+
+
+def check_alpha(alpha: float) -> None:
+    """A significance level strictly between 0 and 1 (NaN is none), checked before any work, on every command
+    that takes --alpha (as ``toolkit report`` does)."""
+    from toolkit.errors import ParameterError
+
+    if not 0 < alpha < 1:
+        raise ParameterError(f"--alpha must lie between 0 and 1, not {alpha}")
+
+
+def check_not_an_input(output: str, inputs: dict[str, str]) -> None:
+    """Refuse to write ``output`` over one of the command's own inputs ({what: path or bundled name}), which
+    the command has read by then: ``train d.arff -o d.arff`` replaced the dataset with the model, ``predict
+    m.tkm d.arff -o d.arff`` the dataset with its predicted labels. Checked before any work."""
+    import os
+
+    from toolkit.errors import ParameterError
+
+    if not os.path.exists(output):
+        return
+    for what, name in inputs.items():
+        try:
+            from toolkit.loading import resolve_dataset
+
+            path = os.fspath(resolve_dataset(name)) if what == "dataset" else name
+            same = os.path.samefile(output, path)
+        except Exception:  # an input that does not resolve is reported by its reader
+            continue
+        if same:
+            raise ParameterError(f"{output}: is the {what} this command reads ({name}); writing the output there "
+                                 f"would replace it: give another output file")
 
 
 class _PlainProgress:

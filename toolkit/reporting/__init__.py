@@ -41,7 +41,35 @@ def check_outputs(outputs: Sequence[str | os.PathLike[str]]) -> list[str]:
 
             check_figure_path(text)
         out.append(text)
+    _check_no_file_written_twice(out)
     return out
+
+
+def _planned(path: str) -> list[tuple[str, str]]:
+    """(file, what goes in it) for one output: a .md also writes NAME-cd.svg, a .csv NAME-summary.csv."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext == ".md":
+        return [(_sibling(path, "-cd.svg"), "the CD diagram as SVG"), (path, "the Markdown report")]
+    if ext == ".csv":
+        return [(path, "the long CSV"), (_sibling(path, "-summary.csv"), "the summary CSV")]
+    if ext == ".svg":
+        return [(path, "the CD diagram as SVG")]
+    return [(path, ext)]
+
+
+def _check_no_file_written_twice(outputs: Sequence[str]) -> None:
+    """-o r.csv -o r-summary.csv wrote the long CSV over the summary that r.csv puts beside it (and listed the
+    file twice); refuse two different contents for one file, before anything is written. The same content
+    twice (-o r.md -o r-cd.svg, or one -o given twice) is written once."""
+    seen: dict[str, tuple[str, str]] = {}
+    for output in outputs:
+        for path, what in _planned(output):
+            key = os.path.realpath(path)
+            if key in seen and seen[key][1] != what:
+                first, before = seen[key]
+                raise ParameterError(f"{path}: would be written twice, as {before} for -o {first} and as {what} for "
+                                     f"-o {output}; give outputs that do not collide")
+            seen.setdefault(key, (output, what))
 
 
 def _sibling(path: str, suffix: str) -> str:
@@ -71,28 +99,40 @@ def write_report(results: Any, out: str | os.PathLike[str] | Sequence[str | os.P
                           alpha=alpha, test=test, rope=DEFAULT_ROPE if rope is None else rope, files=files)
     figures = [path for path in outputs if os.path.splitext(path)[1].lower() in FIGURE_FORMATS]
     if figures and cd_canvas(report) is None:   # before any file is written
-        raise ParameterError(f"{figures[0]}: a CD diagram needs at least 2 datasets with a result for every pipeline")
-    written = []
+        m = report.across   # say which is missing: one pipeline on many datasets was told to add datasets
+        n_p, n_d = len(m.pipelines), len(m.datasets)
+        raise ParameterError(f"{figures[0]}: a CD diagram needs at least 2 datasets with a result for every pipeline, "
+                             f"and at least 2 pipelines; the results have {n_d} such dataset{'' if n_d == 1 else 's'} "
+                             f"and {n_p} pipeline{'' if n_p == 1 else 's'}")
+    written: list[str] = []
+    done: set[str] = set()
+
+    def write(path: str, make: Any) -> None:
+        """Write ``path`` unless this call wrote it already (checked to be the same content)."""
+        if os.path.realpath(path) not in done:
+            done.add(os.path.realpath(path))
+            written.append(make(path))
+
     for path in outputs:
         ext = os.path.splitext(path)[1].lower()
         if ext in FIGURE_FORMATS:
             canvas = cd_canvas(report)
             assert canvas is not None
-            written.append(save_canvas(canvas, path))
+            write(path, lambda p: save_canvas(canvas, p))
         elif ext == ".html":
-            written.append(write_text(path, render_html(report)))
+            write(path, lambda p: write_text(p, render_html(report)))
         elif ext == ".tex":
-            written.append(write_text(path, render_latex(report)))
+            write(path, lambda p: write_text(p, render_latex(report)))
         elif ext == ".md":
             canvas = cd_canvas(report)
             svg = None
             if canvas is not None:
                 svg = _sibling(path, "-cd.svg")
-                written.append(save_canvas(canvas, svg))
-            written.append(write_text(path, render_markdown(report, os.path.basename(svg) if svg else None)))
+                write(svg, lambda p: save_canvas(canvas, p))
+            write(path, lambda p: write_text(p, render_markdown(report, os.path.basename(svg) if svg else None)))
         elif ext == ".csv":
-            written.append(write_text(path, render_long_csv(report)))
-            written.append(write_text(_sibling(path, "-summary.csv"), render_summary_csv(report)))
+            write(path, lambda p: write_text(p, render_long_csv(report)))
+            write(_sibling(path, "-summary.csv"), lambda p: write_text(p, render_summary_csv(report)))
         else:
-            written.append(write_text(path, render_json(report)))
+            write(path, lambda p: write_text(p, render_json(report)))
     return written

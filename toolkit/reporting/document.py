@@ -36,7 +36,9 @@ def write_text(path: str | os.PathLike[str], text: str) -> str:
     target = os.fspath(path)
     umask = os.umask(0)
     os.umask(umask)
-    with replaced_atomically(target, ToolkitError) as tmp:
+    # through a symbolic link to the file it names (replacing the path itself turned the link into a file of
+    # its own and left the linked report, say in a published folder, as it was)
+    with replaced_atomically(os.path.realpath(target), ToolkitError) as tmp:
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.chmod(tmp, 0o666 & ~umask)  # a report is to be shared: the usual mode, not the temporary file's 0600
@@ -113,8 +115,8 @@ def build_report(results: Results, *, metrics: list[str] | None = None, main: st
         raise ParameterError(f"--significance must be one of {', '.join(TESTS)}, not '{test}'")
     if not 0 < alpha < 1:
         raise ParameterError(f"--alpha must lie between 0 and 1, not {alpha}")
-    if rope < 0:
-        raise ParameterError(f"--rope must be >= 0, not {rope}")
+    if not (rope >= 0 and rope != float("inf")):  # NaN compares false: the old `rope < 0` let it through
+        raise ParameterError(f"--rope must be a finite number >= 0, not {rope}")
     if not results.ok():
         raise ToolkitError("the results hold no finished repetition; nothing to report")
     scalar, dicts = _scalar_metrics(results, results.experiment)
@@ -122,8 +124,12 @@ def build_report(results: Results, *, metrics: list[str] | None = None, main: st
         for m in metrics:
             if m not in scalar and m not in dicts:
                 raise ParameterError(f"metric '{m}' is not in the results (they hold: {', '.join(scalar + dicts)})")
+        held = scalar
         scalar = [m for m in metrics if m in scalar]
         dicts = [m for m in metrics if m in dicts] or dicts
+        if not scalar and held:   # the results have such metrics: the choice left them out (-m confusion-matrix)
+            raise ParameterError(f"--metric {' --metric '.join(metrics)}: the significance table needs a metric with "
+                                 f"one number per repetition; add one of {', '.join(held)}")
     if not scalar:
         raise ParameterError("the results hold no metric with one number per repetition to tabulate")
     if main is None:

@@ -336,7 +336,8 @@ def render_html(report: Report) -> str:
     sections = [
         ("experiment", "Experiment"), ("significance", f"Significance: {comp.metric}"), ("across", "Across datasets"),
         ("bayes", "Bayesian test"), ("metrics", "Every metric"), ("distributions", "Distributions"),
-        ("confusion", "Confusion matrices"), ("hyperparameters", "Hyperparameters")]
+        ("confusion", "Confusion matrices"), ("hyperparameters", "Hyperparameters"),
+        ("failures", "Failed repetitions")]
     body = [_experiment(report),
             f'<section id="significance"><h2>Significance: {_e(comp.metric)}</h2>'
             f'{_comparison_table(comp, "significance-table")}<p class="caption">{_caption(comp, protocol)}</p></section>',

@@ -6,13 +6,22 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import out
+from toolkit.cli.output import check_alpha, out
 from toolkit.cli.commands.evaluate import CLASS_HELP
 
 __all__ = ["register"]
 
 
+#: options that run classifiers on datasets (parameter name -> option): meaningless with result files
+_RUN_ONLY = {"classifier": "-c", "fs": "--fs", "es": "--es", "protocol": "--protocol", "runs": "--runs",
+             "test_fraction": "--test-fraction", "seed": "--seed", "stratified": "--stratified",
+             "class_attribute": "--class", "inner_folds": "--inner-folds", "test": "--test",
+             "keep_going": "--keep-going", "scheduler": "--scheduler", "cluster": "--cluster", "jobs": "--jobs",
+             "out_file": "--out", "resume": "--resume"}
+
+
 def compare_command(
+    ctx: typer.Context,
     items: list[str] = typer.Argument(..., help="Result files (.jsonl), or datasets / folders to evaluate."),
     classifier: list[str] = typer.Option([], "--classifier", "-c", help="Classifiers to run on datasets."),
     fs: Optional[str] = typer.Option(None, "--fs", help="Feature selector NAME[:k=v,...]."),
@@ -40,7 +49,7 @@ def compare_command(
     fmt: str = typer.Option("table", "--format",
                             help="table, markdown, csv (numbers per pipeline), csv-long (one row per repetition), "
                                  "latex or json."),
-    interval: str = typer.Option("ci", "--interval", help="With result files: ci (mean ± 95% CI) or lcl (one-sided 95% lower limit)."),
+    interval: str = typer.Option("ci", "--interval", help="ci (mean ± 95% CI) or lcl (one-sided 95% lower limit)."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -50,6 +59,9 @@ def compare_command(
     from toolkit.evaluation.report import check_report_options
 
     metrics = list(dict.fromkeys(metric)) or [report_metric or "error"]   # --report alone: that metric is run
+    check_alpha(alpha)
+    if as_json and fmt not in ("table", "json"):   # --json won over the --format asked for, without a word
+        raise ParameterError(f"--json and --format {fmt} ask for two outputs; give one")
     check_report_options(fmt=fmt, test=significance, interval=interval, metric=report_metric)
     for m in metrics:
         check_report_options(metric=m)
@@ -57,8 +69,10 @@ def compare_command(
         raise ParameterError(f"--report {report_metric} is not among the metrics (-m {' -m '.join(metrics)})")
     shown = [report_metric] if report_metric else metrics
     if all(item.endswith(".jsonl") for item in items):
-        if classifier:
-            raise ParameterError("-c runs classifiers on datasets; result files are only tabulated")
+        given = [option for name, option in _RUN_ONLY.items() if _given(ctx, name)]
+        if given:   # -o r2.jsonl wrote nothing, --runs 20 ran nothing, without a word
+            what = "-c runs" if given == ["-c"] else f"{', '.join(given)}: options to run"
+            raise ParameterError(f"{what} classifiers on datasets; result files are only tabulated")
         from toolkit.evaluation.report import format_tables
         from toolkit.evaluation.results import Results
 
@@ -85,7 +99,14 @@ def compare_command(
     run_and_report(items, classifier, fs, es, protocol, runs, test_fraction, 0.1, seed, stratified, inner_folds,
                    test, list(dict.fromkeys([*metrics, "error"])), jobs, out_file, resume, False,
                    "json" if as_json else fmt, baseline, class_attribute, False, False, False, quiet, report_metric,
-                   alpha, significance, keep_going=keep_going, scheduler=scheduler, cluster=cluster, shown=shown)
+                   alpha, significance, keep_going=keep_going, scheduler=scheduler, cluster=cluster, shown=shown,
+                   interval=interval)
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option was given (on the command line or by its environment variable), not defaulted."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT", "PROMPT")
 
 
 def register(app: typer.Typer) -> None:

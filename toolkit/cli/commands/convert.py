@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, out
+from toolkit.cli.output import CLASS_OPTION_HELP, check_not_an_input, class_attribute as class_value, out
 
 __all__ = ["register", "convert"]
 
@@ -57,7 +57,15 @@ def convert(
     cls = class_value(class_attribute)
     fmt_in = format_of(str(resolve_dataset(source)))
     fmt_out = format_of(target)
+    check_not_an_input(target, {"dataset": source})
     forced = {"nominal": _split(nominal), "string": _split(string), "numeric": _split(numeric), "date": _split(date)}
+    seen: dict[str, str] = {}
+    for kind, columns in forced.items():
+        for column in columns:
+            if seen.setdefault(column, kind) != kind:   # the reader kept one of the two without a word
+                from toolkit.errors import ParameterError
+
+                raise ParameterError(f"--{seen[column]} and --{kind} both name column '{column}'; give it one type")
     format_options = tuple((k, tuple(v)) for k, v in forced.items() if v)
     if date_format:
         format_options += (("date_format", date_format),)

@@ -6,7 +6,8 @@ from typing import Any, Optional, Sequence
 
 import typer
 
-from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, err, json_text, out, progress_bar
+from toolkit.cli.output import (CLASS_OPTION_HELP, check_alpha, class_attribute as class_value, err, json_text,
+                                one_line, out, progress_bar)
 
 __all__ = ["register", "evaluate_command", "run_and_report"]
 
@@ -48,13 +49,22 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                    significance: str, text: Optional[str] = None, positive: Optional[list[str]] = None,
                    positive_below: Optional[float] = None, keep_going: bool = False,
                    scheduler: Optional[str] = None, cluster: Optional[str] = None,
-                   shown: Optional[list[str]] = None, summary: bool = False) -> None:
+                   shown: Optional[list[str]] = None, summary: bool = False, interval: str = "ci") -> None:
     from toolkit import compare, evaluate
     from toolkit.errors import Interrupted, ParameterError
     from toolkit.evaluation.api import make_pipelines
     from toolkit.evaluation.report import check_report_options, format_tables
 
     metrics = list(dict.fromkeys(metric)) or None  # None: evaluate's defaults
+    check_alpha(alpha)
+    if as_json and fmt != "table":   # --json took over and the --format asked for was dropped without a word
+        raise ParameterError(f"--json and --format {fmt} ask for two outputs; give one")
+    if not out_file and (resume or save_proba):   # both act on the --out file; without one they did nothing
+        raise ParameterError(f"{'--resume continues' if resume else '--save-proba stores the probabilities in'} "
+                             f"the results file of --out FILE; give --out")
+    if jobs != 1 and (scheduler or cluster):   # the cluster's workers run the repetitions; --jobs was ignored
+        raise ParameterError(f"--jobs {jobs} runs local processes; with {'--scheduler' if scheduler else '--cluster'} "
+                             f"the cluster's workers run the repetitions: leave --jobs out")
     check_report_options(fmt=fmt, test=significance, metric=report_metric)
     for m in metrics or []:
         check_report_options(metric=m)
@@ -110,13 +120,16 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
             doc["summary"] = [s.as_dict() for s in results_summaries(results)]
         out(json_text(doc))
     else:
-        out(format_tables(results, shown, fmt, baseline=baseline, alpha=alpha, test=significance))
+        out(format_tables(results, shown, fmt, baseline=baseline, alpha=alpha, test=significance, interval=interval))
         if summary:
             from toolkit.evaluation.summary import results_summaries
 
+            # WEKA's text after a CSV, JSON or LaTeX document made it no longer one (json.load: "Extra data"):
+            # there it goes to stderr, as predict does with csv and arff
+            show = out if fmt in ("table", "markdown") else err
             for s in results_summaries(results):
-                out("")
-                out(s.format())
+                show("")
+                show(s.format())
     failed = summarise_failures(results.problems())
     if out_file and not quiet:
         err(f"results written to {out_file}")
@@ -145,13 +158,14 @@ def summarise_failures(problems: Sequence[dict[str, Any]]) -> int:
         groups.setdefault(str(r.get("error")), []).append(what)
     for message, where in groups.items():
         shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
-        err(f"{len(where)} repetition{'s' if len(where) > 1 else ''} failed ({shown}): {message[:300]}",
+        err(f"{len(where)} repetition{'s' if len(where) > 1 else ''} failed ({shown}): {one_line(message)[:300]}",
             prefix="Warning: ", color="yellow")
     return len(problems)
 
 
 def evaluate_command(
-    datasets: list[str] = typer.Argument(..., help="ARFF files, bundled names (iris) or folders."),
+    datasets: list[str] = typer.Argument(..., help="Dataset files (.arff, .csv, .libsvm, each optionally .gz), bundled names (iris), "
+                                                            "or folders (their .arff and .arff.gz files)."),
     classifier: list[str] = typer.Option(..., "--classifier", "-c",
                                          help="NAME or NAME:k=v,k2=a|b (a|b = grid to tune); repeatable."),
     fs: Optional[str] = typer.Option(None, "--fs", help="Feature selector NAME[:k=v,...], fit on training parts."),
@@ -198,7 +212,8 @@ def evaluate_command(
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Run on a new local Dask cluster: local:N."),
     summary: bool = typer.Option(False, "--summary",
                                  help="Also WEKA's evaluation summary per dataset and pipeline, summed over the "
-                                      "repetitions (stores the test probabilities in --out)."),
+                                      "repetitions (stores the test probabilities in --out); on stderr when stdout "
+                                      "holds csv, csv-long, json or latex, in the document with --json."),
 ) -> None:
     """Nested random-resampling evaluation (thesis Algorithm 4) of classifiers on datasets."""
     run_and_report(datasets, classifier, fs, es, protocol, runs, test_fraction, validation_fraction, seed,

@@ -12,7 +12,8 @@ __all__ = ["register"]
 
 
 def explain_command(
-    dataset: str = typer.Argument(..., help="ARFF file or bundled name; the model is fit on all of it."),
+    dataset: str = typer.Argument(..., help="A dataset file (.arff, .csv, .libsvm, each optionally .gz) or bundled "
+                                              "name; the model is fit on all of it."),
     classifier: str = typer.Option(..., "--classifier", "-c", help="NAME[:k=v,...] (no tuning: defaults unless set)."),
     top: int = typer.Option(30, "--top", help="Show the first N rows (0 = all)."),
     class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help=CLASS_OPTION_HELP),

@@ -13,7 +13,8 @@ __all__ = ["register", "info"]
 
 
 def info(
-    dataset: str = typer.Argument(..., help="An ARFF file (.arff, .arff.gz) or a bundled name such as iris."),
+    dataset: str = typer.Argument(..., help="A dataset file (.arff, .csv, .libsvm, each optionally .gz) or a bundled "
+                                              "name such as iris."),
     class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help=CLASS_OPTION_HELP),
     as_json: bool = typer.Option(False, "--json", help="One JSON document on stdout."),
 ) -> None:

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
-from typing import Optional
+import sys
+from collections.abc import Iterator
+from typing import Optional, TextIO
 
 import typer
 
-from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, err, out
+from toolkit.cli.output import CLASS_OPTION_HELP, check_not_an_input, class_attribute as class_value, err, out
 
 __all__ = ["register"]
 
 
 def train_command(
-    dataset: str = typer.Argument(..., help="Training data: ARFF file or bundled name."),
+    dataset: str = typer.Argument(..., help="Training data: a dataset file (.arff, .csv, .libsvm, each optionally .gz) "
+                                              "or a bundled name."),
     classifier: str = typer.Option(..., "--classifier", "-c", help="NAME[:k=v,...]"),
     output: str = typer.Option(..., "--out", "-o", "--output", help="Model file to write (.tkm)."),
     fs: Optional[str] = typer.Option(None, "--fs", help="Feature selector NAME[:k=v,...]."),
@@ -36,10 +40,12 @@ def train_command(
     fitted from statistics that workers compute on byte ranges of the file (no tuning)."""
     from toolkit import train
 
-    _check_writable(output)
+    _check_writable(output, model=True)
+    check_not_an_input(output, {"dataset": dataset})
     partitioned = bool(scheduler or cluster)
     fitted = train(dataset, classifier, feature_selector=fs, text=text or "auto", tune=not no_tune, seed=seed,
-                   out=output, class_attribute=class_value(class_attribute), scheduler=scheduler, cluster=cluster,
+                   out=os.path.realpath(output),   # through a symbolic link to its file, not over the link
+                   class_attribute=class_value(class_attribute), scheduler=scheduler, cluster=cluster,
                    partition_bytes=_partition_bytes(partition_mb) if partitioned else None,
                    notes=None if quiet else err)
     chosen = ", ".join(f"{k}={v}" for k, v in fitted.params.items())
@@ -54,7 +60,7 @@ def _partition_bytes(mb: float) -> int:
     return max(1, int(mb * 2**20))
 
 
-def _check_writable(path: str) -> None:
+def _check_writable(path: str, model: bool = False) -> None:
     """Refuse an output path that cannot be written, before any work."""
     import os
 
@@ -62,6 +68,10 @@ def _check_writable(path: str) -> None:
 
     if os.path.isdir(path):
         raise ParameterError(f"{path}: is a folder; give the file to write")
+    if model and os.path.exists(path) and not os.path.isfile(path):
+        # the model is written beside and moved over the path: a device (/dev/stdout) was replaced by a file
+        raise ParameterError(f"{path}: is not a regular file; a model file is written in one step beside it and "
+                             f"moved into place, so give a file name")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise ParameterError(f"{path}: the folder {folder} does not exist")
@@ -101,6 +111,7 @@ def predict_command(
         raise ParameterError(f"format must be table, csv, json or arff, not '{fmt}'")
     if output:
         _check_writable(output)
+        check_not_an_input(output, {"model file": model, "dataset": dataset})
     if scheduler or cluster:
         if fmt == "arff":
             raise ParameterError("--format arff writes the instances back and is not offered with --scheduler / "
@@ -138,7 +149,7 @@ def predict_command(
     if weka is not None and fmt == "table":
         text += "\n\n" + weka.format()
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
+        with _written(output) as fh:
             fh.write(text + "\n")
         err(f"predictions written to {output}")
         if weka is not None and fmt in ("csv", "arff"):
@@ -162,7 +173,10 @@ def _predict_partitioned(model, dataset, proba, fmt, output, allow_format_1, sum
     saved, header, parts = predict_partitioned(model, dataset, scheduler=scheduler, cluster=cluster,
                                                partition_bytes=partition_bytes, allow_format_1=allow_format_1,
                                                notes=err)
-    fh = open(output, "w", encoding="utf-8") if output else None
+    stack = contextlib.ExitStack()
+    # the predictions stream into a file beside the output, which replaces it only once all are written: a
+    # failure midway (a bad line in the data, a lost worker) keeps the old file instead of leaving it cut short
+    fh = stack.enter_context(_written(output)) if output else None
 
     def write(text: str) -> None:
         if fh is not None:
@@ -234,11 +248,32 @@ def _predict_partitioned(model, dataset, proba, fmt, output, allow_format_1, sum
                 out(weka.format())
             elif fmt == "csv":
                 err(weka.format())
-    finally:
-        if fh is not None:
-            fh.close()
+    except BaseException:
+        stack.__exit__(*sys.exc_info())
+        raise
+    stack.close()
     if output:
         err(f"predictions written to {output}")
+
+
+@contextlib.contextmanager
+def _written(path: str) -> Iterator[TextIO]:
+    """``path`` opened for writing text. A new or regular file is written beside it and replaces it only when
+    the block succeeds, so an error midway keeps the old file (not an empty or cut one); a device or a pipe
+    (``-o /dev/stdout``) is written directly. A failed write (disk full) is one error line naming the file."""
+    from toolkit.atomic_write import replaced_atomically
+    from toolkit.errors import ToolkitError
+
+    if os.path.exists(path) and not os.path.isfile(path):
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                yield fh
+        except OSError as exc:
+            raise ToolkitError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        return
+    with replaced_atomically(os.path.realpath(path), ToolkitError) as tmp:   # a symbolic link stays one
+        with open(tmp, "w", encoding="utf-8") as fh:
+            yield fh
 
 
 # one row layout for the local and the partitioned predict, so that their outputs stay byte-identical

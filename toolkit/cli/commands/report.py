@@ -41,8 +41,8 @@ def report_command(
         raise ParameterError(f"--significance must be one of {', '.join(TESTS)}, not '{significance}'")
     if not 0 < alpha < 1:
         raise ParameterError(f"--alpha must lie between 0 and 1, not {alpha}")
-    if rope < 0:
-        raise ParameterError(f"--rope must be >= 0, not {rope}")
+    if not (rope >= 0 and rope != float("inf")):  # NaN compares false: the old `rope < 0` let it through
+        raise ParameterError(f"--rope must be a finite number >= 0, not {rope}")
     for path in results:
         if not path.endswith(".jsonl"):
             raise ParameterError(f"{path}: toolkit report reads results files (.jsonl) written by evaluate or "

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from typing import Optional
 
 import typer
 
-from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, err, out
+from toolkit.cli.output import CLASS_OPTION_HELP, check_alpha, class_attribute as class_value, err, json_text, out
 
 __all__ = ["register", "vocab_curve_command"]
 
 
 def vocab_curve_command(
-    datasets: list[str] = typer.Argument(..., help="ARFF files (string text or word counts), bundled names or folders."),
+    datasets: list[str] = typer.Argument(..., help="Dataset files (string text or word counts; .arff, .csv, .libsvm, each "
+                                                            "optionally .gz), bundled names or folders."),
     selector: list[str] = typer.Option([], "--selector", "-s",
                                        help="Feature selector NAME[:k=v] (repeatable; default kl, dkl, mi)."),
     sizes: str = typer.Option("20,50,100,200,500,1000,2000,5000,10000,20000,full", "--sizes",
@@ -41,18 +41,22 @@ def vocab_curve_command(
 
     if fmt not in ("table", "markdown", "csv", "json"):
         raise ParameterError(f"--format must be table, markdown, csv or json, not '{fmt}'")
+    check_alpha(alpha)
+    selectors = selector or ["kl", "dkl", "mi"]
+    if baseline is not None and baseline not in selectors:   # the table marks cells against it, after the run
+        raise ParameterError(f"--baseline '{baseline}' is not among the selectors ({', '.join(selectors)})")
     if plot:
         from toolkit.plotting import check_figure_path
 
         check_figure_path(plot)
     with progress_bar(not quiet) as update:
-        result = vocabulary_curve(datasets, selectors=selector or ["kl", "dkl", "mi"], sizes=sizes,
+        result = vocabulary_curve(datasets, selectors=selectors, sizes=sizes,
                                   classifier=classifier, text=text or "auto", test=test or None, runs=runs,
                                   test_fraction=test_fraction, seed=seed, metric=metric,
                                   class_attribute=class_value(class_attribute),
                                   progress=update)
     if fmt == "json":
-        out(json.dumps(result.as_dict(), indent=2, default=str))
+        out(json_text(result.as_dict()))   # NaN (the sd of one repetition) as null: json.dumps wrote NaN, no JSON
     else:
         out(result.format(fmt, baseline=baseline, alpha=alpha))
     if plot:
