@@ -109,9 +109,9 @@ class PluginLoadError(PluginError):
         self.entry_point = entry_point
         self.distribution = distribution
         self.cause = cause
-        dist = distribution or "an unknown distribution"
+        dist = f"plugin {distribution}" if distribution else "a plugin of no known distribution"
         super().__init__(
-            f"plugin {dist} (entry point '{entry_point}') failed to import: "
+            f"{dist} (entry point '{entry_point}') failed to import: "
             f"{type(cause).__name__}: {cause}"
         )
 

@@ -492,7 +492,8 @@ class ByteSource:
         return ArffFormatError(
             self.display, line,
             f"byte 0x{bad.hex()} at column {exc.start - line_start + 1} is not valid {self.encoding}",
-            hint="the file is binary or in another encoding; re-encode it as UTF-8 or pass encoding='latin-1'")
+            hint="the file is binary or in another encoding; re-encode it as UTF-8 (iconv -f latin1 -t utf-8 "
+                 "IN > OUT), or from Python read it with toolkit.load_arff(path, encoding='latin-1')")
 
     def to_utf8(self, data: bytes | bytearray, first_line: int,
                 end: int) -> tuple[bytes | bytearray, int, ArffFormatError | None]:

@@ -194,6 +194,9 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
     if test is not None:
         test_sets = load_datasets(test_items, options, skip_unusable=False, class_attribute=class_attribute)
         if isinstance(protocol, str):
+            if protocol not in ("random", "fixed"):   # the default protocol becomes the fixed one; no other
+                raise ParameterError(f"the {protocol} protocol splits the dataset itself; a fixed test set (--test) "
+                                     f"is the fixed protocol: give one of them")
             protocol = "fixed"
     if positive is not None or positive_below is not None:
         # a dataset without a rare class is warned about and left out; none at all is an error
@@ -209,6 +212,10 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
         protocol = Protocol(name=protocol, repetitions=runs, test_fraction=test_fraction,
                             validation_fraction=validation_fraction, seed=seed, stratified=stratified,
                             inner_folds=inner_folds)
+    if not tune and isinstance(protocol, Protocol) and (protocol.inner_folds is not None
+                                                         or protocol.validation_fraction != 0.1):
+        raise ParameterError("without tuning (--no-tune) every classifier is fitted on the whole training part, so "
+                             "--inner-folds and --validation-fraction would be ignored: leave them out")
     registry = get_registry()
     chosen = make_pipelines(classifiers, pipelines, feature_selector, example_selector, tune, text)
     if metrics is None:

@@ -79,6 +79,14 @@ class Protocol:
                                              or self.inner_folds < 2):
             raise ParameterError(f"inner folds must be a whole number >= 2, not {self.inner_folds!r}")
         check_seed(self.seed)
+        if self.inner_folds is not None and self.validation_fraction != 0.1:
+            raise ParameterError("--inner-folds tunes on folds of the training part, so --validation-fraction would be "
+                                 "ignored: give one of them")
+        if self.name == "fixed" and (self.repetitions != 10 or self.test_fraction != 0.1):
+            changed = [o for o, v, d in (("--runs", self.repetitions, 10), ("--test-fraction", self.test_fraction, 0.1))
+                       if v != d]
+            raise ParameterError(f"a fixed test set is tested once, as given; {', '.join(changed)} would be ignored: "
+                                 f"leave {'it' if len(changed) == 1 else 'them'} out")
         if self.name == "thesis":
             # the thesis protocol is one fixed split (java.util.Random(10), fold 9 tested, fold 0 validating):
             # the random protocol's options would be silently ignored
@@ -299,6 +307,10 @@ _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS
                      "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
+#: local worker processes at most (each is a forked copy of the run; more would only thrash)
+MAX_JOBS = 1024
+
+
 def _threads_per_worker(jobs: int) -> int:
     """The cores this process may use, shared out over ``jobs`` workers (at least 1 thread each)."""
     try:
@@ -431,6 +443,18 @@ def _check_dataset_names(datasets: Sequence[Dataset]) -> None:
         raise ParameterError(f"dataset name '{ds.name}' is given twice{where}; its results would be mixed up: {fix}")
 
 
+def _check_same_content(datasets: Sequence[Dataset], identities: Sequence[str]) -> None:
+    """Records are keyed by the data's content (a renamed file resumes its results): two files of the
+    same content and class would give the same keys, and one of them would silently lose its results."""
+    first: dict[str, Dataset] = {}
+    for ds, identity in zip(datasets, identities):
+        other = first.setdefault(identity, ds)
+        if other is not ds:
+            where = f" ({other.path} and {ds.path})" if other.path and ds.path else ""
+            raise ParameterError(f"datasets '{other.name}' and '{ds.name}' hold the same data{where}; their results "
+                                 f"could not be told apart: give the data once")
+
+
 def _configure_plugins(protocol: Protocol, jobs: int, out: str | None) -> None:
     """Broadcast the run's configuration to plugins (the historic ``toolkit_configure`` hook)."""
     from pathlib import Path
@@ -459,8 +483,8 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
     :class:`toolkit.evaluation.distributed.ClusterSpec`) runs the repetitions on Dask workers instead of
     ``jobs`` local processes; the records are the same.
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ParameterError(f"jobs must be a whole number >= 1, not {jobs!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS:
+        raise ParameterError(f"jobs must be a whole number from 1 to {MAX_JOBS}, not {jobs!r}")
     if protocol.name == "fixed" and (test_datasets is None or len(test_datasets) != len(datasets)):
         raise ParameterError("the fixed protocol needs one test dataset per training dataset")
     prepared: list[Dataset] = []
@@ -488,6 +512,9 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
                 plugin_versions[dist] = version
     shas = [ds.sha256 or ds.content_sha256() for ds in prepared]
     classes = [ds.class_attribute.name if ds.class_attribute is not None else None for ds in prepared]
+    identities = [sha if ds.class_index is None or ds.class_index == len(ds.attributes) - 1 else f"{sha}|class={c}"
+                  for ds, sha, c in zip(prepared, shas, classes)]
+    _check_same_content(prepared, identities)
     statement = experiment.statement(protocol_desc, [{"name": ds.name, "sha256": sha, "class": c}
                                                      for ds, sha, c in zip(prepared, shas, classes)],
                                      [p.name for p in pipelines], [ev.name for ev in evaluators],
@@ -503,8 +530,7 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
     for d, ds in enumerate(prepared):
         # a class attribute other than the last is another task on the same file: its records get other keys
         # (the last one's keys are those of files written before the class was part of the identity)
-        default = ds.class_index is None or ds.class_index == len(ds.attributes) - 1
-        identity = shas[d] if default else f"{shas[d]}|class={classes[d]}"
+        identity = identities[d]
         splits = all_splits[d]
         for p in range(len(pipelines)):
             for r in range(len(splits)):   # a split's repetition is its position (made when its task runs)
@@ -582,7 +608,8 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
             _STATE.update(datasets=prepared, pipelines=list(pipelines), evaluators=list(evaluators),
                           store_proba=store_proba, tasks=order)
             try:
-                _run_on_workers(order, jobs, finish)
+                # no more workers than repetitions: a forked pool starts all of its workers at once
+                _run_on_workers(order, min(jobs, total), finish)
             except BrokenProcessPool:
                 where = (f"the {done} repetitions finished are in {out}: run the same command with --resume to "
                          f"finish" if out else "run again (--out F keeps each finished repetition)")

@@ -272,7 +272,8 @@ def get_plugin_manager(autoload: bool = True, plugins_dir: str | Path | None = N
             pass
 
         manager.pm.add_hookcall_monitoring(before, after)
-    for name in list(block) + (env_list("TOOLKIT_BLOCK_PLUGINS") or []):
+    blocked = list(block) + (env_list("TOOLKIT_BLOCK_PLUGINS") or [])
+    for name in blocked:
         manager.pm.set_blocked(name)
     manager.load_entry_points(autoload=autoload)
     manager.load_builtins()
@@ -280,7 +281,23 @@ def get_plugin_manager(autoload: bool = True, plugins_dir: str | Path | None = N
     if plugins_dir is not None:
         manager.load_directory(plugins_dir)
     manager.check_pending()
+    if blocked:
+        _warn_unknown_blocked(blocked, plugins_dir)
     return manager
+
+
+def _warn_unknown_blocked(blocked: Iterable[str], plugins_dir: str | Path | None) -> None:
+    """A --block name that no plugin has blocks nothing: a typo would leave the plugin running unnoticed."""
+    known = set(BUILTIN_PLUGINS) | set(env_list("TOOLKIT_PLUGINS") or [])
+    for ep in _entry_points():
+        known.add(ep.name)
+        if ep.dist is not None:
+            known.update({ep.dist.name, _normal(ep.dist.name)})
+    if plugins_dir is not None:
+        known.update(f"plugins-dir:{p.stem}" for p in Path(plugins_dir).glob("*.py"))
+    for name in blocked:
+        if name not in known and _normal(name) not in known:
+            warn(f"--block {name}: no plugin has that name, so nothing is blocked (`toolkit plugins` lists them)")
 
 
 _default: PluginManager | None = None
