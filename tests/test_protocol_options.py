@@ -85,3 +85,18 @@ def test_blocking_a_name_no_plugin_has_is_warned_about(recwarn):
     manager = get_plugin_manager(block=["metrics"])
     assert not any("no plugin has that name" in str(w.message) for w in recwarn.list)
     assert "confusion-matrix" not in manager.registry.names("evaluator")   # the built-in metrics are blocked
+
+
+def test_a_pipeline_fitted_directly_refuses_weights_its_selector_would_ignore():
+    """A run refuses weighted data for kl / dkl / mi up front; Pipeline.fit called directly gave the
+    selector no weights and fitted anyway (found by the text-selection review)."""
+    import numpy as np
+
+    from toolkit.errors import CapabilityError
+
+    ds = toolkit.load_arff("iris")
+    ds.weights = np.r_[2.0, np.ones(ds.n_instances - 1)]
+    with pytest.raises(CapabilityError, match="mi does not accept instance weights"):
+        toolkit.Pipeline("nb-weka", feature_selector="mi:k=2", tune=False).fit(ds)
+    ds.weights = np.ones(ds.n_instances)
+    assert toolkit.Pipeline("nb-weka", feature_selector="mi:k=2", tune=False).fit(ds) is not None

@@ -304,6 +304,7 @@ class Pipeline:
                 X = sp.csr_matrix(X)
         # example selection
         if self.example_selector is not None:
+            _refuse_weights(self.example_selector, weights)
             selector = self.example_selector.build(by_role["example_selector"], seed)
             chosen = selector.select(X, y, random_state=seed)
             if isinstance(chosen, tuple):
@@ -318,6 +319,7 @@ class Pipeline:
             fitted.selected_rows = rows if len(labelled) == len(ds.y) else labelled[rows]  # rows of ``ds``
         # feature selection
         if self.feature_selector is not None:
+            _refuse_weights(self.feature_selector, weights)
             selector = self.feature_selector.build(by_role["feature_selector"], seed)
             if accepts_argument(selector.fit, "schema"):
                 selector.fit(X, y, schema=schema)
@@ -356,6 +358,14 @@ class PreparedFit:
         if np.any(self.weights != 1.0):
             kwargs["sample_weight"] = self.weights
         return kwargs
+
+
+def _refuse_weights(step: Step, weights: np.ndarray) -> None:
+    """A selector is given no weights: on weighted rows it would choose as if every weight were 1 (the
+    check a run makes up front, made again at fit for a pipeline fitted directly)."""
+    if not step.capabilities.sample_weight and np.any(weights != 1.0):
+        raise CapabilityError(f"{step.name} does not accept instance weights; use an example selector that returns "
+                              f"indices only, or a classifier that accepts weights")
 
 
 def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, schema: Schema,
@@ -413,9 +423,7 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
             value = float(finite[np.argmax(fractional)])
             raise CapabilityError(f"{name} needs whole-number counts and found {value:g}; pass "
                                   f"{name}:allow_fractional=true to score weighted values anyway")
-    if np.any(weights != 1.0) and not caps.sample_weight:
-        raise CapabilityError(f"{name} does not accept instance weights; use an example selector that returns "
-                              f"indices only, or a classifier that accepts weights")
+    _refuse_weights(step, weights)
     n_classes = len(schema.classes)
     if n_classes > 2 and not caps.multiclass:
         raise CapabilityError(f"{name} handles two classes only; this dataset has {n_classes} (make binary tasks, "
