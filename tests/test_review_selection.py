@@ -173,3 +173,14 @@ def test_duplicated_csr_entries_in_the_text_classifiers():
         np.testing.assert_allclose(make().fit(X, y).decision_function(D), make().fit(D, y).decision_function(D),
                                    rtol=1e-12, atol=1e-12)
 
+
+def test_a_numpy_float_share_keeps_its_share():
+    """k=np.float32(0.5) passed the parameter check as a share but top_k took it for the count int(0.5) = 0:
+    no word was kept."""
+    from toolkit.plugins.text.selection import KLSelector
+    D = np.array([[2, 1, 0, 0], [1, 0, 1, 0], [3, 0, 0, 1], [0, 2, 0, 1], [0, 1, 1, 3]], dtype=float)
+    y = np.array([0, 0, 0, 1, 1])
+    # algorithms.md 7.4: KL ranks w0, w3, w1, w2; half of the 4 words = w0 and w3
+    for k in (0.5, np.float32(0.5), np.float64(0.5)):
+        assert KLSelector(k=k).fit(D, y).support_.tolist() == [0, 3]
+    assert KLSelector(k=np.int64(1)).fit(D, y).support_.tolist() == [0]

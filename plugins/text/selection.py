@@ -186,6 +186,10 @@ class _TextSelector(FeatureSelectorBase):
         k = self.k
         if isinstance(k, (float, np.floating)) and float(k).is_integer() and k > 1:
             return int(k)
+        if isinstance(k, np.floating):      # a share: top_k recognises Python floats only (np.float32 kept 0 words)
+            return float(k)
+        if isinstance(k, np.integer):
+            return int(k)
         return k
 
     def _check_params(self) -> None:
