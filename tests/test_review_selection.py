@@ -184,3 +184,40 @@ def test_a_numpy_float_share_keeps_its_share():
     for k in (0.5, np.float32(0.5), np.float64(0.5)):
         assert KLSelector(k=k).fit(D, y).support_.tolist() == [0, 3]
     assert KLSelector(k=np.int64(1)).fit(D, y).support_.tolist() == [0]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# word-counts
+
+_UNLABELLED_ARFF = """@relation t
+@attribute text string
+@attribute class {a,b}
+@data
+'apple apple banana',a
+'cherry banana',b
+'zzz zzz zzz zzz zzz zzz',?
+'banana',?
+"""
+
+
+def test_a_document_without_class_does_not_shape_the_vocabulary(tmp_path):
+    """algorithms.md 0.2 drops rows with a missing class from training and 1.2 takes the vocabulary from the
+    training documents; the text step learned from the unlabelled rows too: 'zzz' (only in one) entered the
+    vocabulary, and remove_top=1 removed it instead of the most frequent labelled word."""
+    import toolkit
+    from toolkit.models.pipeline import Pipeline
+    from toolkit.models.text_step import WordCounts
+    path = tmp_path / "t.arff"
+    path.write_text(_UNLABELLED_ARFF, encoding="utf-8")
+    ds = toolkit.load_arff(path)
+    # labelled rows: apple 2, banana 2, cherry 1 (df: apple 1, banana 2, cherry 1)
+    assert Pipeline("nb-multinomial").fit(ds).vectorizer.vocabulary_ == ["apple", "banana", "cherry"]
+    vec = WordCounts(remove_top=1)       # apple and banana tie at 2: the smaller word goes
+    X, _ = vec.fit_transform_dataset(ds)
+    assert vec.vocabulary_ == ["banana", "cherry"]
+    assert vec.document_frequency_.tolist() == [2, 1]
+    # every row is still transformed, the unlabelled ones too
+    assert X.toarray().tolist() == [[1, 0], [1, 1], [0, 0], [1, 0]]
+    vec = WordCounts(min_df=2)
+    vec.fit_transform_dataset(ds)
+    assert vec.vocabulary_ == ["banana"]
