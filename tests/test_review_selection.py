@@ -221,3 +221,15 @@ def test_a_document_without_class_does_not_shape_the_vocabulary(tmp_path):
     vec = WordCounts(min_df=2)
     vec.fit_transform_dataset(ds)
     assert vec.vocabulary_ == ["banana"]
+
+
+def test_a_training_part_without_tokens_scores_every_word_minus_infinity_quietly():
+    """Only empty documents: every word is absent (-inf, algorithms.md 3.1) and no RuntimeWarning
+    (dkl divided 1 by |V| + T = 0, token MI 0 by 0 total tokens)."""
+    import warnings
+    X = sp.csr_matrix((3, 4))
+    y = np.array([0, 1, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name, selector in _selectors().items():
+            assert np.all(selector.fit(X, y).scores_ == -np.inf), name
