@@ -16,10 +16,16 @@ _INF_BITS = int(np.array(np.inf).view(np.uint64))
 
 
 def as_counts(X: Any, who: str) -> sp.csr_matrix:
-    """``X`` as a CSR matrix of non-negative finite values (dense input is converted, sparse stays)."""
+    """``X`` as a CSR matrix of non-negative finite values (dense input is converted, sparse stays), in
+    canonical form (sorted indices, no duplicated entry; a non-canonical input is copied)."""
     X = X if sp.issparse(X) else sp.csr_matrix(np.asarray(X, dtype=np.float64))
     if not (type(X) is sp.csr_matrix and X.dtype == np.float64):
         X = sp.csr_matrix(X, dtype=np.float64)
+    if not X.has_canonical_format:
+        # a (row, word) stored twice is one count split in two: the document-frequency passes (x > 0 per
+        # stored entry) would count the document twice, so the duplicates are summed, on a copy
+        X = X.copy()
+        X.sum_duplicates()
     # One pass: read as unsigned integers, every finite double >= +0.0 lies below the bits of +inf, and
     # NaN, infinities and negative numbers (sign bit set) lie at or above them. Only then the exact checks.
     if X.nnz and int(X.data.view(np.uint64).max()) >= _INF_BITS:

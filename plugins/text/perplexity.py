@@ -26,6 +26,16 @@ def perplexity_from_loglik(log_likelihood: np.ndarray, lengths: np.ndarray) -> f
     return float(np.exp(-float(np.sum(log_likelihood)) / total))
 
 
+def _scored_vocabulary(model: object) -> np.ndarray | None:
+    """The columns whose tokens the model's ``log p`` scores (None: all). A model that can score words outside
+    its training vocabulary says so through ``_vocabulary()`` (dcm with ``vocabulary="all"`` returns None there
+    while it still keeps ``vocabulary_``); otherwise ``vocabulary_`` (nb-multinomial) is what it drops."""
+    getter = getattr(model, "_vocabulary", None)
+    if callable(getter):
+        return getter()
+    return getattr(model, "vocabulary_", None)
+
+
 def perplexity(p: Predictions) -> float:
     model = p.model
     method = getattr(model, "document_log_likelihood", None)
@@ -40,7 +50,7 @@ def perplexity(p: Predictions) -> float:
         ll = np.asarray(method(X, y), dtype=np.float64)
     except ToolkitError:
         return float("nan")
-    vocabulary = getattr(model, "vocabulary_", None)
+    vocabulary = _scored_vocabulary(model)
     if vocabulary is None:
         lengths = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
     else:   # words outside the training vocabulary are dropped from the likelihood: from the lengths too

@@ -69,8 +69,9 @@ class TextStatistics:
         """p(w|c_j), (K, V): ``laplace`` = eq. 2, (1 + N_jw) / (|V| + T_j); ``ml`` = N_jw / T_j (0 for a
         class without tokens)."""
         class_tokens = self.N.sum(axis=1, keepdims=True)
-        if estimator == "laplace":
-            return (1.0 + self.N) / (self.vocabulary_size + class_tokens)
+        if estimator == "laplace":   # no token at all in the training part: every word scores -inf anyway
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return (1.0 + self.N) / (self.vocabulary_size + class_tokens)
         if estimator == "ml":
             with np.errstate(divide="ignore", invalid="ignore"):
                 return np.where(class_tokens > 0, self.N / np.where(class_tokens > 0, class_tokens, 1.0), 0.0)
@@ -113,9 +114,9 @@ def kl_scores(stats: TextStatistics) -> np.ndarray:
 def dkl_scores(stats: TextStatistics) -> np.ndarray:
     """dKL(w_t) = -p'(w_t) log(N_t/|S|) - KL~_t with p'(w_t) = sum_j p(c_j) p(w_t|c_j): Schneider's
     Laplace estimate (eq. 2) in both terms."""
-    p_w = (stats.p_class[:, None] * stats.word_given_class("laplace")).sum(axis=0)
     log_share = stats.log_doc_share()
     with np.errstate(invalid="ignore"):
+        p_w = (stats.p_class[:, None] * stats.word_given_class("laplace")).sum(axis=0)
         score = -p_w * log_share - stats.kl_tilde("laplace")
     return np.where(np.isfinite(log_share), score, -np.inf)
 
@@ -150,7 +151,7 @@ def mutual_information(stats: TextStatistics, event_model: str = "document") -> 
         p0 = (stats.class_docs[:, None] - stats.Ndoc) / S      # P(c, w absent)
         e1 = stats.Ndoc.sum(axis=0)[None, :] / S
     elif event_model == "token":
-        total = stats.N.sum()
+        total = stats.N.sum() or 1.0         # no token: every word is absent (-inf below)
         class_tokens = stats.N.sum(axis=1, keepdims=True)
         p_c = class_tokens / total
         p1 = stats.N / total
@@ -185,6 +186,10 @@ class _TextSelector(FeatureSelectorBase):
     def _k(self) -> Any:
         k = self.k
         if isinstance(k, (float, np.floating)) and float(k).is_integer() and k > 1:
+            return int(k)
+        if isinstance(k, np.floating):      # a share: top_k recognises Python floats only (np.float32 kept 0 words)
+            return float(k)
+        if isinstance(k, np.integer):
             return int(k)
         return k
 

@@ -180,13 +180,27 @@ class WordCounts:
         block = ds.X[:, other]
         return other, sp.csr_matrix(block, dtype=np.float64)
 
+    @staticmethod
+    def _labelled_rows(ds: Dataset) -> np.ndarray | None:
+        """The rows with a known class, or None when that is every row (or the dataset has no class)."""
+        if ds.y is None or ds.class_attribute is None:
+            return None
+        y = np.asarray(ds.y, dtype=np.float64)
+        known = ~np.isnan(y) & (y >= 0)
+        return None if known.all() else np.flatnonzero(known)
+
     def fit_transform_dataset(self, ds: Dataset) -> tuple[sp.csr_matrix, Any]:
-        """Learn the vocabulary on ``ds`` (a training part); return its counts and the new schema."""
+        """Learn the vocabulary on ``ds`` (a training part; its rows with a known class); return the counts of
+        every row of ``ds`` and the new schema."""
         self._check()
         counts, words = self._counts(ds)
         V = counts.shape[1]
-        df = np.bincount(counts.indices, minlength=V)
-        total = np.asarray(counts.sum(axis=0)).ravel()
+        # a row whose class is missing is dropped from training (algorithms.md 0.2; the pipeline drops it
+        # right after this step): its words must not enter the vocabulary or the remove_top/min_df counts
+        labelled = self._labelled_rows(ds)
+        learn = counts if labelled is None else counts[labelled]
+        df = np.bincount(learn.indices, minlength=V)
+        total = np.asarray(learn.sum(axis=0)).ravel()
         keep = df >= max(int(self.min_df), 1)
         stop = self._stop_set()
         if stop or self.min_length > 1:
