@@ -73,7 +73,11 @@ def test_no_more_workers_than_repetitions(monkeypatch):
     monkeypatch.setattr(harness, "_run_on_workers", lambda order, jobs, finish: (seen.append(jobs),
                                                                                original(order, jobs, finish)))
     toolkit.evaluate("iris", ["nb-weka"], runs=3, jobs=40)
-    assert seen == [3]
+    assert seen == [min(3, 4 * harness._usable_cores())]
+    seen.clear()
+    monkeypatch.setattr(harness, "_usable_cores", lambda: 2)
+    toolkit.evaluate("iris", ["nb-weka"], runs=20, jobs=40)
+    assert seen == [8]                              # 4 per core, not 40 forked copies at once
 
 
 def test_blocking_a_name_no_plugin_has_is_warned_about(recwarn):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -18,16 +19,19 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from toolkit.data._unicode_marks import MARKS
 from toolkit.errors import ParameterError
 
 __all__ = ["tokenize", "compile_pattern", "header_setting", "table_counts", "TableCounts", "remap_columns",
            "ENGLISH_STOP_WORDS", "TOKENIZERS"]
 
-#: token patterns by name; ``alpha`` is Schneider's "alphabetic tokens" (any script's letters)
+#: token patterns by name; ``alpha`` is Schneider's "alphabetic tokens" (any script's letters, with the
+#: combining marks inside a word: Python's ``\w`` leaves them out, and हिन्दी or a lower-cased Turkish İ
+#: fell apart into pieces)
 TOKENIZERS: dict[str, str] = {
-    "alpha": r"[^\W\d_]+",
-    "alnum": r"[^\W_]+",
-    "word": r"\b\w\w+\b",   # scikit-learn's default: runs of 2+ word characters
+    "alpha": r"[^\W\d_]+(?:[" + MARKS + r"]+[^\W\d_]*)*",
+    "alnum": r"[^\W_]+(?:[" + MARKS + r"]+[^\W_]*)*",
+    "word": r"\b\w\w+\b",   # scikit-learn's default: runs of 2+ word characters (as scikit-learn, marks split)
     "whitespace": r"\S+",
 }
 
@@ -59,6 +63,8 @@ _HEADER_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):(.*)$")
 def _strip_header(text: str, keep: frozenset[str] | None) -> str:
     """Drop an e-mail/news header (everything before the first blank line); keep the values of
     the header fields named in ``keep`` (lower-case names), e.g. ``{"subject"}``."""
+    if "\r" in text:   # CRLF (or CR) line ends: the blank line is "\r\n\r\n"
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     head, sep, body = text.partition("\n\n")
     if not sep:
         return text
@@ -94,13 +100,23 @@ def tokenize(texts: Sequence[str], *, lowercase: bool = True, tokenizer: str = "
     if numbers not in ("keep", "num"):
         raise ParameterError(f"word-counts: numbers must be 'keep' or 'num', not '{numbers}'")
     docs: Any = texts
+    # one form per word: a decomposed é (e + U+0301) and the composed one are the same word
+    docs = [s if s.isascii() else unicodedata.normalize("NFC", s) for s in docs]
     if strip:
         docs = [_strip_header(s, fields) for s in docs]
     if lowercase:
         docs = [s.lower() for s in docs]
     if numbers == "num":  # after lower-casing, so that the token NUM differs from the word "num"
         docs = [_NUMBER.sub(" NUM ", s) for s in docs]
-    return [pattern.findall(s) for s in docs]
+    ascii_pattern = _ASCII_PATTERNS.get(tokenizer) if not token_pattern else None
+    if ascii_pattern is None:
+        return [pattern.findall(s) for s in docs]
+    # no combining mark in an ASCII text: the plain pattern finds the same tokens, faster
+    return [(ascii_pattern if s.isascii() else pattern).findall(s) for s in docs]
+
+
+#: the named tokenisers on texts without combining marks (ASCII): the same tokens
+_ASCII_PATTERNS = {"alpha": re.compile(r"[^\W\d_]+"), "alnum": re.compile(r"[^\W_]+")}
 
 
 def compile_pattern(tokenizer: str, token_pattern: str | None) -> re.Pattern[str]:

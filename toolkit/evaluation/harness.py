@@ -311,13 +311,16 @@ _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS
 MAX_JOBS = 1024
 
 
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _threads_per_worker(jobs: int) -> int:
     """The cores this process may use, shared out over ``jobs`` workers (at least 1 thread each)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, cores // max(1, jobs))
+    return max(1, _usable_cores() // max(1, jobs))
 
 
 def _init_worker(threads: int) -> None:
@@ -608,8 +611,9 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
             _STATE.update(datasets=prepared, pipelines=list(pipelines), evaluators=list(evaluators),
                           store_proba=store_proba, tasks=order)
             try:
-                # no more workers than repetitions: a forked pool starts all of its workers at once
-                _run_on_workers(order, min(jobs, total), finish)
+                # a forked pool starts all of its workers at once: no more than the repetitions, and no more
+                # than 4 per core (each holds a copy of its working memory; more would only thrash)
+                _run_on_workers(order, min(jobs, total, 4 * _usable_cores()), finish)
             except BrokenProcessPool:
                 where = (f"the {done} repetitions finished are in {out}: run the same command with --resume to "
                          f"finish" if out else "run again (--out F keeps each finished repetition)")

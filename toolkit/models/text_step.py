@@ -127,16 +127,23 @@ class WordCounts:
                                  f"not {self.max_features!r}")
 
     def _stop_set(self) -> frozenset[str]:
+        """The stop words, and the tokens this tokeniser makes of them: ``don't`` is never a token of the
+        alphabetic tokeniser, ``don`` and ``t`` are (as NLTK's English list holds them)."""
         sw = self.stop_words
         if sw is None or str(sw).lower() in ("none", ""):
             return frozenset()
         if str(sw).lower() == "english":
-            return ENGLISH_STOP_WORDS
-        path = Path(str(sw))
-        if not path.is_file():
-            raise ParameterError(f"word-counts: stop_words must be 'none', 'english' or a file of words, "
-                                 f"and '{sw}' is not a file")
-        return frozenset(w.strip() for w in path.read_text(encoding="utf-8").split() if w.strip())
+            words = ENGLISH_STOP_WORDS
+        else:
+            path = Path(str(sw))
+            if not path.is_file():
+                raise ParameterError(f"word-counts: stop_words must be 'none', 'english' or a file of words, "
+                                     f"and '{sw}' is not a file")
+            words = frozenset(w.strip() for w in path.read_text(encoding="utf-8").split() if w.strip())
+        listed = sorted(words)
+        pieces = tokenize(listed, lowercase=bool(self.lowercase), tokenizer=self.tokenizer,
+                          token_pattern=self.token_pattern or None)
+        return frozenset(words).union(*map(frozenset, pieces))
 
     # ------------------------------------------------------------------ counting
     def _key(self) -> tuple[Any, ...]:

@@ -43,7 +43,7 @@ def compare_command(
     keep_going: bool = typer.Option(False, "--keep-going", help="Go on past failed repetitions (exit code 1)."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on a Dask cluster: tcp://HOST:8786."),
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Run on a new local Dask cluster: local:N."),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="Processes over repetitions."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Processes over repetitions (at most 4 per core and one per repetition are started)."),
     out_file: Optional[str] = typer.Option(None, "--out", "-o", help="JSON-lines results when running."),
     resume: bool = typer.Option(False, "--resume", help="Continue --out."),
     fmt: str = typer.Option("table", "--format",

@@ -189,7 +189,7 @@ def evaluate_command(
                                                       "repeatable, in the order of the datasets."),
     metric: list[str] = typer.Option([], "--metric", "-m", help="Evaluator names (repeatable)."),
     report_metric: Optional[str] = typer.Option(None, "--report", help="Metric shown in the table."),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="Processes over repetitions."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Processes over repetitions (at most 4 per core and one per repetition are started)."),
     out_file: Optional[str] = typer.Option(None, "--out", "-o", help="JSON-lines results, written as they finish."),
     resume: bool = typer.Option(False, "--resume", help="Continue --out, skipping finished repetitions."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Pipeline to test against (default: first)."),
