@@ -56,10 +56,20 @@ def save_figure(fig: Any, path: str | os.PathLike[str], dpi: int = 120) -> str:
     """Write ``fig`` to ``path`` (format from the extension) and close it."""
     plt = pyplot()
     text = os.fspath(path)
+    target = os.path.realpath(text)   # through a symbolic link, as the reports are written
+    regular = not os.path.exists(target) or os.path.isfile(target)
+    # a regular file is written beside the target and moved over it when complete: a failure midway (a full
+    # disk) leaves the old file, not half a figure
+    temp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.part") if regular else target
+    suffix = os.path.splitext(text)[1].lstrip(".").lower() or None
     try:
-        fig.savefig(text, dpi=dpi)
+        fig.savefig(temp, dpi=dpi, format=suffix)
+        if temp != target:
+            os.replace(temp, target)
     except OSError as exc:
         raise ToolkitError(f"{text}: cannot write the figure ({exc.strerror or exc})") from None
     finally:
         plt.close(fig)
+        if temp != target and os.path.exists(temp):   # whatever failed: no partial file left behind
+            os.unlink(temp)
     return text

@@ -27,16 +27,16 @@ def register_evaluators(register):  # type: ignore[no-untyped-def]
              description="Non-interpolated average precision (binary: positive class; else one-vs-rest mean)",
              greater_is_better=True, needs_proba=False)
     register("pr-curve", r.pr_curve, description="Precision-recall points per class (one-vs-rest)",
-             greater_is_better=True, needs_proba=False)
+             greater_is_better=True, needs_proba=False, scalar=False)
     register("bep-micro", r.bep_micro, description="Micro-averaged precision/recall break-even point (binary: positive class)",
              greater_is_better=True, needs_proba=False)
     register("bep-macro", r.bep_macro, description="Macro-averaged precision/recall break-even point (binary: positive class)",
              greater_is_better=True, needs_proba=False)
     register("confusion-matrix", c.confusion_matrix, description="Counts of (true class, predicted class)",
-             greater_is_better=True, needs_proba=False)
+             greater_is_better=True, needs_proba=False, scalar=False)
     register("per-class", c.per_class,
              description="Per class: support, TP/FP rate, precision, recall, F1, ROC and PR area (WEKA's detail table)",
-             greater_is_better=True, needs_proba=False)
+             greater_is_better=True, needs_proba=False, scalar=False)
     for measure in ("precision", "recall", "f1"):
         for average in ("macro", "micro", "weighted"):
             register(f"{measure}-{average}", c.averaged_measure(measure, average),

@@ -203,8 +203,9 @@ class CurveResult:
         for ax in axes.ravel()[len(names):]:
             ax.axis("off")
         fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        from toolkit.plotting import save_figure
+
+        save_figure(fig, path, dpi=110)   # written whole or not at all, and closed
 
 
 def _component(kind: str, text: str, registry: Any) -> tuple[str, ComponentSpec, dict[str, Any]]:

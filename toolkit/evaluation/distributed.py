@@ -83,7 +83,8 @@ def dask_client(spec: ClusterSpec) -> Iterator[Any]:
             client.close()
         return
     cluster = LocalCluster(n_workers=spec.n_workers, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", silence_logs=40)   # any free port: no 8787 clash warning
+                           dashboard_address=":0", silence_logs=50)   # any free port; a failed task is
+    # reported once, by the command (its worker's "Compute Failed" log and traceback were printed before)
     client = Client(cluster)
     try:
         yield client

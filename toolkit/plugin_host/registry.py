@@ -113,11 +113,15 @@ class ExampleSelectorSpec(ComponentSpec):
 class EvaluatorSpec(ComponentSpec):
     greater_is_better: bool = True
     needs_proba: bool = False
+    #: False for an evaluator whose value is a table (a confusion matrix, per-class figures, curve points):
+    #: it has no better or worse, and the statistics leave it out
+    scalar: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         out = super().as_dict()
         out["greater_is_better"] = self.greater_is_better
         out["needs_proba"] = self.needs_proba
+        out["scalar"] = self.scalar
         return out
 
     def create(self, **params: Any) -> Any:
@@ -219,10 +223,13 @@ class Registry:
             raise fail("the description must be one non-empty line")
         if capabilities is not None and not isinstance(capabilities, Capabilities):
             raise fail("capabilities must be a toolkit.Capabilities")
-        allowed_extra = {"greater_is_better", "needs_proba"} if kind == "evaluator" else set()
+        allowed_extra = {"greater_is_better", "needs_proba", "scalar"} if kind == "evaluator" else set()
         unknown = set(extra) - allowed_extra
         if unknown:
             raise fail(f"unknown registration field(s): {', '.join(sorted(unknown))}")
+        for key in set(extra) & allowed_extra:
+            if not isinstance(extra[key], bool):
+                raise fail(f"{key} must be True or False, not {extra[key]!r}")
         grid: dict[str, tuple[JSONScalar, ...]] = {}
         params = factory_parameters(factory)
         for key, values in (param_grid or {}).items():
@@ -305,6 +312,9 @@ def _parse_scalar(text: str) -> JSONScalar:
         return text  # bare words are strings: variant=weka
     if isinstance(value, float) and value in (float("inf"), float("-inf")):
         raise ParameterError(f"parameter value '{text}' is too large for a number (it overflows to infinity)")
+    if isinstance(value, float) and value == 0.0 and any(c in "123456789" for c in text.lower().partition("e")[0]):
+        # 1e-400 reads as 0.0: the component would be told "not 0.0" about a value the user did not write
+        raise ParameterError(f"parameter value '{text}' is too small for a number (it underflows to 0)")
     if not _is_json_scalar(value):
         raise ParameterError(f"parameter value '{text}' is not a JSON scalar")
     return value

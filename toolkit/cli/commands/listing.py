@@ -51,8 +51,11 @@ def list_components(
             if k != "evaluator":
                 out(pad + f"accepts: {s.capabilities.summary()}")
             else:
-                out(pad + ("greater is better" if getattr(s, "greater_is_better", True) else "lower is better")
-                    + ("; needs probabilities" if getattr(s, "needs_proba", False) else ""))
+                if not getattr(s, "scalar", True):
+                    direction = "a table per test part (no better or worse)"
+                else:
+                    direction = "greater is better" if getattr(s, "greater_is_better", True) else "lower is better"
+                out(pad + direction + ("; needs probabilities" if getattr(s, "needs_proba", False) else ""))
         out("")
 
 

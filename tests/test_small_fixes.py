@@ -1,0 +1,71 @@
+"""Smaller faults the command-line review found outside its files."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from toolkit.cli import app
+from toolkit.errors import ParameterError, ToolkitError
+
+runner = CliRunner()
+
+
+def test_a_parameter_that_underflows_is_named_as_written():
+    """-c bma-nb:H=1e-400 was refused as 'not 0.0', a value the user never wrote."""
+    from toolkit.plugin_host.registry import _parse_scalar
+
+    with pytest.raises(ParameterError, match="'1e-400' is too small for a number"):
+        _parse_scalar("1e-400")
+    for text, value in (("0", 0), ("0.0", 0.0), ("0e5", 0.0), ("1e-300", 1e-300)):
+        assert _parse_scalar(text) == value
+    result = runner.invoke(app, ["evaluate", "iris", "-c", "bma-nb:H=1e-400", "-r", "2", "-q"])
+    assert result.exit_code == 2 and "underflows to 0" in result.stderr
+
+
+def test_a_figure_that_fails_midway_leaves_the_old_file(tmp_path):
+    pytest.importorskip("matplotlib")
+    from toolkit.plotting import pyplot, save_figure
+
+    plt = pyplot()
+    target = tmp_path / "f.png"
+    target.write_bytes(b"the old figure")
+    fig = plt.figure()
+
+    def failing(path, **kwargs):
+        with open(path, "wb") as fh:
+            fh.write(b"half a fig")
+        raise OSError(28, "No space left on device")
+
+    fig.savefig = failing
+    with pytest.raises(ToolkitError, match="No space left on device"):
+        save_figure(fig, target)
+    assert target.read_bytes() == b"the old figure"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.png"]
+    fig = plt.figure()
+    save_figure(fig, target)
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_table_metrics_are_listed_without_a_direction():
+    """`toolkit list` called confusion-matrix 'greater is better'."""
+    import json
+
+    result = runner.invoke(app, ["list"])
+    lines = result.stdout.splitlines()
+    for name in ("confusion-matrix", "per-class", "pr-curve"):
+        at = next(i for i, line in enumerate(lines) if line.strip().startswith(name + " "))
+        assert "no better or worse" in lines[at + 1] and "greater" not in lines[at + 1]
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("error "))
+    assert "lower is better" in lines[at + 1]
+    listed = json.loads(runner.invoke(app, ["list", "--json"]).stdout)
+    flat = json.dumps(listed)
+    assert '"scalar": false' in flat and '"scalar": true' in flat
+
+
+def test_an_evaluator_flag_must_be_a_bool():
+    from toolkit.errors import PluginError
+    from toolkit.plugin_host.registry import Registry
+
+    with pytest.raises(PluginError, match="scalar must be True or False"):
+        Registry().add("evaluator", "x", lambda p: 0.0, description="d", plugin="p", scalar="no")
