@@ -69,3 +69,13 @@ def test_an_evaluator_flag_must_be_a_bool():
 
     with pytest.raises(PluginError, match="scalar must be True or False"):
         Registry().add("evaluator", "x", lambda p: 0.0, description="d", plugin="p", scalar="no")
+
+
+def test_a_gz_name_on_plain_bytes_that_are_not_arff_says_so(tmp_path):
+    path = tmp_path / "d.arff.gz"
+    path.write_bytes(b"garbage, not arff\n")
+    result = runner.invoke(app, ["info", str(path)])
+    assert result.exit_code == 2 and "named .gz but is not gzip-compressed" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    path.write_bytes(b"@relation r\n@attribute a numeric\n@data\n1\n")   # plain ARFF under a .gz name: read
+    assert runner.invoke(app, ["info", str(path)]).exit_code == 0

@@ -190,7 +190,24 @@ def read(path: str | os.PathLike[str], *, class_attribute: ClassChoice = -1,
         raise DatasetError(f"{path}: is a directory, not an ARFF file")
     if not os.path.exists(path):
         raise DatasetError(f"{path}: no such file")
-    return _read_source(ByteSource(path, encoding=encoding), class_attribute, sparse, engine)
+    try:
+        return _read_source(ByteSource(path, encoding=encoding), class_attribute, sparse, engine)
+    except ArffFormatError as exc:
+        if path.lower().endswith(".gz") and not _starts_as_gzip(path):
+            # a .gz name on plain bytes is read as plain text (by content); when that text is not ARFF
+            # either, the name may be the mistake: say so
+            note = "the file is named .gz but is not gzip-compressed"
+            raise ArffFormatError(exc.path, exc.line, exc.problem, exc.text,
+                                  hint=f"{exc.hint}; {note}" if exc.hint else note) from None
+        raise
+
+
+def _starts_as_gzip(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == b"\x1f\x8b"
+    except OSError:
+        return True
 
 
 def read_text(text: str, *, class_attribute: ClassChoice = -1, sparse: bool | Literal["auto"] = "auto",
