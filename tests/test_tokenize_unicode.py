@@ -58,3 +58,33 @@ def test_every_combining_mark_joins_the_word_before_it():
     pattern = re.compile(TOKENIZERS["alpha"])
     for m in marks:
         assert pattern.findall("a" + m + "b c") == ["a" + m + "b", "c"], hex(ord(m))
+
+
+def test_table_counts_equal_a_counter_and_hold_words_not_tokens(monkeypatch):
+    """Texts are tokenised a block at a time and summed per (text, word): the counts equal a Counter of
+    each text's tokens, and memory follows the distinct words (all tokens as strings took ~60 bytes each)."""
+    import collections
+    import tracemalloc
+
+    from toolkit.data import text as module
+
+    rng = random.Random(0)
+    vocab = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(1, 6))) for _ in range(3000)]
+    docs = [" ".join(rng.choice(vocab) for _ in range(50)) for _ in range(20000)] + ["", "Zeta zeta"]
+    key = (True, "alpha", None, "keep", "keep")
+    module._CACHE.clear()
+    monkeypatch.setattr(module, "_TOKENISE_BLOCK", 1000)
+    tracemalloc.start()
+    entry = module.table_counts(docs, key)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 45e6, peak                         # 1M tokens, 0.94M entries: 107 MB before
+    assert entry.words == sorted({w for d in docs for w in d.lower().split()})
+    column = {w: j for j, w in enumerate(entry.words)}
+    assert entry.counts.shape == (len(docs) + 1, len(entry.words)) and entry.counts.has_canonical_format
+    for i in [0, 1, 999, 1000, 1001, 19999, 20000, 20001]:
+        want = collections.Counter(docs[i].lower().split())
+        row = entry.counts[i]
+        got = {entry.words[j]: v for j, v in zip(row.indices, row.data)}
+        assert got == want and all(column[w] in row.indices for w in want)
+    assert entry.counts[len(docs)].nnz == 0          # the empty document of missing values

@@ -148,6 +148,9 @@ _CACHE: OrderedDict[tuple[Any, ...], TableCounts] = OrderedDict()
 
 _CACHE_SIZE = 4
 
+#: texts tokenised at a time by :func:`table_counts`
+_TOKENISE_BLOCK = 2048
+
 
 def table_counts(table: list[str], key: tuple[Any, ...]) -> TableCounts:
     full_key = (id(table),) + key
@@ -156,16 +159,37 @@ def table_counts(table: list[str], key: tuple[Any, ...]) -> TableCounts:
         _CACHE.move_to_end(full_key)
         return hit
     lowercase, tokenizer, token_pattern, numbers, header = key
-    tokens = tokenize(table, lowercase=lowercase, tokenizer=tokenizer, token_pattern=token_pattern,
-                      numbers=numbers, header=header)
-    n = len(tokens)
-    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=n)
-    flat = list(itertools.chain.from_iterable(tokens))
-    words = sorted(set(flat))
-    index = dict(zip(words, range(len(words))))
-    ids = np.fromiter(map(index.__getitem__, flat), dtype=np.int64, count=len(flat))
-    rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    counts = sp.csr_matrix((np.ones(len(ids)), (rows, ids)), shape=(n + 1, len(words)))
+    n = len(table)
+    # a block of texts at a time, each block's tokens summed per (text, word) before the next: memory grows
+    # with the distinct words of the texts, not with their tokens (all tokens as Python strings took about
+    # 116 bytes a token, 16 times the text)
+    word_id: dict[str, int] = {}
+    ends, index_parts, data_parts = [np.zeros(1, dtype=np.int64)], [], []
+    for start in range(0, n, _TOKENISE_BLOCK):
+        tokens = tokenize(table[start:start + _TOKENISE_BLOCK], lowercase=lowercase, tokenizer=tokenizer,
+                          token_pattern=token_pattern, numbers=numbers, header=header)
+        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+        flat = list(itertools.chain.from_iterable(tokens))
+        del tokens
+        for word in set(flat).difference(word_id):
+            word_id[word] = len(word_id)
+        ids = np.fromiter(map(word_id.__getitem__, flat), dtype=np.int64, count=len(flat))
+        del flat
+        rows = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+        block = sp.csr_matrix((np.ones(len(ids)), (rows, ids)), shape=(len(lengths), len(word_id)))
+        block.sum_duplicates()
+        ends.append(block.indptr[1:].astype(np.int64) + ends[-1][-1])
+        index_parts.append(block.indices)
+        data_parts.append(block.data)
+    ends.append(ends[-1][-1:])                      # the empty last row: missing values
+    words = sorted(word_id)
+    position = np.empty(len(words), dtype=np.int64)
+    position[np.fromiter(map(word_id.__getitem__, words), dtype=np.int64, count=len(words))] = np.arange(len(words))
+    indices = position[np.concatenate(index_parts)] if index_parts else np.zeros(0, dtype=np.int64)
+    del index_parts
+    data = np.concatenate(data_parts) if data_parts else np.zeros(0)
+    counts = sp.csr_matrix((data, indices, np.concatenate(ends)), shape=(n + 1, len(words)))
+    counts.sort_indices()                           # words renumbered in sorted order; no duplicates left
     counts.sum_duplicates()
     entry = TableCounts(table, counts, words)
     _CACHE[full_key] = entry
