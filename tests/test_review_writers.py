@@ -151,3 +151,27 @@ def test_a_date_format_that_differs_is_named(tmp_path):
     save_model(Pipeline("nb-weka", tune=False).fit(ds), ds, model)
     line = _one_error_line(runner.invoke(app, ["predict", str(model), str(test)]))
     assert "'d' date 'yyyy-MM-dd HH:mm', the model expects 'd' date 'yyyy-MM-dd'" in line
+
+
+# ------------------------------------------------------------------------------------------ predict --format arff
+
+def test_predict_arff_with_proba_keeps_the_scores_of_a_model_without_probabilities(tmp_path):
+    """--proba --format csv shows liblinear-svm's decision scores as score(c) columns; --format arff dropped
+    them without a word. The scores are those of the same fitted model predicting in memory."""
+    ds = arff.read(WEATHER)
+    fitted = Pipeline("liblinear-svm", tune=False).fit(ds)
+    expected = fitted.predict(ds)
+    assert expected.proba is None and expected.scores is not None
+    model = tmp_path / "svm.tkm"
+    save_model(fitted, ds, model)
+    out = tmp_path / "p.arff"
+    result = runner.invoke(app, ["predict", str(model), str(WEATHER), "--proba", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    back = arff.read(out, class_attribute=ds.class_attribute.name)   # the score columns come after it
+    names = back.attributes.names()
+    score_names = [f"score({c})" for c in ds.classes]
+    assert names[-len(score_names):] == score_names
+    columns = [back.features.names().index(n) for n in score_names]
+    X = np.asarray(back.X.toarray() if back.is_sparse else back.X)
+    assert np.array_equal(X[:, columns], expected.scores)
+    assert np.array_equal(back.y, expected.y_pred)
