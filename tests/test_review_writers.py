@@ -175,3 +175,23 @@ def test_predict_arff_with_proba_keeps_the_scores_of_a_model_without_probabiliti
     X = np.asarray(back.X.toarray() if back.is_sparse else back.X)
     assert np.array_equal(X[:, columns], expected.scores)
     assert np.array_equal(back.y, expected.y_pred)
+
+
+# ------------------------------------------------------------------------------------------ LIBSVM and CSV writers
+
+@pytest.mark.parametrize("label", ["NaN", "Infinity", "1e999"])
+def test_libsvm_labels_its_reader_refuses_are_written_as_codes(tmp_path, label):
+    """A class label that is a number but not a finite one was written as it is; the reader refuses it
+    ('label ... is not a finite number'), so the file written could not be read back."""
+    src = tmp_path / "in.arff"
+    src.write_text(f"@relation r\n@attribute x numeric\n@attribute c {{'{label}',1}}\n@data\n"
+                   f"1,'{label}'\n2,1\n3,'{label}'\n")
+    ds = arff.read(src)
+    out = tmp_path / "out.libsvm"
+    write_libsvm(ds, out)
+    back = read_libsvm(out)
+    assert back.n_instances == 3
+    # the partition of the rows by class survives (codes 0, 1 stand for the declared values in order)
+    labels = [back.classes[k] for k in back.y]
+    assert labels == ["0", "1", "0"]
+    assert np.array_equal(np.asarray(back.X.toarray()).ravel(), [1.0, 2.0, 3.0])
