@@ -195,3 +195,33 @@ def test_libsvm_labels_its_reader_refuses_are_written_as_codes(tmp_path, label):
     labels = [back.classes[k] for k in back.y]
     assert labels == ["0", "1", "0"]
     assert np.array_equal(np.asarray(back.X.toarray()).ravel(), [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("name", [" x", "x ", ""])
+def test_csv_refuses_an_attribute_name_its_header_row_cannot_keep(tmp_path, name):
+    """The reader strips a header cell and refuses an empty one: ' x' came back as 'x', and '' gave a file
+    that could not be read back ('names ... twice or not at all')."""
+    src = tmp_path / "in.arff"
+    src.write_text(f"@relation r\n@attribute '{name}' numeric\n@attribute c {{a,b}}\n@data\n1,a\n")
+    ds = arff.read(src)
+    assert ds.attributes.names()[0] == name
+    out = tmp_path / "out.csv"
+    with pytest.raises(DatasetError, match="attribute name"):
+        write_csv(ds, out)
+    assert not out.exists()
+
+
+def test_csv_names_that_survive_are_written_as_they_are(tmp_path):
+    """The check refuses only what the reader changes: inner spaces, quotes and commas come back."""
+    src = tmp_path / "in.arff"
+    names = ["a b", "q'uote", "c,omma"]
+    src.write_text("@relation r\n" + "".join(f"@attribute {arff_quote(n)} numeric\n" for n in names)
+                   + "@attribute c {a,b}\n@data\n1,2,3,a\n")
+    ds = arff.read(src)
+    out = tmp_path / "out.csv"
+    write_csv(ds, out)
+    assert read_csv(out).attributes.names() == names + ["c"]
+
+
+def arff_quote(name: str) -> str:
+    return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
