@@ -225,3 +225,21 @@ def test_csv_names_that_survive_are_written_as_they_are(tmp_path):
 
 def arff_quote(name: str) -> str:
     return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+# ------------------------------------------------------------------------------------------ dates without a format
+
+def test_a_date_attribute_built_without_a_format_is_written_with_wekas_default(tmp_path):
+    """Attribute('d', 'date') (date_format None, as the API allows) made the ARFF and CSV writers fail with
+    a TypeError deep in the date code. 0 and 86,400,000 ms are the first two days of 1970 (UTC)."""
+    from toolkit.data import Attribute, Dataset
+
+    ds = Dataset("r", [Attribute("d", "date"), Attribute("c", "nominal", ("a", "b"))],
+                 np.array([[0.0], [86_400_000.0]]), np.array([0, 1]), 1, np.ones(2))
+    text = arff.to_text(ds)
+    assert "1970-01-01T00:00:00,a\n1970-01-02T00:00:00,b\n" in text
+    back = arff.read_text(text)
+    assert back.attributes[0].date_format == "yyyy-MM-dd'T'HH:mm:ss"
+    assert np.array_equal(back.X.ravel(), [0.0, 86_400_000.0])
+    write_csv(ds, tmp_path / "d.csv")
+    assert (tmp_path / "d.csv").read_text() == "d,c\n1970-01-01T00:00:00,a\n1970-01-02T00:00:00,b\n"

@@ -266,7 +266,9 @@ def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
         if i != ds.class_index:
             feature_of[i] = col
             col += 1
-    codecs = {i: DateCodec(a.date_format) for i, a in enumerate(ds.attributes) if a.kind == "date"}
+    # a date attribute built without a format: WEKA's default (DateCodec's), as the readers give it
+    codecs = {i: DateCodec(a.date_format) if a.date_format else DateCodec() for i, a in enumerate(ds.attributes)
+              if a.kind == "date"}
     for i, a in enumerate(ds.attributes):
         if a.kind == "relational":
             raise DatasetError(f"attribute '{a.name}' is relational: CSV has no form for bags; write ARFF")
