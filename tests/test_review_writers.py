@@ -243,3 +243,19 @@ def test_a_date_attribute_built_without_a_format_is_written_with_wekas_default(t
     assert np.array_equal(back.X.ravel(), [0.0, 86_400_000.0])
     write_csv(ds, tmp_path / "d.csv")
     assert (tmp_path / "d.csv").read_text() == "d,c\n1970-01-01T00:00:00,a\n1970-01-02T00:00:00,b\n"
+
+
+# ------------------------------------------------------------------------------------------ toolkit convert
+
+@pytest.mark.parametrize("target, flag", [("out.csv", "--sparse"), ("out.libsvm", "--dense")])
+def test_convert_refuses_a_row_form_for_a_format_that_has_one(tmp_path, target, flag):
+    """--sparse/--dense choose ARFF rows; for CSV or LIBSVM output they were ignored without a word (the
+    input options, --nominal or --n-features, are refused for another format)."""
+    out = tmp_path / target
+    line = _one_error_line(runner.invoke(app, ["convert", str(WEATHER), str(out), flag]))
+    assert flag in line and "ARFF output only" in line
+    assert not out.exists()
+    arff_out = tmp_path / "out.arff"
+    result = runner.invoke(app, ["convert", str(WEATHER), str(arff_out), "--sparse"])
+    assert result.exit_code == 0, result.output
+    assert arff_out.read_text().split("@data\n", 1)[1].startswith("{")
