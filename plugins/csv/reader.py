@@ -218,7 +218,20 @@ def _cell(ds: Dataset, attr: Attribute, column: int | None, value: float, codec:
 
 def _check_representable(ds: Dataset, feature_of: dict[int, int], path: str | os.PathLike[str]) -> None:
     """Refuse a value that would read back as something else: the reader (like WEKA's CSVLoader) takes
-    ``?`` and an empty cell for missing, quoted or not, and strips a nominal value's surrounding spaces."""
+    ``?`` and an empty cell for missing, quoted or not, and strips a nominal value's surrounding spaces.
+    The header row too: the reader strips every name and refuses an empty or repeated one."""
+    seen: set[str] = set()
+    for attr in ds.attributes:
+        name = attr.name.strip(_WS)
+        why = ("the reader takes no empty name" if not name
+               else "its surrounding spaces are dropped when read" if name != attr.name
+               else "")
+        if not why and name in seen:
+            why = "the reader refuses a name given twice"
+        if why:
+            raise DatasetError(f"{path}: the attribute name {attr.name!r} cannot be a CSV column name ({why}); "
+                               f"rename it or write ARFF")
+        seen.add(name)
     for i, attr in enumerate(ds.attributes):
         if attr.kind not in ("nominal", "string"):
             continue
@@ -253,7 +266,9 @@ def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
         if i != ds.class_index:
             feature_of[i] = col
             col += 1
-    codecs = {i: DateCodec(a.date_format) for i, a in enumerate(ds.attributes) if a.kind == "date"}
+    # a date attribute built without a format: WEKA's default (DateCodec's), as the readers give it
+    codecs = {i: DateCodec(a.date_format) if a.date_format else DateCodec() for i, a in enumerate(ds.attributes)
+              if a.kind == "date"}
     for i, a in enumerate(ds.attributes):
         if a.kind == "relational":
             raise DatasetError(f"attribute '{a.name}' is relational: CSV has no form for bags; write ARFF")

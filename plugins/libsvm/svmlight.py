@@ -5,8 +5,9 @@
 * Labels become the nominal class, its values the distinct labels in numeric order (written as the
   shortest text of the number: ``1``, ``-1``, ``2.5``). Several labels on one line (multi-label)
   are refused. Features are named ``a1``, ``a2``, ... (WEKA's LibSVMLoader names them ``att_1``...).
-* Writing: the class label's text when it is a number, else its code (0, 1, ...); nominal features
-  as their codes. LIBSVM has no missing values, strings or bags: such datasets are refused.
+* Writing: the class label's text when every label is a finite number, else its code (0, 1, ...);
+  nominal features as their codes. LIBSVM has no missing values, strings or bags: such datasets are
+  refused.
 """
 
 from __future__ import annotations
@@ -182,7 +183,8 @@ def write_libsvm(ds: Dataset, path: str | os.PathLike[str]) -> None:
         raise DatasetError(f"{path}: class '{ds.class_attribute.name}' has missing values: LIBSVM has none")
     labels = list(ds.class_attribute.values)
     label_values, label_ok = parse_numbers(labels) if labels else (np.zeros(0), np.zeros(0, bool))
-    numeric = bool(np.all(label_ok))
+    # labels read back as numbers: finite ones only (the reader refuses 'NaN', 'Infinity' and '1e999')
+    numeric = bool(np.all(label_ok & np.isfinite(label_values)))
     if numeric and len(np.unique(label_values)) < len(labels):
         # '1' and '1.0' are one number: read back they would merge into one class
         warn(f"{path}: class labels {', '.join(labels[:5])} are not distinct as numbers; their codes 0, 1, ... "

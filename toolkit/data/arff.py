@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from toolkit.atomic_write import replaced_atomically
 from toolkit.data.arff_data import Chunk, FastBuilder, StrictBuilder, StrictRows
-from toolkit.data.arff_dates import DateCodec
+from toolkit.data.arff_dates import DEFAULT_DATE_FORMAT, DateCodec
 from toolkit.data.arff_header import Header, read_header
 from toolkit.data.arff_source import (BLOCK, ByteSource, LineTooLong, count_line_ends, is_gzip_name, line_ends,
                                       open_binary, too_long)
@@ -675,7 +675,7 @@ class _ColumnFormatter:
         self.table = table
         self.bags = bags
         self.quoted_values = [quote(v) for v in attr.values] if attr.kind == "nominal" else None
-        self.codec = DateCodec(attr.date_format) if attr.kind == "date" else None
+        self.codec = DateCodec(attr.date_format or DEFAULT_DATE_FORMAT) if attr.kind == "date" else None
 
     def __call__(self, value: float) -> str:
         if value != value:
@@ -728,7 +728,8 @@ def _attribute_lines(attributes: Iterable[Attribute]) -> Iterator[str]:
         if attr.kind == "nominal":
             yield f"@attribute {name} {{{','.join(quote(v) for v in attr.values)}}}"
         elif attr.kind == "date":
-            yield f"@attribute {name} date {quote(attr.date_format or '')}"
+            # a date attribute built without a format has WEKA's default, as the reader gives one
+            yield f"@attribute {name} date {quote(attr.date_format or DEFAULT_DATE_FORMAT)}"
         elif attr.kind == "relational":
             yield f"@attribute {name} relational"
             yield from _attribute_lines(attr.relation)

@@ -106,8 +106,22 @@ def header_difference(header: dict[str, Any], ds: Dataset) -> str | None:
             if a["kind"] == "nominal":
                 shown = ",".join(a["values"][:6]) + (",..." if len(a["values"]) > 6 else "")
                 return f"'{a['name']}' nominal {{{shown}}}"
+            if a["kind"] == "date":
+                return f"'{a['name']}' date '{a.get('date_format')}'"
             return f"'{a['name']}' {a['kind']}"
-        return f"attribute {i + 1} is {describe(_attribute_json(attrs[i]))}, the model expects {describe(stored[i])}"
+        have, want = _attribute_json(attrs[i]), stored[i]
+        detail = ""
+        if have["kind"] == want["kind"] == "nominal" and have["name"] == want["name"]:
+            # the lists are shown cut at 6 values: say where they part (a 7th value renamed looked equal)
+            a, b = list(have["values"]), list(want.get("values") or [])
+            k = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), None)
+            if k is not None:
+                detail = f" (value {k + 1} is '{a[k]}', the model's '{b[k]}')"
+            elif len(a) > len(b):
+                detail = f" ({len(a)} values, the model {len(b)}: '{a[len(b)]}' is new)"
+            else:
+                detail = f" ({len(a)} values, the model {len(b)}: '{b[len(a)]}' is missing)"
+        return f"attribute {i + 1} is {describe(have)}, the model expects {describe(want)}{detail}"
     if len(stored) != len(attrs):
         if len(attrs) > len(stored):
             return f"it has {len(attrs)} attributes, the model {len(stored)} (first extra: '{attrs.name(len(stored))}')"
@@ -341,6 +355,12 @@ def _load_arrays(blob: bytes, path: str) -> dict[str, np.ndarray]:
         for info in inner.infolist():
             if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy"):
                 raise _fail(path, f"arrays.npz member {info.filename!r} is not a stored .npy array")
+            # a stored member's bytes lie inside arrays.npz: sizes claimed beyond it (its own directory says
+            # what it likes) would let a .npy header claim as much, and numpy allocates the claim before
+            # reading (a 2 KB file claiming 745 GiB ended in a MemoryError traceback)
+            if info.file_size != info.compress_size or info.header_offset + info.compress_size > len(blob):
+                raise _fail(path, f"arrays.npz member {info.filename!r} claims {info.file_size} bytes, more "
+                                  f"than arrays.npz holds ({len(blob)}): damaged or altered")
             with inner.open(info) as fh:
                 version = npy.read_magic(fh)
                 if version == (1, 0):
@@ -352,6 +372,11 @@ def _load_arrays(blob: bytes, path: str) -> dict[str, np.ndarray]:
                 if dtype.hasobject:
                     raise _fail(path, f"arrays.npz holds an object array ({info.filename}); model files hold numbers only")
                 nbytes = int(np.prod(shape, dtype=np.float64)) * dtype.itemsize
+                if any(n > len(blob) for n in shape):
+                    # only an empty array can have an extent beyond the bytes of every array (shape
+                    # (0, 10**15)); a component would size its work by it (nb-weka's probe asked for 56 PiB)
+                    raise _fail(path, f"arrays.npz member {info.filename!r} declares the shape {shape}, an "
+                                      f"extent beyond the {len(blob)} bytes of all arrays: damaged or altered")
                 if nbytes > info.file_size:
                     raise _fail(path, f"arrays.npz member {info.filename!r} declares {nbytes} bytes in "
                                       f"{info.file_size}: damaged or altered")

@@ -74,6 +74,12 @@ def convert(
 
         given = ", ".join("--" + k.replace("_", "-") for k, _ in format_options)
         raise ParameterError(f"{given}: CSV input only; {source} is {fmt_in}, whose header declares its types")
+    if sparse is not None and fmt_out in ("csv", "libsvm"):
+        from toolkit.errors import ParameterError
+
+        # the input options are refused for another format; this one was ignored without a word
+        raise ParameterError(f"--{'sparse' if sparse else 'dense'}: ARFF output only; {target} is {fmt_out}, "
+                             f"whose rows have one form")
     if n_features is not None:
         from toolkit.errors import ParameterError
 

@@ -323,15 +323,18 @@ def _as_arff(saved, ds, predictions, proba: bool) -> str:  # type: ignore[no-unt
 
     result = ds.subset(np.arange(ds.n_instances))
     result.y = predictions.y_pred.astype(np.int64)
-    if proba and predictions.proba is not None:
-        extra = [Attribute(f"p({c})", "numeric") for c in saved.classes]
+    # without probabilities (liblinear-svm, cmls) the decision scores, labelled as such, as the other formats
+    # show them (they were dropped without a word); a class the model never saw scores -Infinity
+    values, label = ((predictions.proba, "p") if predictions.proba is not None else (predictions.scores, "score"))
+    if proba and values is not None:
+        extra = [Attribute(f"{label}({c})", "numeric") for c in saved.classes]
         result.attributes = result.attributes + extra
         if result.is_sparse:
             import scipy.sparse as sp
 
-            result.X = sp.hstack([result.X, sp.csr_matrix(predictions.proba)], format="csr")
+            result.X = sp.hstack([result.X, sp.csr_matrix(values)], format="csr")
         else:
-            result.X = np.hstack([result.X, predictions.proba])
+            result.X = np.hstack([result.X, values])
     return arff.to_text(result).rstrip("\n")
 
 

@@ -1,0 +1,261 @@
+"""Faults the review of the writers (ARFF, CSV, LIBSVM), the model files and convert / train / predict found.
+
+Expected values come from the input files themselves (their labels, names, declared values), from the
+byte layout of the hostile files built here, or from an in-memory prediction of the same fitted model."""
+
+from __future__ import annotations
+
+import io
+import json
+import tracemalloc
+import zipfile
+
+import numpy as np
+import pytest
+from numpy.lib import format as npy
+from typer.testing import CliRunner
+
+from conftest import ROOT
+from toolkit.cli import app
+from toolkit.data import arff
+from toolkit.errors import DatasetError, ModelFileError
+from toolkit.models.model_file import _checksum, load_model, save_model
+from toolkit.models.pipeline import Pipeline
+from toolkit.plugins.csv.reader import read_csv, write_csv
+from toolkit.plugins.libsvm.svmlight import read_libsvm, write_libsvm
+
+runner = CliRunner()
+
+WEATHER = ROOT / "datasets" / "weather.nominal.arff"
+
+
+def _one_error_line(result) -> str:  # type: ignore[no-untyped-def]
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "Traceback" not in result.output, result.output
+    return lines[0]
+
+
+# ------------------------------------------------------------------------------------------ model files
+
+def _with_array(model, out, member, header, data, claimed=None):  # type: ignore[no-untyped-def]
+    """``model`` with one .npy member of arrays.npz replaced by ``header`` + ``data``, its stored size in the
+    inner directory set to ``claimed`` (what an editor may write there), and the outer checksum recomputed
+    as an editor who knows the format would: only the array checks can refuse it."""
+    with zipfile.ZipFile(model) as zf:
+        head = json.loads(zf.read("toolkit-model.json"))
+        meta, blob = zf.read("meta.json"), zf.read("arrays.npz")
+    with zipfile.ZipFile(io.BytesIO(blob)) as inner:
+        arrays = {info.filename: inner.read(info) for info in inner.infolist()}
+    assert member in arrays
+    buf = io.BytesIO()
+    npy.write_array_header_1_0(buf, header)
+    arrays[member] = buf.getvalue() + data
+    packed = io.BytesIO()
+    zf = zipfile.ZipFile(packed, "w", zipfile.ZIP_STORED)
+    for name, raw in arrays.items():
+        zf.writestr(name, raw)
+    if claimed is not None:
+        for info in zf.filelist:
+            if info.filename == member:   # the central directory is written from these at close()
+                info.file_size = info.compress_size = claimed
+    zf.close()
+    members = {"meta.json": meta, "arrays.npz": packed.getvalue()}
+    head["members"] = {name: len(raw) for name, raw in members.items()}
+    head["sha256"] = _checksum(members)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("toolkit-model.json", json.dumps(head))
+        for name, raw in members.items():
+            zf.writestr(name, raw)
+    return out
+
+
+@pytest.fixture
+def weather_model(tmp_path):  # type: ignore[no-untyped-def]
+    ds = arff.read(WEATHER)
+    path = tmp_path / "w.tkm"
+    save_model(Pipeline("nb-weka", tune=False).fit(ds), ds, path)
+    return path
+
+
+def test_an_array_claiming_more_bytes_than_the_file_holds_is_one_error(weather_model, tmp_path):
+    """A .npy header claiming 10**16 float64 values (80 PB, beyond any address space), its inner zip entry
+    claiming as many bytes: numpy allocated the claim before reading and the CLI printed a MemoryError
+    traceback (exit 1). The entry's bytes must lie inside arrays.npz."""
+    count = 10**16
+    hostile = _with_array(weather_model, tmp_path / "h.tkm", "classifier/class_count_.npy",
+                          {"descr": "<f8", "fortran_order": False, "shape": (count,)}, b"\0" * 16,
+                          claimed=8 * count + 1000)
+    with pytest.raises(ModelFileError, match="class_count_"):
+        load_model(hostile)
+    line = _one_error_line(runner.invoke(app, ["predict", str(hostile), str(WEATHER)]))
+    assert "class_count_" in line and "h.tkm" in line
+
+
+def test_an_empty_array_claiming_a_huge_extent_is_refused_before_any_work(weather_model, tmp_path):
+    """mean_ of shape (0, 2,000,000) (no bytes at all): nb-weka's load-time probe sized arrays by the extent,
+    153 MB for a 3 KB file (and 6.4 GB for (0, 10**8)). An extent beyond the bytes of every array is refused."""
+    hostile = _with_array(weather_model, tmp_path / "h.tkm", "classifier/mean_.npy",
+                          {"descr": "<f8", "fortran_order": False, "shape": (0, 2_000_000)}, b"")
+    assert hostile.stat().st_size < 10_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFileError, match="mean_"):
+            load_model(hostile)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20e6, peak
+
+
+def _attribute_line(text: str, name: str) -> str:
+    return next(line for line in text.splitlines() if line.lower().startswith("@attribute") and f" {name}" in line)
+
+
+def test_a_nominal_list_differing_after_its_sixth_value_is_named(tmp_path):
+    """The message showed both lists cut at six values: soybean's 'date' with 'october' renamed read
+    'attribute 1 is ... {april,...,september,...}, the model expects ... {april,...,september,...}'."""
+    src = ROOT / "datasets" / "soybean.arff"
+    ds = arff.read(src)
+    model = tmp_path / "soy.tkm"
+    save_model(Pipeline("nb-weka", tune=False).fit(ds), ds, model)
+    text = src.read_text()
+    declared = _attribute_line(text, "date")
+    values = declared[declared.index("{") + 1: declared.index("}")].split(",")
+    assert len(values) > 6   # the case the cut list hid
+    renamed = text.replace(declared, declared.replace(values[-1] + "}", "oct}")).replace(f"\n{values[-1]},", "\noct,")
+    (tmp_path / "renamed.arff").write_text(renamed)
+    added = text.replace(declared, declared.replace("}", ",november}"))
+    (tmp_path / "added.arff").write_text(added)
+    line = _one_error_line(runner.invoke(app, ["predict", str(model), str(tmp_path / "renamed.arff")]))
+    assert f"value {len(values)} is 'oct', the model's '{values[-1]}'" in line
+    line = _one_error_line(runner.invoke(app, ["predict", str(model), str(tmp_path / "added.arff")]))
+    assert "'november' is new" in line
+    removed = text.replace(declared, declared.replace("," + values[-1] + "}", "}"))
+    removed = "\n".join(row for row in removed.splitlines() if not row.startswith(values[-1] + ","))
+    (tmp_path / "removed.arff").write_text(removed)
+    line = _one_error_line(runner.invoke(app, ["predict", str(model), str(tmp_path / "removed.arff")]))
+    assert f"'{values[-1]}' is missing" in line
+
+
+def test_a_date_format_that_differs_is_named(tmp_path):
+    """Both sides read "'d' date": the formats were not shown, so nothing in the message differed."""
+    train = tmp_path / "d1.arff"
+    train.write_text('@relation r\n@attribute d date "yyyy-MM-dd"\n@attribute c {a,b}\n@data\n'
+                     "2001-01-01,a\n2002-01-01,b\n")
+    test = tmp_path / "d2.arff"
+    test.write_text('@relation r\n@attribute d date "yyyy-MM-dd HH:mm"\n@attribute c {a,b}\n@data\n'
+                    '"2001-01-01 00:00",a\n"2002-01-01 00:00",b\n')
+    ds = arff.read(train)
+    model = tmp_path / "d.tkm"
+    save_model(Pipeline("nb-weka", tune=False).fit(ds), ds, model)
+    line = _one_error_line(runner.invoke(app, ["predict", str(model), str(test)]))
+    assert "'d' date 'yyyy-MM-dd HH:mm', the model expects 'd' date 'yyyy-MM-dd'" in line
+
+
+# ------------------------------------------------------------------------------------------ predict --format arff
+
+def test_predict_arff_with_proba_keeps_the_scores_of_a_model_without_probabilities(tmp_path):
+    """--proba --format csv shows liblinear-svm's decision scores as score(c) columns; --format arff dropped
+    them without a word. The scores are those of the same fitted model predicting in memory."""
+    ds = arff.read(WEATHER)
+    fitted = Pipeline("liblinear-svm", tune=False).fit(ds)
+    expected = fitted.predict(ds)
+    assert expected.proba is None and expected.scores is not None
+    model = tmp_path / "svm.tkm"
+    save_model(fitted, ds, model)
+    out = tmp_path / "p.arff"
+    result = runner.invoke(app, ["predict", str(model), str(WEATHER), "--proba", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    back = arff.read(out, class_attribute=ds.class_attribute.name)   # the score columns come after it
+    names = back.attributes.names()
+    score_names = [f"score({c})" for c in ds.classes]
+    assert names[-len(score_names):] == score_names
+    columns = [back.features.names().index(n) for n in score_names]
+    X = np.asarray(back.X.toarray() if back.is_sparse else back.X)
+    assert np.array_equal(X[:, columns], expected.scores)
+    assert np.array_equal(back.y, expected.y_pred)
+
+
+# ------------------------------------------------------------------------------------------ LIBSVM and CSV writers
+
+@pytest.mark.parametrize("label", ["NaN", "Infinity", "1e999"])
+def test_libsvm_labels_its_reader_refuses_are_written_as_codes(tmp_path, label):
+    """A class label that is a number but not a finite one was written as it is; the reader refuses it
+    ('label ... is not a finite number'), so the file written could not be read back."""
+    src = tmp_path / "in.arff"
+    src.write_text(f"@relation r\n@attribute x numeric\n@attribute c {{'{label}',1}}\n@data\n"
+                   f"1,'{label}'\n2,1\n3,'{label}'\n")
+    ds = arff.read(src)
+    out = tmp_path / "out.libsvm"
+    write_libsvm(ds, out)
+    back = read_libsvm(out)
+    assert back.n_instances == 3
+    # the partition of the rows by class survives (codes 0, 1 stand for the declared values in order)
+    labels = [back.classes[k] for k in back.y]
+    assert labels == ["0", "1", "0"]
+    assert np.array_equal(np.asarray(back.X.toarray()).ravel(), [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("name", [" x", "x ", ""])
+def test_csv_refuses_an_attribute_name_its_header_row_cannot_keep(tmp_path, name):
+    """The reader strips a header cell and refuses an empty one: ' x' came back as 'x', and '' gave a file
+    that could not be read back ('names ... twice or not at all')."""
+    src = tmp_path / "in.arff"
+    src.write_text(f"@relation r\n@attribute '{name}' numeric\n@attribute c {{a,b}}\n@data\n1,a\n")
+    ds = arff.read(src)
+    assert ds.attributes.names()[0] == name
+    out = tmp_path / "out.csv"
+    with pytest.raises(DatasetError, match="attribute name"):
+        write_csv(ds, out)
+    assert not out.exists()
+
+
+def test_csv_names_that_survive_are_written_as_they_are(tmp_path):
+    """The check refuses only what the reader changes: inner spaces, quotes and commas come back."""
+    src = tmp_path / "in.arff"
+    names = ["a b", "q'uote", "c,omma"]
+    src.write_text("@relation r\n" + "".join(f"@attribute {arff_quote(n)} numeric\n" for n in names)
+                   + "@attribute c {a,b}\n@data\n1,2,3,a\n")
+    ds = arff.read(src)
+    out = tmp_path / "out.csv"
+    write_csv(ds, out)
+    assert read_csv(out).attributes.names() == names + ["c"]
+
+
+def arff_quote(name: str) -> str:
+    return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+# ------------------------------------------------------------------------------------------ dates without a format
+
+def test_a_date_attribute_built_without_a_format_is_written_with_wekas_default(tmp_path):
+    """Attribute('d', 'date') (date_format None, as the API allows) made the ARFF and CSV writers fail with
+    a TypeError deep in the date code. 0 and 86,400,000 ms are the first two days of 1970 (UTC)."""
+    from toolkit.data import Attribute, Dataset
+
+    ds = Dataset("r", [Attribute("d", "date"), Attribute("c", "nominal", ("a", "b"))],
+                 np.array([[0.0], [86_400_000.0]]), np.array([0, 1]), 1, np.ones(2))
+    text = arff.to_text(ds)
+    assert "1970-01-01T00:00:00,a\n1970-01-02T00:00:00,b\n" in text
+    back = arff.read_text(text)
+    assert back.attributes[0].date_format == "yyyy-MM-dd'T'HH:mm:ss"
+    assert np.array_equal(back.X.ravel(), [0.0, 86_400_000.0])
+    write_csv(ds, tmp_path / "d.csv")
+    assert (tmp_path / "d.csv").read_text() == "d,c\n1970-01-01T00:00:00,a\n1970-01-02T00:00:00,b\n"
+
+
+# ------------------------------------------------------------------------------------------ toolkit convert
+
+@pytest.mark.parametrize("target, flag", [("out.csv", "--sparse"), ("out.libsvm", "--dense")])
+def test_convert_refuses_a_row_form_for_a_format_that_has_one(tmp_path, target, flag):
+    """--sparse/--dense choose ARFF rows; for CSV or LIBSVM output they were ignored without a word (the
+    input options, --nominal or --n-features, are refused for another format)."""
+    out = tmp_path / target
+    line = _one_error_line(runner.invoke(app, ["convert", str(WEATHER), str(out), flag]))
+    assert flag in line and "ARFF output only" in line
+    assert not out.exists()
+    arff_out = tmp_path / "out.arff"
+    result = runner.invoke(app, ["convert", str(WEATHER), str(arff_out), "--sparse"])
+    assert result.exit_code == 0, result.output
+    assert arff_out.read_text().split("@data\n", 1)[1].startswith("{")
