@@ -134,7 +134,10 @@ def register_commands(app):  # type: ignore[no-untyped-def]
             else:
                 # word counts of text attributes, once (the text step does not look at the class)
                 X = Pipeline("nb-bim", tune=False).prepare(ds.one_vs_rest(classes[0])).X
-                chosen.select_many(X, ds.y, [labels.index(c) for c in classes], n_jobs=jobs, backend=backend)
+                # the pipeline drops the rows whose class is missing: the codes must follow the same rows
+                y = np.asarray(ds.y)
+                y = y[y >= 0]
+                chosen.select_many(X, y, [labels.index(c) for c in classes], n_jobs=jobs, backend=backend)
                 traces = {f"{ds.name}:{c}": chosen.traces_[labels.index(c)] for c in classes}
         else:
             fitted = Pipeline("nb-bim", example_selector=selector, tune=False).fit(ds)

@@ -72,7 +72,10 @@ def _worker_corpus(path: str, class_attribute: Any) -> tuple[Any, np.ndarray, li
         columns = ColumnIndex.of(B)
         columns.column_nnz  # build it now, once
         _WORKER_CORPORA.clear()  # one corpus per worker process
-        hit = _WORKER_CORPORA[key] = (B, np.asarray(ds.y), labels, columns)
+        y = np.asarray(ds.y)
+        # the pipeline drops the rows whose class is missing: the codes must follow the same rows
+        y = y[np.where(np.isnan(y), -1, y) >= 0] if y.dtype.kind == "f" else y[y >= 0]
+        hit = _WORKER_CORPORA[key] = (B, y, labels, columns)
     return hit
 
 

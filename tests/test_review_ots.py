@@ -1,0 +1,153 @@
+"""Review of the OTS family against brute-force computations of algorithms.md (2.5, 3.3, 4.1, 4.3, 5.2.3).
+
+The reference below recomputes everything the plain way: counts by summing rows, weights from the formula
+log(p(1-q)/(q(1-p))), each leave-one-out score by retraining without the document, AP by sorting every
+document (score descending, rounded at 1e-9 as the ties of algorithms.md 0.2, then row index)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from toolkit.plugins.ots.search import optimal_training_set
+
+
+# ----------------------------------------------------------------------------- brute-force reference
+
+def _counts(B, rows, y):
+    rows = np.asarray(rows, dtype=int)
+    P, N = rows[y[rows] == 1], rows[y[rows] != 1]
+    return B[P].sum(0).astype(float), B[N].sum(0).astype(float), float(len(P)), float(len(N))
+
+
+def _weights(B, rows, y, a, fset):
+    npos, nneg, Np, Nn = _counts(B, rows, y)
+    out = []
+    for t in range(B.shape[1]):
+        if not fset[t]:
+            out.append(0.0)
+            continue
+        p, q = (npos[t] + a) / (Np + 2 * a), (nneg[t] + a) / (Nn + 2 * a)
+        out.append(math.log(p * (1 - q) / (q * (1 - p))))
+    return out
+
+
+def _score(w, b, tau):
+    return sum(w[t] for t in range(len(w)) if b[t] and abs(w[t]) > tau)
+
+
+def _feature_set(B, rows, y, features):
+    return [any(B[d, t] and (features == "all" or y[d] == 1) for d in rows) for t in range(B.shape[1])]
+
+
+def _ap(scores, y, rows):
+    ranked = sorted(rows, key=lambda d: (-round(scores[d], 9), d))
+    hits, total = 0, 0.0
+    for k, d in enumerate(ranked, 1):
+        if y[d] == 1:
+            hits += 1
+            total += hits / k
+    return total / hits if hits else float("nan")
+
+
+def _loo(B, rows, y, d, a, tau, fset):
+    w = _weights(B, [r for r in rows if r != d], y, a, fset)
+    return _score(w, B[d], tau)
+
+
+def reference_ots(X, y, *, tau=1.0, M=1, init="wts", scorer="sts", evaluate="wts", features="positive",
+                  patience=None, max_size=None, a=1.0):
+    """algorithms.md 4.1 step by step: [(|STS|, sorted added rows, AP)], sorted OTS rows."""
+    B = np.asarray(X) > 0
+    y = np.asarray(y)
+    train = [d for d in range(len(y)) if y[d] in (0, 1)]
+    pos = [d for d in train if y[d] == 1]
+    pool = [d for d in train if y[d] == 0]
+    fset = _feature_set(B, train, y, features)
+    f0 = f = _weights(B, train if init == "wts" else pos, y, a, fset)
+    sts, trace = list(pos), []
+    best, best_ap, since = -1, -math.inf, 0
+    while pool:
+        sc = {d: _score(f, B[d], tau) for d in pool}
+        pick = sorted(pool, key=lambda d: (-round(sc[d], 9), d))[:M]
+        sts += pick
+        pool = [d for d in pool if d not in pick]
+        w_sts = _weights(B, sts, y, a, fset)
+        scores = {d: _loo(B, sts, y, d, a, tau, fset) for d in sts}
+        if evaluate == "wts":
+            scores.update({d: _score(w_sts, B[d], tau) for d in pool})
+            value = _ap(scores, y, train)
+        else:
+            value = _ap(scores, y, sts)
+        trace.append((len(sts), sorted(pick), value))
+        if value > best_ap:
+            best, best_ap, since = len(trace) - 1, value, 0
+        else:
+            since += 1
+        f = w_sts if scorer == "sts" else f0
+        if patience is not None and since >= patience:
+            break
+        if max_size is not None and len(sts) >= max_size:
+            break
+    return trace, (sorted(sts[:trace[best][0]]) if best >= 0 else sorted(pos))
+
+
+def _assert_same_search(result, trace, rows):
+    assert result.sizes.tolist() == [s for s, _, _ in trace]
+    np.testing.assert_allclose(result.average_precision, [v for _, _, v in trace], rtol=0, atol=1e-9)
+    assert [sorted(result.added[k - len(p):k].tolist()) for k, (_, p, _) in zip(result.n_added, trace)] == \
+        [p for _, p, _ in trace]
+    assert result.rows().tolist() == rows
+
+
+# ----------------------------------------------------------------------------- ots-trace with unlabelled rows
+
+def _arff_with_missing_classes(path):
+    rng = np.random.default_rng(5)
+    X = (rng.random((70, 6)) < 0.35).astype(int)
+    codes = rng.integers(0, 3, 70)
+    codes[[0, 1, 2, 9, 20, 33, 47, 61]] = -1          # class missing: the pipeline drops these rows
+    labels = ["x", "y", "z"]
+    lines = ["@relation miss"] + [f"@attribute a{j} numeric" for j in range(6)] + ["@attribute class {x,y,z}", "@data"]
+    lines += [",".join(map(str, X[i])) + "," + (labels[codes[i]] if codes[i] >= 0 else "?") for i in range(70)]
+    path.write_text("\n".join(lines) + "\n")
+    return X, codes
+
+
+def test_ots_trace_with_unlabelled_rows_searches_the_labelled_rows(tmp_path):
+    # found by running ots-trace -p on an ARFF with '?' classes: the prepared corpus had lost the unlabelled
+    # rows while the class codes had not, and the search died on a shape mismatch (a traceback, exit 1)
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    path = tmp_path / "miss.arff"
+    X, codes = _arff_with_missing_classes(path)
+    result = CliRunner().invoke(app, ["ots-trace", str(path), "-p", "x", "-p", "z", "--es", "ots:step=2", "--json"])
+    assert result.exit_code == 0, result.output
+    traces = json.loads(result.stdout)["traces"]
+    kept = codes >= 0
+    for label, k in (("x", 0), ("z", 2)):
+        y = np.where(codes[kept] == k, 1, 0)
+        trace, rows = reference_ots(X[kept], y, tau=1.0, M=2)
+        got = traces[f"miss:{label}"]
+        assert got["size"] == [s for s, _, _ in trace]
+        np.testing.assert_allclose(got["average_precision"], [v for _, _, v in trace], rtol=0, atol=1e-9)
+        assert got["best_size"] == len(rows)
+
+
+def test_cluster_worker_corpus_keeps_codes_and_rows_aligned(tmp_path):
+    # the Dask path (one term per task) read the corpus the same way and had the same mismatch
+    from toolkit.plugins.ots.cluster import _term_task
+    from toolkit.plugins.ots.selectors import OTSSelector
+
+    path = tmp_path / "miss.arff"
+    X, codes = _arff_with_missing_classes(path)
+    kept = codes >= 0
+    r = _term_task(str(path), 6, "y", OTSSelector(step=3)._ots_params("ots"))
+    trace, rows = reference_ots(X[kept], np.where(codes[kept] == 1, 1, 0), tau=1.0, M=3)
+    _assert_same_search(r, trace, rows)
