@@ -151,3 +151,27 @@ def test_cluster_worker_corpus_keeps_codes_and_rows_aligned(tmp_path):
     r = _term_task(str(path), 6, "y", OTSSelector(step=3)._ots_params("ots"))
     trace, rows = reference_ots(X[kept], np.where(codes[kept] == 1, 1, 0), tau=1.0, M=3)
     _assert_same_search(r, trace, rows)
+
+
+# ----------------------------------------------------------------------------- step M larger than the pool
+
+def _small_corpus(seed, n=40, F=8, n_pos=6):
+    rng = np.random.default_rng(seed)
+    y = np.zeros(n, dtype=np.int64)
+    y[rng.choice(n, n_pos, replace=False)] = 1
+    X = (rng.random((n, F)) < np.where(y[:, None] == 1, 0.45, 0.2)).astype(float)
+    return X, y
+
+
+@pytest.mark.parametrize("M", [35, 10**9])
+def test_a_step_larger_than_the_pool_takes_the_whole_pool_in_one_round(M):
+    # found by trying a huge M: the round kernel sized its candidate buffer by M and raised MemoryError
+    from toolkit.plugins.ots.selectors import OTSSelector
+
+    X, y = _small_corpus(3)
+    trace, rows = reference_ots(X, y, tau=1.0, M=M)
+    assert [s for s, _, _ in trace] == [40]   # one round: every negative at once
+    r = optimal_training_set(sp.csr_matrix(X), y == 1, y == 0, step=M)
+    _assert_same_search(r, trace, rows)
+    assert r.step == M                        # the trace reports the M that was asked for
+    assert OTSSelector(step=M).select(X, y).tolist() == rows

@@ -32,7 +32,7 @@ from toolkit.errors import ToolkitError
 from toolkit.plugins.ots.bim import BIMCounts, presence
 from toolkit.plugins.ots.kernel import NOT_TRAINING
 from toolkit.plugins.ots.rounds import ColumnIndex, RoundEngine, RoundResult, TaskWeights, initial_kind
-from toolkit.plugins.ots.search import OTSResult, _check_stops, optimal_training_set, run_rounds, task_spec
+from toolkit.plugins.ots.search import OTSResult, _check_stops, optimal_training_set, pool_step, run_rounds, task_spec
 
 __all__ = ["search_terms_on_cluster", "data_parallel_search", "Partition", "peak_memory"]
 
@@ -230,7 +230,8 @@ def data_parallel_search(client: Any, loader: Callable[[int], tuple[Any, np.ndar
         return OTSResult(positive_rows, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), spec.step,
                          -1), list(partitions)
     wts = (n_pos, n_neg, N_pos, N_neg) if spec.init == "wts" else None
-    [f.result() for f in [a.setup(int(term), int(bases[p]), spec, (n_pos, N_pos), wts, positive_rows, pos_indptr,
+    [f.result() for f in [a.setup(int(term), int(bases[p]), pool_step(spec, pool_size), (n_pos, N_pos), wts,
+                                  positive_rows, pos_indptr,
                                   pos_indices, pool_size) for p, a in enumerate(partitions)]]
 
     def call(name: str, *args: Any) -> list[RoundResult]:

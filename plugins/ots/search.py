@@ -20,6 +20,7 @@ and the change of the counts): one block in this process, or one per partition o
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from toolkit.plugins.ots.rounds import (
     ColumnIndex, RoundEngine, RoundResult, TaskSpec, TaskWeights, initial_kind, segments,
 )
 
-__all__ = ["OTSResult", "optimal_training_set", "step_size", "task_spec", "run_rounds", "ColumnIndex"]
+__all__ = ["OTSResult", "optimal_training_set", "step_size", "task_spec", "run_rounds", "pool_step", "ColumnIndex"]
 
 _INITS = ("wts", "sts")
 _SCORERS = ("sts", "wts_fixed")
@@ -132,13 +133,20 @@ def _chosen(results: Sequence[RoundResult], m: int) -> tuple[np.ndarray, np.ndar
     return rows[best], features[where].astype(np.int32)
 
 
+def pool_step(spec: TaskSpec, pool_size: int) -> TaskSpec:
+    """``spec`` with M at most the pool's size: a round cannot move more negatives than the pool holds, and
+    the kernels size their candidate buffers by M (a huge M, say 10**9, would otherwise allocate gigabytes
+    and fail with MemoryError). The search is the same: the first round takes the whole pool either way."""
+    return dataclasses.replace(spec, step=max(1, min(spec.step, int(pool_size))))
+
+
 def run_rounds(call: Callable[..., list[RoundResult]], spec: TaskSpec, positives: np.ndarray, pool_size: int,
                patience: int | None = None, max_size: int | None = None) -> OTSResult:
     """The OTS loop over row blocks: ``call("first")`` and ``call("step", chosen, changed, increment)``
     run the first scorer and a round on every block and return their ``RoundResult``s; a round sends
     only the rows chosen and the change of the counts (compact feature ids, how many more). The trace depends only
     on what the blocks return, so any split of the rows gives the same search."""
-    M = spec.step
+    M = min(spec.step, max(int(pool_size), 1))
     chosen, feats = _chosen(call("first"), M)
     added: list[np.ndarray] = []
     n_added: list[int] = []
@@ -165,7 +173,7 @@ def run_rounds(call: Callable[..., list[RoundResult]], spec: TaskSpec, positives
             break
         chosen, feats = _chosen(results, M)
     return OTSResult(positives, np.concatenate(added) if added else np.zeros(0, np.int64),
-                     np.asarray(n_added, dtype=np.int64), np.asarray(ap_trace), M, best)
+                     np.asarray(n_added, dtype=np.int64), np.asarray(ap_trace), spec.step, best)
 
 
 def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, alpha: float = 1.0,
@@ -193,7 +201,7 @@ def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, 
     pool_size = int(np.sum(negative & ~positive))
     if pool_size == 0 or len(pos_rows) == 0:
         return OTSResult(pos_rows, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), spec.step, -1)
-    weights = TaskWeights.of(B, positive, negative, spec)
+    weights = TaskWeights.of(B, positive, negative, pool_step(spec, pool_size))
     if n_threads is None:
         n_threads = _available_cores() if B.nnz >= _PARALLEL_MIN_NNZ else 1
     engine = RoundEngine(B.indptr, B.indices, weights, columns if columns is not None else ColumnIndex.of(B),
