@@ -175,3 +175,53 @@ def test_a_step_larger_than_the_pool_takes_the_whole_pool_in_one_round(M):
     _assert_same_search(r, trace, rows)
     assert r.step == M                        # the trace reports the M that was asked for
     assert OTSSelector(step=M).select(X, y).tolist() == rows
+
+
+# ----------------------------------------------------------------------------- the search against the reference
+
+def _corpus(seed, n, F, n_pos, unlabelled=4):
+    rng = np.random.default_rng(seed)
+    y = np.zeros(n, dtype=np.int64)
+    y[rng.choice(n, n_pos, replace=False)] = 1
+    y[rng.choice(np.flatnonzero(y == 0), unlabelled, replace=False)] = -1     # neither class: left out
+    rates = np.where(y[:, None] == 1, rng.uniform(0.05, 0.5, F), rng.uniform(0.01, 0.3, F))
+    X = (rng.random((n, F)) < rates) * rng.integers(1, 4, (n, F)).astype(float)   # counts, read as presence
+    X[rng.choice(n, 6)] = 0            # empty documents
+    X[rng.choice(n, 6)] = X[0]         # duplicates: ties
+    X[:, 1] = 1                        # a feature in every document
+    X[y == 1, 2] = 0                   # a feature absent from the positives
+    return X, y
+
+
+SEARCHES = [dict(tau=1.0, M=8, init="wts", scorer="sts", evaluate="wts", features="positive"),
+            dict(tau=0.0, M=5, init="sts", scorer="sts", evaluate="wts", features="all"),
+            dict(tau=0.5, M=12, init="wts", scorer="wts_fixed", evaluate="sts", features="positive"),
+            dict(tau=2.0, M=7, init="sts", scorer="wts_fixed", evaluate="wts", features="positive", patience=3),
+            dict(tau=1.0, M=6, init="wts", scorer="sts", evaluate="sts", features="all", max_size=90)]
+
+
+@pytest.mark.parametrize("k", range(len(SEARCHES)))
+def test_search_equals_the_plain_procedure_on_random_corpora(k):
+    o = dict(SEARCHES[k])
+    X, y = _corpus(k, 160 + 20 * k, 12, 10 + 3 * k)
+    trace, rows = reference_ots(X, y, **o)
+    tau, M = o.pop("tau"), o.pop("M")
+    r = optimal_training_set(sp.csr_matrix(X) if k % 2 else X, y == 1, y == 0, threshold=tau, step=M, **o)
+    _assert_same_search(r, trace, rows)
+
+
+# ----------------------------------------------------------------------------- M from a share, rounded half up
+
+@pytest.mark.parametrize("share, n_positive, expected", [
+    (0.29, 50, 15),    # 14.5 exactly, but 0.29 * 50 is 14.499999999999998 in binary floating point
+    (0.57, 50, 29),    # 28.5 (28.499999999999996)
+    (0.01, 150, 2),    # 1.5
+    (0.01, 250, 3),    # 2.5: half up, not to even
+    (0.01, 49, 1),     # 0.49: at least 1
+    (0.01, 351, 4),    # 3.51
+])
+def test_step_share_is_rounded_half_up_in_decimal(share, n_positive, expected):
+    # docs/plugins.md (ots): "step below 1 is a share of the positives, rounded half up, at least 1"
+    from toolkit.plugins.ots.search import step_size
+
+    assert step_size(share, n_positive) == expected

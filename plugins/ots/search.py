@@ -24,6 +24,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -88,7 +89,8 @@ def step_size(step: float, n_positive: int) -> int:
         if value != int(value):
             raise ParameterError(f"step >= 1 is a number of documents and must be whole, not {step!r}")
         return int(value)
-    return max(1, int(np.floor(value * n_positive + 0.5)))
+    # in decimal, as the share was written: 0.29 * 50 is 14.499999999999998 in binary floating point
+    return max(1, int(Fraction(repr(value)) * int(n_positive) + Fraction(1, 2)))
 
 
 def task_spec(positive_count: int, *, alpha: float = 1.0, threshold: float = 1.0, step: float = 0.01,
