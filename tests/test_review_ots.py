@@ -225,3 +225,104 @@ def test_step_share_is_rounded_half_up_in_decimal(share, n_positive, expected):
     from toolkit.plugins.ots.search import step_size
 
     assert step_size(share, n_positive) == expected
+
+
+# ----------------------------------------------------------------------------- nb-bim and bim-threshold, brute force
+
+def _bim_brute(X, y, a, tau, features, w=None):
+    """Weights and the intercept b of algorithms.md 2.5, by loops over documents and features."""
+    B = np.asarray(X) > 0
+    n, F = B.shape
+    w = np.ones(n) if w is None else w
+    Np = sum(w[d] for d in range(n) if y[d] == 1)
+    Nn = sum(w[d] for d in range(n) if y[d] == 0)
+    weights, b = [], 0.0
+    for t in range(F):
+        npos = sum(w[d] for d in range(n) if y[d] == 1 and B[d, t])
+        nneg = sum(w[d] for d in range(n) if y[d] == 0 and B[d, t])
+        p, q = (npos + a) / (Np + 2 * a), (nneg + a) / (Nn + 2 * a)
+        inset = npos > 0 if features == "positive" else npos + nneg > 0
+        weights.append(math.log(p * (1 - q) / (q * (1 - p))) if inset else 0.0)
+        if abs(weights[-1]) > tau:
+            b += math.log((1 - p) / (1 - q))
+    return np.array(weights), b + math.log(Np / Nn)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_nb_bim_and_bim_threshold_equal_the_formulas(seed):
+    from toolkit.plugins.ots.bim_threshold import BIMThresholdSelector
+    from toolkit.plugins.ots.nb_bim import BIMNaiveBayes
+
+    rng = np.random.default_rng(seed)
+    n, F = int(rng.integers(4, 30)), int(rng.integers(2, 10))
+    y = (rng.random(n) < 0.3).astype(int)
+    y[:2] = (1, 0)
+    if seed % 4 == 0:
+        y[2:] = 0                                   # one positive
+    X = (rng.random((n, F)) < 0.3) * rng.integers(1, 4, (n, F)).astype(float)
+    X[:, 0] = 2                                     # in every document
+    X[y == 1, F - 1] = 0                            # absent from the positives
+    a, tau = (1.0, 0.5, 2.0)[seed % 3], (0.0, 1.0, 0.5, 3.0)[seed % 4]
+    features = ("positive", "all")[seed % 2]
+    sw = rng.integers(1, 4, n).astype(float) if seed % 3 == 1 else None
+    Xin = sp.csr_matrix(X) if seed % 2 else X
+    Xt = (rng.random((6, F)) < 0.4).astype(float)
+    W, b = _bim_brute(X, y, a, tau, features, sw)
+    m = BIMNaiveBayes(alpha=a, threshold=tau, features=features).fit(Xin, y, sample_weight=sw)
+    s = np.array([sum(W[t] for t in range(F) if Xt[i, t] > 0 and abs(W[t]) > tau) for i in range(6)])
+    np.testing.assert_allclose(m.weights_, W, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(m.score_documents(Xt), s, rtol=0, atol=1e-9)
+    assert m.intercept_ == pytest.approx(b, abs=1e-9)
+    np.testing.assert_allclose(m.predict_proba(Xt)[:, 1], 1 / (1 + np.exp(-(s + b))), rtol=0, atol=1e-9)
+    W, _ = _bim_brute(X, y, a, tau, features)
+    sel = BIMThresholdSelector(threshold=tau, alpha=a, features=features).fit(Xin, y)
+    assert sel.support_.tolist() == [t for t in range(F) if abs(W[t]) > tau]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_optcut_equals_brute_force_leave_one_out(seed):
+    from toolkit.plugins.ots.nb_bim import BIMNaiveBayes
+
+    rng = np.random.default_rng(50 + seed)
+    n, F = 14, 5
+    y = (rng.random(n) < 0.35).astype(int)
+    y[:2] = (1, 0)
+    X = (rng.random((n, F)) < 0.35).astype(float)
+    features = ("positive", "all")[seed % 2]
+    B, rows = X > 0, list(range(n))
+    fset = _feature_set(B, rows, y, features)
+    grid = [round(0.1 * i, 10) for i in range(101)]
+    aps = [_ap({d: _loo(B, rows, y, d, 1.0, tau, fset) for d in rows}, y, rows) for tau in grid]
+    m = BIMNaiveBayes(threshold="loo", features=features).fit(X, y)
+    np.testing.assert_allclose(m.loo_ap_, aps, rtol=0, atol=1e-9)
+    assert m.threshold_ == grid[int(np.argmax(aps))]
+
+
+# ----------------------------------------------------------------------------- several terms, random STS
+
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_select_many_equals_one_reference_search_per_term(backend):
+    from toolkit.plugins.ots.selectors import OTSSelector
+
+    rng = np.random.default_rng(4)
+    codes = rng.integers(0, 4, 150)
+    codes[:5] = -1
+    X = (rng.random((150, 10)) < 0.25).astype(float)
+    sel = OTSSelector(step=4, threshold=0.5)
+    out = sel.select_many(sp.csr_matrix(X), codes, n_jobs=2, backend=backend)
+    for c in range(4):
+        trace, rows = reference_ots(X, np.where(codes == c, 1, np.where(codes >= 0, 0, -1)), tau=0.5, M=4)
+        assert out[c].tolist() == rows
+        assert sel.traces_[c]["size"] == [s for s, _, _ in trace]
+
+
+def test_random_sts_draws_as_many_negatives_as_the_reference_ots():
+    from toolkit.plugins.ots.selectors import RandomSTSSelector
+
+    X, y = _corpus(9, 120, 10, 9, unlabelled=0)
+    _, rows = reference_ots(X, y, M=2)
+    k = int(np.sum(y[rows] == 0))
+    got = RandomSTSSelector(step=2, random_state=11).select(X, y)
+    negatives = np.flatnonzero(y == 0)
+    expected = np.sort(np.r_[np.flatnonzero(y == 1), np.random.default_rng(11).choice(negatives, k, replace=False)])
+    assert got.tolist() == expected.tolist()
