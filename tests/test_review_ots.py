@@ -326,3 +326,14 @@ def test_random_sts_draws_as_many_negatives_as_the_reference_ots():
     negatives = np.flatnonzero(y == 0)
     expected = np.sort(np.r_[np.flatnonzero(y == 1), np.random.default_rng(11).choice(negatives, k, replace=False)])
     assert got.tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("threshold", [-1.0, float("nan"), "loo", None])
+def test_search_refuses_a_threshold_that_is_not_a_number_at_least_0(threshold):
+    # optimal_training_set (and the data-parallel search) took float(threshold) unchecked: -1 and NaN ran a
+    # search (NaN: no feature ever passes |w| > tau), 'loo' and None died with a bare ValueError/TypeError
+    from toolkit.errors import ParameterError
+
+    X, y = _small_corpus(1)
+    with pytest.raises(ParameterError, match="threshold"):
+        optimal_training_set(X, y == 1, y == 0, threshold=threshold)

@@ -31,7 +31,7 @@ import numpy as np
 
 from toolkit.errors import ParameterError
 
-from toolkit.plugins.ots.bim import check_alpha, check_features, presence
+from toolkit.plugins.ots.bim import check_alpha, check_features, presence, resolve_threshold
 from toolkit.plugins.ots.kernel import average_precision_from_counts
 from toolkit.plugins.ots.rounds import (
     ColumnIndex, RoundEngine, RoundResult, TaskSpec, TaskWeights, initial_kind, segments,
@@ -103,7 +103,10 @@ def task_spec(positive_count: int, *, alpha: float = 1.0, threshold: float = 1.0
         raise ParameterError(f"evaluate must be one of {', '.join(_EVALUATE)}, not '{evaluate}'")
     if scorer not in _SCORERS:
         raise ParameterError(f"scorer must be one of {', '.join(_SCORERS)}, not '{scorer}'")
-    return TaskSpec(check_alpha(alpha), float(threshold), step_size(step, positive_count), init, scorer, evaluate,
+    tau = resolve_threshold(threshold, "ots")
+    if tau == "loo":
+        raise ParameterError("ots: threshold must be a number here (the OTS replaces the threshold search)")
+    return TaskSpec(check_alpha(alpha), float(tau), step_size(step, positive_count), init, scorer, evaluate,
                     features)
 
 
