@@ -337,3 +337,40 @@ def test_search_refuses_a_threshold_that_is_not_a_number_at_least_0(threshold):
     X, y = _small_corpus(1)
     with pytest.raises(ParameterError, match="threshold"):
         optimal_training_set(X, y == 1, y == 0, threshold=threshold)
+
+
+# ----------------------------------------------------------------------------- degenerate corpora
+
+def _degenerate(kind):
+    y = np.array([1, 1] + [0] * 10)
+    if kind == "identical":
+        return np.ones((12, 3)), y
+    if kind == "empty":
+        return np.zeros((12, 3)), y
+    rng = np.random.default_rng(0)
+    X = (rng.random((12, 4)) < 0.4).astype(float)
+    if kind == "one-positive":
+        return X, np.r_[0, 1, np.zeros(10, dtype=int)]
+    X[3:7] = 0
+    return X, y
+
+
+@pytest.mark.parametrize("kind", ["identical", "empty", "one-positive", "some-empty"])
+@pytest.mark.parametrize("evaluate", ["wts", "sts"])
+@pytest.mark.parametrize("M", [1, 3, 100])
+def test_degenerate_corpora_follow_the_reference(kind, evaluate, M):
+    X, y = _degenerate(kind)
+    for tau in (0.0, 1.0):
+        trace, rows = reference_ots(X, y, tau=tau, M=M, evaluate=evaluate)
+        r = optimal_training_set(sp.csr_matrix(X), y == 1, y == 0, threshold=tau, step=M, evaluate=evaluate)
+        _assert_same_search(r, trace, rows)
+
+
+def test_no_negative_gives_the_positives_and_an_empty_trace():
+    from toolkit.plugins.ots.selectors import OTSSelector, RandomSTSSelector
+
+    X, y = np.eye(4), np.ones(4, dtype=int)
+    r = optimal_training_set(X, y == 1, y == 0)
+    assert r.rows().tolist() == [0, 1, 2, 3] and r.trace()["size"] == [] and r.trace()["best_size"] == 4
+    assert OTSSelector().select(X, y).tolist() == [0, 1, 2, 3]
+    assert RandomSTSSelector(random_state=1).select(X, y).tolist() == [0, 1, 2, 3]
