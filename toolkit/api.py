@@ -734,12 +734,22 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
             y = np.asarray(y)
             if y.ndim == 2 and 1 in y.shape:
                 y = y.ravel()
-            codes = np.searchsorted(labels, y) if len(y) else np.zeros(0, np.int64)
+            # a missing label (NaN, None) drops its row, as fit does (algorithms.md 0.2): code -1
+            if y.dtype.kind == "f":
+                known_row = ~np.isnan(y)
+            elif y.dtype == object:
+                known_row = np.array([v is not None and v == v for v in y], dtype=bool)
+            else:
+                known_row = np.ones(len(y), dtype=bool)
+            present = y[known_row]
+            codes = np.searchsorted(labels, present) if len(present) else np.zeros(0, np.int64)
             codes = np.minimum(codes, len(labels) - 1)
-            if len(y) and not np.all(labels[codes] == y):
-                bad = y[labels[codes] != y][0]
+            if len(present) and not np.all(labels[codes] == present):
+                bad = present[labels[codes] != present][0]
                 raise CapabilityError(f"label {bad!r} is not among the classes {list(labels)} of partial_fit")
-            y = codes
+            all_codes = np.full(len(y), -1, dtype=np.int64)
+            all_codes[known_row] = codes
+            y = all_codes
             schema = Schema.numeric(as_matrix(X).shape[1], [str(c) for c in labels])
         stats = self.shard_statistics(X, y, sample_weight, schema)
         if labels is not None:
