@@ -13,6 +13,7 @@ Thesis protocol (5.1.3): ``java.util.Random(10)``, WEKA's ``Instances.randomize`
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -164,6 +165,7 @@ class RandomSplits(Sequence[Split]):
             raise ParameterError(f"test fraction {test_fraction} leaves no training data for {n} instances")
         check_validation_share(n - self.n_test, validation_fraction)
         self._last: tuple[int, Split] | None = None
+        self._stratify = False   # set on a copy without its class vector (without_classes)
         self.make(0)   # what could fail (inner folds, stratification) fails now, before any repetition
 
     def __len__(self) -> int:
@@ -186,6 +188,24 @@ class RandomSplits(Sequence[Split]):
     @property
     def train_size(self) -> int:
         return self.n - self.n_test
+
+    def without_classes(self) -> RandomSplits:
+        """A copy that leaves out the class vector it stratifies by (and the split made last), to travel to
+        a Dask worker: that worker has the dataset, so :meth:`with_classes` puts ``ds.y`` back there. A task
+        that carried the vector itself sent the whole class column with every repetition."""
+        light = copy.copy(self)
+        light._last = None
+        light._stratify = self.y is not None or getattr(self, "_stratify", False)
+        light.y = None
+        return light
+
+    def with_classes(self, y: np.ndarray) -> RandomSplits:
+        """The splits of :meth:`without_classes` again, stratified by ``y`` when the original was."""
+        if not getattr(self, "_stratify", False):
+            return self
+        full = copy.copy(self)
+        full.y, full._stratify, full._last = np.asarray(y), False, None
+        return full
 
     def make(self, r: int) -> Split:
         split_seed = self.seed + r

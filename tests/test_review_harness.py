@@ -1,0 +1,171 @@
+"""Review of the evaluation harness: splits against the spec's sentences and WEKA's own output, tuning
+against a brute-force loop, results files across kills and hand edits, and what travels to Dask workers.
+Every expected value is computed here from algorithms.md 5.1, read from WEKA's output
+(scripts/weka/make_split_refs.py), or comes from a brute-force loop; none from the code under test alone."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from contextlib import contextmanager
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import toolkit
+from conftest import ROOT
+from toolkit.data import arff
+from toolkit.evaluation.resampling import random_splits, thesis_split, weka_randomize
+from toolkit.models.pipeline import Pipeline
+
+UCI = ROOT.parent / "shared" / "datasets" / "uci"
+
+
+def _uci(name):
+    path = UCI / f"{name}.arff"
+    if not path.exists():
+        path = ROOT / "datasets" / f"{name}.arff"
+    return arff.read(path)
+
+
+# ----------------------------------------------------------------------------- splits
+
+def test_thesis_split_is_wekas_randomize_and_folds():
+    """algorithms.md 5.1.3 against WEKA 3.6.14 itself: Instances.randomize(new Random(10)), testCV(10, 9) as
+    the test part, testCV(10, 0) as the validation part, trainCV(10, 9) (in its order) as the refit part."""
+    ref = json.loads((ROOT / "tests" / "golden" / "weka_thesis_splits.json").read_text())
+    assert ref["weka"] == "3.6.14" and len(ref["splits"]) == 12
+    for n, weka in ref["splits"].items():
+        n = int(n)
+        assert weka_randomize(n, 10).tolist() == weka["order"]
+        split = thesis_split(n)
+        assert split.test.tolist() == weka["fold9"]
+        assert split.validation.tolist() == weka["fold0"]
+        assert split.train.tolist() == weka["train9"]
+        fold0 = set(weka["fold0"])
+        assert sorted(split.fit.tolist()) == sorted(i for i in weka["train9"] if i not in fold0)
+
+
+@pytest.mark.parametrize("n", [2, 3, 11, 101, 435])
+def test_random_splits_are_the_sentence_for_other_seeds(n):
+    """5.1.2 with seed s: repetition r permutes with default_rng(s + r); test = first ceil(n/10), validation =
+    the first ceil(|train|/10) of the rest (when that leaves something to fit on)."""
+    for seed in (0, 7):
+        splits = random_splits(n, 3, seed)
+        for r in range(3):
+            perm = np.random.default_rng(seed + r).permutation(n)
+            n_test = (n + 9) // 10
+            train = perm[n_test:]
+            n_val = (len(train) + 9) // 10
+            s = splits[r]
+            assert s.seed == seed + r
+            assert s.test.tolist() == perm[:n_test].tolist() and s.train.tolist() == train.tolist()
+            if n_val < len(train):
+                assert s.validation.tolist() == train[:n_val].tolist() and s.fit.tolist() == train[n_val:].tolist()
+
+
+# ----------------------------------------------------------------------------- tuning
+
+def _brute_force_choice(ds, clf, seed, r):
+    """Fit every grid point on the fit part, count validation errors on rows with a known class, keep the
+    first with the fewest (algorithms.md 5.1.2, 0.2)."""
+    pipeline = Pipeline(clf)
+    points = pipeline.grid_points()
+    n = ds.n_instances
+    perm = np.random.default_rng(seed + r).permutation(n)
+    train = perm[(n + 9) // 10:]
+    n_val = (len(train) + 9) // 10
+    val, fit = train[:n_val], train[n_val:]
+    y_val = np.asarray(ds.y)[val]
+    errors = []
+    for point in points:
+        pred = pipeline.fit(ds.subset(fit), point, seed=seed + r).predict(ds.subset(val))
+        errors.append(int(sum(1 for p, t in zip(pred.y_pred, y_val) if t >= 0 and p != t)))
+    best = min(range(len(points)), key=lambda i: (errors[i], i))
+    return points[best], errors
+
+
+@pytest.mark.parametrize("clf", ["bma-nb", "nb-gaussian", "cmls:C=[0.01,1,100]"])
+def test_tuning_is_the_brute_force_choice_with_missing_classes_and_weights(clf):
+    """Iris with 25 classes removed and weights 0.5/1/3: the chosen point and every validation count equal
+    the loop's (bma-nb has validation ties; bma-nb and nb-gaussian score the grid from one fit, cmls refits)."""
+    ds = _uci("iris")
+    rng = np.random.default_rng(5)
+    y = np.asarray(ds.y).copy()
+    y[rng.choice(ds.n_instances, 25, replace=False)] = -1
+    ds = replace(ds, y=y, weights=rng.choice([0.5, 1.0, 3.0], ds.n_instances), relation="iris-mw", sha256=None,
+                 path=None)
+    results = toolkit.evaluate(ds, [clf], runs=2, seed=3, metrics=["error"])
+    assert len(results.records) == 2
+    for rec in results.records:
+        best, errors = _brute_force_choice(ds, clf, 3, rec["repetition"])
+        assert rec["chosen_params"] == best
+        assert [t["validation_errors"] for t in rec["tuning"]] == errors
+
+
+# ----------------------------------------------------------------------------- Dask payloads
+
+def _synthetic(path, n, classes=3):
+    rng = np.random.default_rng(0)
+    lines = [f"{a:.3f},c{int(c)}" for a, c in zip(rng.normal(size=n), rng.integers(0, classes, n))]
+    path.write_text("@relation synthetic\n@attribute a numeric\n@attribute class {"
+                    + ",".join(f"c{i}" for i in range(classes)) + "}\n@data\n" + "\n".join(lines) + "\n")
+    return path
+
+
+class _Done:
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+class _FakeClient:
+    """Runs each submitted task at once, in this process, after pickling its payload as Dask would."""
+
+    def __init__(self):
+        self.task_bytes = []
+
+    def run(self, fn, *args):
+        return {}   # no worker can read the file: the dataset is scattered once
+
+    def scatter(self, ds, **kwargs):
+        return ds
+
+    def submit(self, fn, payload, scattered, key=None, pure=None):
+        self.task_bytes.append(len(pickle.dumps(payload["task"])))
+        payload = pickle.loads(pickle.dumps({k: v for k, v in payload.items() if k != "execute"}))
+        from toolkit.evaluation.harness import _execute
+
+        return _Done(fn({**payload, "execute": _execute}, pickle.loads(pickle.dumps(scattered))))
+
+    def cancel(self, *args, **kwargs):
+        pass
+
+
+def test_a_stratified_cluster_task_does_not_carry_the_class_column(tmp_path, monkeypatch):
+    """The dataset travels to a worker once (distributed.py); a stratified run's task carried the whole
+    class vector with it (8 bytes an instance, every repetition: 8 MB a task for a million instances). The
+    records must still be those of a local run."""
+    import distributed
+
+    from toolkit.evaluation import distributed as dist
+
+    client = _FakeClient()
+
+    @contextmanager
+    def fake_client(spec):
+        yield client
+
+    monkeypatch.setattr(dist, "dask_client", fake_client)
+    monkeypatch.setattr(distributed, "as_completed", lambda futures: iter(list(futures)))
+    path = _synthetic(tmp_path / "synthetic.arff", 20000)
+    on_cluster = toolkit.evaluate(path, ["nb-weka"], runs=3, stratified=True, cluster="local:2", metrics=["error"])
+    local = toolkit.evaluate(path, ["nb-weka"], runs=3, stratified=True, metrics=["error"])
+    assert len(client.task_bytes) == 3
+    assert max(client.task_bytes) < 8 * 20000 / 10   # a tenth of the class column, at most
+    strip = lambda recs: sorted(json.dumps({k: v for k, v in r.items() if k != "timing"}, sort_keys=True)
+                                for r in recs)
+    assert strip(on_cluster.records) == strip(local.records)
