@@ -169,3 +169,47 @@ def test_a_stratified_cluster_task_does_not_carry_the_class_column(tmp_path, mon
     strip = lambda recs: sorted(json.dumps({k: v for k, v in r.items() if k != "timing"}, sort_keys=True)
                                 for r in recs)
     assert strip(on_cluster.records) == strip(local.records)
+
+
+# ----------------------------------------------------------------------------- hostile sizes
+
+def _declared(path, n=60, classes=10_000):
+    """A small dataset that declares many classes (7 of them used)."""
+    rows = "\n".join(f"{i / n:.4f},c{i % 7}" for i in range(n))
+    path.write_text("@relation declared\n@attribute a numeric\n@attribute class {"
+                    + ",".join(f"c{i}" for i in range(classes)) + "}\n@data\n" + rows + "\n")
+    return path
+
+
+def test_records_of_a_dataset_with_many_classes_are_counted_before_the_run(tmp_path):
+    """A run keeps every record until it ends; MAX_REPETITIONS promised about 3 GB at most (3 kB a record).
+    A record of a dataset declaring 10,000 classes holds 10,000 class counts: measured here, far more than
+    3 kB, so 10,000 repetitions of it (fewer than MAX_REPETITIONS) must be refused before any repetition."""
+    import gc
+    import tracemalloc
+
+    from toolkit.evaluation.harness import Protocol, check_experiment
+    from toolkit.evaluation.resampling import MAX_REPETITIONS
+
+    path = _declared(tmp_path / "declared.arff")
+    toolkit.evaluate(path, ["nb-weka"], runs=1, metrics=["error"])   # imports and caches out of the count
+
+    def held(runs):
+        gc.collect()
+        tracemalloc.start()
+        results = toolkit.evaluate(path, ["nb-weka"], runs=runs, metrics=["error"], keep_predictions=False)
+        gc.collect()
+        size = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        assert len(results.records) == runs
+        return size
+
+    per_record = (held(12) - held(2)) / 10
+    assert per_record > 100 * 3_000 / 2   # well above the 3 kB the repetition limit assumed
+    runs = 10_000
+    assert runs < MAX_REPETITIONS and runs * per_record > MAX_REPETITIONS * 3_000
+    ds = arff.read(path)
+    pipelines = [Pipeline("nb-weka")]
+    with pytest.raises(toolkit.errors.ParameterError, match="10,000 class counts.*GB"):
+        check_experiment([ds], pipelines, Protocol(repetitions=runs), [])
+    check_experiment([ds], pipelines, Protocol(repetitions=100), [])   # 30 MB: runs

@@ -43,6 +43,13 @@ __all__ = ["Protocol", "Task", "run", "check_experiment", "RunFailed", "DEFAULT_
 
 DEFAULT_METRICS = ("error", "accuracy", "log-loss")
 
+#: memory a finished record of a dataset of up to RECORD_CLASSES classes keeps until the run ends (without its
+#: predictions), and what each further class adds to it (its training count: a float and its list slot; the
+#: label list is shared by a dataset's records)
+RECORD_BYTES = 3_000
+RECORD_CLASSES = 20
+CLASS_BYTES = 32
+
 
 @dataclass(frozen=True)
 class Protocol:
@@ -411,11 +418,21 @@ def check_experiment(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline],
         pipeline.validate_components()
         pipeline.check_evaluators(list(evaluators))
     _check_dataset_names(datasets)
-    total = len(pipelines) * sum(1 if protocol.name != "random" else protocol.repetitions for _ in datasets)
+    per_dataset = 1 if protocol.name != "random" else protocol.repetitions
+    total = len(pipelines) * per_dataset * len(datasets)
     if total > MAX_REPETITIONS:
         raise ParameterError(f"{total:,} repetitions in all (runs x datasets x classifiers) are more than one run "
                              f"keeps in memory ({MAX_REPETITIONS:,}): run the experiment in parts, e.g. a dataset "
                              f"or a classifier per run with its own --out, and report the files together")
+    # a record also holds its training part's count of every class (CLASS_BYTES each): 10,000 classes make a
+    # record of 300 kB, not 3 kB, and a run that passed the count above could need terabytes
+    held = sum(len(pipelines) * per_dataset * (RECORD_BYTES + CLASS_BYTES * max(0, len(ds.classes) - RECORD_CLASSES)) for ds in datasets)
+    if held > MAX_REPETITIONS * RECORD_BYTES:
+        widest = max(datasets, key=lambda ds: len(ds.classes))
+        raise ParameterError(f"{total:,} repetitions of records with up to {len(widest.classes):,} class counts "
+                             f"('{widest.name}') would hold about {held / 1e9:.1f} GB until the run ends (at most "
+                             f"{MAX_REPETITIONS * RECORD_BYTES / 1e9:.1f} GB): run fewer repetitions, or the "
+                             f"experiment in parts, each with its own --out")
     all_splits: list[Sequence[Split]] = []
     for d, ds in enumerate(datasets):
         try:
@@ -542,6 +559,8 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
                 if key not in writer.done:
                     tasks.append(Task(d, p, splits, r, key))
 
+    class_lists = [list(ds.classes) for ds in prepared]   # one label list per dataset, shared by its records
+
     def header(task: Task) -> dict[str, Any]:
         """What a record says of its dataset, pipeline and split (made as its repetition finishes, so
         that --jobs workers start sooner)."""
@@ -550,7 +569,7 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
             "schema": RECORD_SCHEMA,
             "key": task.key,
             "dataset": {"name": ds.name, "path": ds.path, "sha256": shas[task.dataset_index],
-                        "n_instances": ds.n_instances, "n_classes": len(ds.classes), "classes": list(ds.classes),
+                        "n_instances": ds.n_instances, "n_classes": len(ds.classes), "classes": class_lists[task.dataset_index],
                         "relation": ds.relation},
             "pipeline": descriptions[task.pipeline_index],
             "protocol": protocol_desc,
