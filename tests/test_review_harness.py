@@ -213,3 +213,35 @@ def test_records_of_a_dataset_with_many_classes_are_counted_before_the_run(tmp_p
     with pytest.raises(toolkit.errors.ParameterError, match="10,000 class counts.*GB"):
         check_experiment([ds], pipelines, Protocol(repetitions=runs), [])
     check_experiment([ds], pipelines, Protocol(repetitions=100), [])   # 30 MB: runs
+
+
+def _largest_remainder(counts, m):
+    """m shared out over the classes in proportion to their counts: whole parts, then one more each to the
+    largest exact remainders, ties to the class that comes first (algorithms.md 0.2)."""
+    n = sum(counts)
+    take = [c * m // n for c in counts]
+    remainders = [c * m % n for c in counts]
+    for i in sorted(range(len(counts)), key=lambda i: (-remainders[i], i))[:m - sum(take)]:
+        take[i] += 1
+    return take
+
+
+def test_stratified_shares_break_equal_remainders_by_class_order():
+    """A stratified head of m instances out of n: float remainders made equal shares unequal (counts 4, 7,
+    28, 9 and m = 16: each third is a tie, which went to the class of 28, not the first), so a test part
+    differed from the rule's."""
+    from toolkit.evaluation.resampling import _stratified_head
+
+    rng = np.random.default_rng(0)
+    cases = [([4, 7, 28, 9], 16), ([4, 6, 1, 37], 16), ([21, 2, 27], 16)]
+    cases += [([int(c) for c in rng.integers(1, 40, int(rng.integers(2, 6)))], 0) for _ in range(400)]
+    for counts, m in cases:
+        n = sum(counts)
+        m = m or int(rng.integers(1, n))
+        y = np.repeat(np.arange(len(counts)), counts)
+        order = rng.permutation(n)
+        head = _stratified_head(order, y, m)
+        want = _largest_remainder(counts, m)
+        expected = [i for i in order if sum(1 for j in order[:list(order).index(i) + 1] if y[j] == y[i]) <= want[y[i]]]
+        assert sorted(head.tolist()) == sorted(expected), (counts, m)
+        assert np.bincount(y[head], minlength=len(counts)).tolist() == want, (counts, m)

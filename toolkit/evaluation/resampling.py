@@ -68,11 +68,15 @@ def _exact(fraction: float | Fraction) -> Fraction:
 def _stratified_head(order: np.ndarray, y: np.ndarray, count: int) -> np.ndarray:
     """``count`` indices taken from ``order`` so that each class keeps its share (largest remainder)."""
     classes, per_class = np.unique(y[order], return_counts=True)
-    exact = per_class * count / len(order)
-    take = np.floor(exact).astype(np.int64)
+    # the shares per_class * count / len(order) in integer arithmetic: whole parts and remainders (in units
+    # of 1 / len(order)); float remainders ranked equal shares apart (28 * 16 / 48 - 9 > 4 * 16 / 48 - 1),
+    # so a tie went to whichever class rounding favoured instead of the first (algorithms.md 0.2)
+    scaled = per_class.astype(object) * count   # Python integers: no overflow
+    take = np.array([int(v // len(order)) for v in scaled], dtype=np.int64)
+    fractional = np.array([int(v % len(order)) for v in scaled], dtype=np.int64)
     remainder = count - int(take.sum())
     if remainder > 0:
-        ranked = np.lexsort((np.arange(len(classes)), -(exact - take)))
+        ranked = np.lexsort((np.arange(len(classes)), -fractional))
         take[ranked[:remainder]] += 1
     chosen = np.zeros(len(order), dtype=bool)
     labels = y[order]
