@@ -245,3 +245,26 @@ def test_stratified_shares_break_equal_remainders_by_class_order():
         expected = [i for i in order if sum(1 for j in order[:list(order).index(i) + 1] if y[j] == y[i]) <= want[y[i]]]
         assert sorted(head.tolist()) == sorted(expected), (counts, m)
         assert np.bincount(y[head], minlength=len(counts)).tolist() == want, (counts, m)
+
+
+def test_the_thesis_protocol_refuses_fewer_instances_than_folds(tmp_path):
+    """Nine instances in ten folds: WEKA's testCV throws "Can't have more folds than instances!"; the thesis
+    protocol ran with an empty test fold 9 and recorded an 'ok' repetition with no error rate. The command
+    now stops with one line and exit code 2, and 10 instances still run (test fold of 1)."""
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    source = (ROOT / "datasets" / "weather.nominal.arff").read_text()
+    head, _, data = source.partition("@data")
+    rows = [line for line in data.splitlines() if line.strip() and not line.startswith("%")]
+    for n, code in ((9, 2), (10, 0)):
+        path = tmp_path / f"w{n}.arff"
+        path.write_text(head + "@data\n" + "\n".join(rows[:n]) + "\n")
+        result = CliRunner().invoke(app, ["evaluate", str(path), "-c", "nb-weka", "--protocol", "thesis", "-q",
+                                          "--json"])
+        assert result.exit_code == code, result.stderr
+        if code:
+            assert len(result.stderr.strip().splitlines()) == 1 and "folds" in result.stderr
+        else:
+            assert [r["n_test"] for r in json.loads(result.stdout)["records"]] == [1]

@@ -277,7 +277,12 @@ def weka_fold(n: int, folds: int, fold: int) -> slice:
 
 
 def thesis_split(n: int, seed: int = 10, folds: int = 10, fold: int = 9) -> Split:
-    """The thesis's single reported split: test = fold 9, validation = fold 0, fit = the rest."""
+    """The thesis's single reported split: test = fold 9, validation = fold 0, fit = the rest. Fewer
+    instances than folds leave folds empty (fold 9 of 9 instances, the test part): WEKA's ``testCV`` refuses
+    them ("Can't have more folds than instances!"), and so does this."""
+    if n < folds:
+        raise ParameterError(f"the thesis protocol's {folds} folds need at least {folds} instances, not {n} "
+                             f"(its test fold would be empty); use the random protocol")
     order = weka_randomize(n, seed)
     test = order[weka_fold(n, folds, fold)]
     val_fold = (fold + 1) % folds
