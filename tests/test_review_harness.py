@@ -268,3 +268,24 @@ def test_the_thesis_protocol_refuses_fewer_instances_than_folds(tmp_path):
             assert len(result.stderr.strip().splitlines()) == 1 and "folds" in result.stderr
         else:
             assert [r["n_test"] for r in json.loads(result.stdout)["records"]] == [1]
+
+
+def test_the_fixed_protocol_refuses_an_empty_training_or_test_file(tmp_path):
+    """--test with an empty file recorded an 'ok' repetition with no error rate; an empty training file ran
+    and failed (exit 1). Both are the user's input: one line, exit 2, and no results file."""
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    full = ROOT / "datasets" / "weather.nominal.arff"
+    empty = tmp_path / "empty.arff"
+    empty.write_text(full.read_text().partition("@data")[0] + "@data\n")
+    for train, test, part in ((full, empty, "test"), (empty, full, "training")):
+        out = tmp_path / f"{part}.jsonl"
+        result = CliRunner().invoke(app, ["evaluate", str(train), "--test", str(test), "-c", "nb-weka", "-q",
+                                          "--out", str(out)])
+        assert result.exit_code == 2, (part, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1 and f"{part} set holds no instances" in result.stderr
+        assert not out.exists()
+    ok = CliRunner().invoke(app, ["evaluate", str(full), "--test", str(full), "-c", "nb-weka", "-q"])
+    assert ok.exit_code == 0, ok.stderr

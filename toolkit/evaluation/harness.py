@@ -126,6 +126,11 @@ class Protocol:
             return [thesis_split(n, self.thesis_seed, self.folds, self.folds - 1)]
         if self.name == "fixed":
             assert n_train is not None
+            # an empty test file gave an 'ok' record without an error rate, an empty training file failed
+            # only once its repetition ran (exit 1, not 2)
+            for part, size in (("training", n_train), ("test", n - n_train)):
+                if size == 0:
+                    raise ParameterError(f"the {part} set holds no instances")
             train_all = np.arange(n_train)
             perm = np.random.default_rng(self.seed).permutation(n_train)
             from toolkit.evaluation.resampling import _split_head, ceil_share, check_validation_share, kfold_parts
