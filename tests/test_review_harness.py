@@ -289,3 +289,16 @@ def test_the_fixed_protocol_refuses_an_empty_training_or_test_file(tmp_path):
         assert not out.exists()
     ok = CliRunner().invoke(app, ["evaluate", str(full), "--test", str(full), "-c", "nb-weka", "-q"])
     assert ok.exit_code == 0, ok.stderr
+
+
+def test_a_numpy_seed_resumes_the_same_records(tmp_path):
+    """seed=numpy.int64(1) is accepted, but record keys hashed it as the string "1": resuming a seed-1 file
+    with it redid all 3 repetitions under new keys, and compare then counted 6 values for 3 repetitions."""
+    out = tmp_path / "r.jsonl"
+    iris = ROOT / "datasets" / "iris.arff"
+    first = toolkit.evaluate(iris, ["nb-weka"], runs=3, seed=1, out=out, metrics=["error"])
+    again = toolkit.evaluate(iris, ["nb-weka"], runs=3, seed=np.int64(1), out=out, resume=True, metrics=["error"])
+    lines = out.read_text().splitlines()
+    assert len(lines) == 1 + 3
+    assert sorted(r["key"] for r in again.records) == sorted(r["key"] for r in first.records)
+    assert toolkit.compare(out).as_dict()["rows"][0]["nb-weka"]["n"] == 3

@@ -86,6 +86,10 @@ class Protocol:
                                              or self.inner_folds < 2):
             raise ParameterError(f"inner folds must be a whole number >= 2, not {self.inner_folds!r}")
         check_seed(self.seed)
+        # a numpy integer seed (accepted) is stored as an int: record keys hash the protocol as JSON, where
+        # numpy.int64(1) became the string "1", so a resume with it redid every repetition under other keys
+        # and the file then held each repetition twice (compare counted both)
+        object.__setattr__(self, "seed", int(self.seed))
         if self.inner_folds is not None and self.validation_fraction != 0.1:
             raise ParameterError("--inner-folds tunes on folds of the training part, so --validation-fraction would be "
                                  "ignored: give one of them")
