@@ -302,3 +302,23 @@ def test_a_numpy_seed_resumes_the_same_records(tmp_path):
     assert len(lines) == 1 + 3
     assert sorted(r["key"] for r in again.records) == sorted(r["key"] for r in first.records)
     assert toolkit.compare(out).as_dict()["rows"][0]["nb-weka"]["n"] == 3
+
+
+def test_a_file_without_its_statement_resumes_with_the_same_metrics(tmp_path):
+    """A results file whose experiment line is gone (toolkit 0.1 files have none; here deleted by hand) is
+    read from its records, whose metrics come in sorted-key order: resuming it with the very same metrics
+    was refused as 'metrics accuracy, error, log-loss -> error, accuracy, log-loss'."""
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    out = tmp_path / "r.jsonl"
+    args = ["evaluate", str(ROOT / "datasets" / "iris.arff"), "-c", "nb-weka", "--runs", "3", "-q", "--out", str(out)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    lines = out.read_text().splitlines()
+    out.write_text("\n".join(lines[1:]) + "\n")
+    result = CliRunner().invoke(app, [*args, "--resume"])
+    assert result.exit_code == 0, result.stderr
+    assert out.read_text().splitlines() == lines[1:]     # nothing redone, nothing added
+    refused = CliRunner().invoke(app, [*args, "--resume", "-m", "error"])
+    assert refused.exit_code == 2 and "metrics" in refused.stderr

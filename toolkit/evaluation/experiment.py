@@ -115,7 +115,9 @@ def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
         for key in dict.fromkeys([*a, *b]):
             if a.get(key) != b.get(key):
                 out.append(f"{_FIELD_NAMES.get(key, key)} {_show(a.get(key))} -> {_show(b.get(key))}")
-    if list(old.get("metrics", [])) != list(new.get("metrics", [])):
+    # the set of metrics, not their order: a file without its statement (toolkit 0.1, or its first line
+    # deleted) is read from a record, whose metrics are in sorted-key order
+    if sorted(old.get("metrics", [])) != sorted(new.get("metrics", [])):
         out.append(f"metrics {', '.join(old.get('metrics', [])) or 'none'} -> {', '.join(new.get('metrics', []))}")
     va, vb = old.get("versions", {}), new.get("versions", {})
     if va.get("toolkit") != vb.get("toolkit"):
