@@ -322,3 +322,40 @@ def test_a_file_without_its_statement_resumes_with_the_same_metrics(tmp_path):
     assert out.read_text().splitlines() == lines[1:]     # nothing redone, nothing added
     refused = CliRunner().invoke(app, [*args, "--resume", "-m", "error"])
     assert refused.exit_code == 2 and "metrics" in refused.stderr
+
+
+class _CountingList(list):
+    passes = 0
+
+    def __iter__(self):
+        type(self).passes += 1
+        return super().__iter__()
+
+
+def test_a_table_of_many_datasets_reads_the_records_once():
+    """compare asks Results for every (dataset, pipeline) cell; each cell scanned all records, so a table of
+    2,000 datasets x 2 pipelines x 10 runs took about a minute (quadratic). The cells must equal their
+    definition (the finished records of the pair, by repetition) and the records be read a bounded number
+    of times; a record added later is seen."""
+    from toolkit.evaluation.results import Results
+
+    rng = np.random.default_rng(1)
+    records = _CountingList()
+    for d in range(60):
+        for p in range(2):
+            for r in rng.permutation(5):
+                records.append({"key": f"{d}-{p}-{r}", "status": "failed" if (d + r) % 7 == 0 else "ok",
+                                "dataset": {"name": f"d{d}"}, "pipeline": {"name": f"p{p}"},
+                                "repetition": int(r), "metrics": {"error": float(rng.random())}})
+    res = Results(records)
+    _CountingList.passes = 0
+    for d in range(60):
+        for p in range(2):
+            want = sorted((x for x in list.__iter__(records) if x["status"] == "ok" and x["dataset"]["name"] == f"d{d}"
+                           and x["pipeline"]["name"] == f"p{p}"), key=lambda x: x["repetition"])
+            assert res.cell(f"d{d}", f"p{p}") == want
+            assert res.values(f"d{d}", f"p{p}") == [x["metrics"]["error"] for x in want]
+    assert _CountingList.passes <= 3
+    records.append({"key": "new", "status": "ok", "dataset": {"name": "d0"}, "pipeline": {"name": "p0"},
+                    "repetition": 9, "metrics": {"error": 0.5}})
+    assert res.cell("d0", "p0")[-1]["key"] == "new"
