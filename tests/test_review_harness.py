@@ -359,3 +359,19 @@ def test_a_table_of_many_datasets_reads_the_records_once():
     records.append({"key": "new", "status": "ok", "dataset": {"name": "d0"}, "pipeline": {"name": "p0"},
                     "repetition": 9, "metrics": {"error": 0.5}})
     assert res.cell("d0", "p0")[-1]["key"] == "new"
+
+
+def test_a_protocol_object_does_not_silently_drop_a_test_set_or_settings():
+    """evaluate(protocol=Protocol(...), test=T) ran the random protocol and ignored T; runs=5 next to a
+    Protocol object was ignored too (2 records). Both are refused; a fixed Protocol object takes T."""
+    from toolkit.errors import ParameterError
+    from toolkit.evaluation.harness import Protocol
+
+    iris = ROOT / "datasets" / "iris.arff"
+    with pytest.raises(ParameterError, match="test set"):
+        toolkit.evaluate(iris, ["nb-weka"], protocol=Protocol(repetitions=2), test=iris, metrics=["error"])
+    with pytest.raises(ParameterError, match="runs would be ignored"):
+        toolkit.evaluate(iris, ["nb-weka"], protocol=Protocol(repetitions=2), runs=5, metrics=["error"])
+    fixed = toolkit.evaluate(iris, ["nb-weka"], protocol=Protocol(name="fixed"), test=iris, metrics=["error"])
+    assert [(r["n_train"], r["n_test"]) for r in fixed.records] == [(150, 150)]
+    assert len(toolkit.evaluate(iris, ["nb-weka"], protocol=Protocol(repetitions=2), metrics=["error"]).records) == 2
