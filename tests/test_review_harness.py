@@ -375,3 +375,24 @@ def test_a_protocol_object_does_not_silently_drop_a_test_set_or_settings():
     fixed = toolkit.evaluate(iris, ["nb-weka"], protocol=Protocol(name="fixed"), test=iris, metrics=["error"])
     assert [(r["n_train"], r["n_test"]) for r in fixed.records] == [(150, 150)]
     assert len(toolkit.evaluate(iris, ["nb-weka"], protocol=Protocol(repetitions=2), metrics=["error"]).records) == 2
+
+
+def test_the_fixed_protocol_tunes_on_a_single_training_instance_as_the_random_one_does(tmp_path):
+    """One training instance: the random protocol fits and validates on it (resampling.check_validation_share);
+    the fixed protocol made it the validation part and left the fit part empty, so a tuned classifier failed
+    ('0 instances', exit 1)."""
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    source = (ROOT / "datasets" / "iris.arff").read_text()
+    at = source.lower().index("@data")
+    first = next(line for line in source[at + 5:].splitlines() if line.strip() and not line.startswith("%"))
+    train = tmp_path / "one.arff"
+    train.write_text(source[:at] + "@data\n" + first + "\n")
+    result = CliRunner().invoke(app, ["evaluate", str(train), "--test", str(ROOT / "datasets" / "iris.arff"),
+                                      "-c", "bma-nb", "-q", "--json"])
+    assert result.exit_code == 0, result.stderr
+    (record,) = json.loads(result.stdout)["records"]
+    assert (record["n_train"], record["n_fit"], record["n_validation"], record["n_test"]) == (1, 1, 1, 150)
+    assert record["status"] == "ok" and len(record["tuning"]) == 11

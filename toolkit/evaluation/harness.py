@@ -141,7 +141,10 @@ class Protocol:
 
             check_validation_share(n_train, self.validation_fraction)
             n_val = ceil_share(n_train, self.validation_fraction)
-            validation, fit = _split_head(perm, n_val, y[:n_train] if y is not None else None)
+            # one training instance is fitted and validated on itself, as in the random protocol (an empty fit
+            # part failed every tuned repetition)
+            validation, fit = (_split_head(perm, n_val, y[:n_train] if y is not None else None) if n_val < n_train
+                               else (perm, perm))
             inner = kfold_parts(perm, self.inner_folds, y) if self.inner_folds else []
             return [Split(0, self.seed, train_all, np.arange(n_train, n), fit, validation, inner)]
         return random_splits(n, self.repetitions, self.seed, self.test_fraction, self.validation_fraction,
