@@ -78,12 +78,15 @@ def _stratified_head(order: np.ndarray, y: np.ndarray, count: int) -> np.ndarray
     if remainder > 0:
         ranked = np.lexsort((np.arange(len(classes)), -fractional))
         take[ranked[:remainder]] += 1
-    chosen = np.zeros(len(order), dtype=bool)
+    # the first take[c] of each class in ``order``: a position's rank among its class's positions (one stable
+    # sort; a scan per class took K passes over the data, 45 s for 100,000 classes of a million instances)
     labels = y[order]
-    for c, t in zip(classes, take):
-        members = np.flatnonzero(labels == c)[:t]
-        chosen[members] = True
-    return order[chosen]
+    code = np.searchsorted(classes, labels)
+    by_class = np.argsort(code, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(per_class)[:-1]])
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[by_class] = np.arange(len(order)) - np.repeat(starts, per_class)
+    return order[rank < take[code]]
 
 
 def _split_head(order: np.ndarray, count: int, y: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
