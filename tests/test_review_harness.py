@@ -417,3 +417,42 @@ def test_a_stratified_split_of_many_classes_takes_one_pass():
     assert len(head) == n // 10
     assert np.all(np.abs(np.bincount(y[head], minlength=classes) - counts / 10) < 1)
     assert elapsed < 0.5, elapsed
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path, jobs):
+    """SIGKILL a run after some records (with --jobs 1 and 2), resume it: the records (timing aside) are
+    exactly those of an uninterrupted --jobs 1 run, each once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    vote = ROOT / "datasets" / "vote.arff"
+    base = [sys.executable, "-m", "toolkit", "evaluate", str(vote), "-c", "bma-nb", "-c", "nb-weka", "--runs", "60",
+            "-q"]
+    full, cut = tmp_path / "full.jsonl", tmp_path / "cut.jsonl"
+    subprocess.run([*base, "--out", str(full)], check=True, timeout=300, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen([*base, "--jobs", jobs, "--out", str(cut)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if cut.exists() and len(cut.read_text().splitlines()) > 20:
+            break
+        time.sleep(0.001)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed_at = len(cut.read_text().splitlines())
+    resumed = subprocess.run([*base, "--jobs", jobs, "--out", str(cut), "--resume"], capture_output=True, text=True,
+                             timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+
+    def canonical(path):
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        for rec in lines:
+            rec.pop("timing", None)
+        return sorted(json.dumps(rec, sort_keys=True) for rec in lines)
+
+    assert canonical(cut) == canonical(full) and len(canonical(full)) == 1 + 120
+    assert proc.returncode == -signal.SIGKILL and 21 <= killed_at < 121   # it was killed midway
