@@ -456,3 +456,19 @@ def test_a_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path, jobs):
 
     assert canonical(cut) == canonical(full) and len(canonical(full)) == 1 + 120
     assert proc.returncode == -signal.SIGKILL and 21 <= killed_at < 121   # it was killed midway
+
+
+def test_the_protocol_legend_says_how_a_fixed_test_set_run_was_tuned():
+    """A fixed test set tuned by 3 inner folds, stratified, was described as 'validation 0.1' (a part it
+    never used) without 'stratified'; the random protocol named both its validation part and its folds."""
+    from toolkit.evaluation import experiment
+    from toolkit.evaluation.harness import Protocol
+
+    fixed = experiment.describe({"protocol": Protocol(name="fixed", inner_folds=3, stratified=True).describe()})
+    assert "3-fold tuning" in fixed and "stratified" in fixed and "validation" not in fixed
+    plain = experiment.describe({"protocol": Protocol(name="fixed").describe()})
+    assert "validation 0.1" in plain and "stratified" not in plain
+    random = experiment.describe({"protocol": Protocol(inner_folds=5).describe()})
+    assert "5-fold tuning" in random and "validation" not in random
+    assert experiment.describe({"protocol": Protocol().describe()}) == \
+        "10 runs, test fraction 0.1, validation 0.1, seeds 1..10"

@@ -166,14 +166,15 @@ def describe(exp: Mapping[str, Any]) -> str:
     p = exp.get("protocol", {})
     if p.get("name") == "thesis":
         return f"thesis protocol (java.util.Random({p.get('seed')}), {p.get('folds')} folds, fold {p.get('reported_fold')})"
+    tuning = (f"{p.get('inner_folds')}-fold tuning" if p.get("inner_folds")   # the validation part is unused then
+              else f"validation {p.get('validation_fraction')}")
     if p.get("name") == "fixed":
-        return f"fixed test set, validation {p.get('validation_fraction')}, seed {p.get('seed')}"
-    text = (f"{p.get('repetitions')} runs, test fraction {p.get('test_fraction')}, validation "
-            f"{p.get('validation_fraction')}, seeds {p.get('seed')}..{p.get('seed', 0) + p.get('repetitions', 1) - 1}")
+        text = f"fixed test set, {tuning}, seed {p.get('seed')}"
+        return text + (", stratified" if p.get("stratified") else "")
+    text = (f"{p.get('repetitions')} runs, test fraction {p.get('test_fraction')}, {tuning}, "
+            f"seeds {p.get('seed')}..{p.get('seed', 0) + p.get('repetitions', 1) - 1}")
     if p.get("stratified"):
         text += ", stratified"
-    if p.get("inner_folds"):
-        text += f", {p.get('inner_folds')}-fold tuning"
     return text
 
 
