@@ -208,6 +208,20 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
                 raise ParameterError("the fixed protocol needs one test dataset per training dataset")
             test_sets = [test.one_vs_rest(t.task) for test, group in zip(test_sets, tasks) for t in group]
         loaded = [t for group in tasks for t in group]
+    if isinstance(protocol, Protocol):
+        # a Protocol object carries its own settings: the keyword ones, and a test set for any protocol but
+        # the fixed one, were silently ignored (a random run reported as if on the given test set)
+        given = {"runs": (runs, 10), "test_fraction": (test_fraction, 0.1),
+                 "validation_fraction": (validation_fraction, 0.1), "seed": (seed, 1), "stratified": (stratified, False),
+                 "inner_folds": (inner_folds, None)}
+        ignored = [name for name, (value, default) in given.items() if value != default]
+        if ignored:
+            raise ParameterError(f"protocol is a Protocol object, which holds its own settings; "
+                                 f"{', '.join(ignored)} would be ignored: give {'it' if len(ignored) == 1 else 'them'} "
+                                 f"to the Protocol")
+        if test is not None and protocol.name != "fixed":
+            raise ParameterError(f"a test set (test=...) is the fixed protocol; the {protocol.name} protocol would "
+                                 f"ignore it: use Protocol(name='fixed') or leave test out")
     if isinstance(protocol, str):
         protocol = Protocol(name=protocol, repetitions=runs, test_fraction=test_fraction,
                             validation_fraction=validation_fraction, seed=seed, stratified=stratified,

@@ -16,6 +16,7 @@ one task and its record is written once.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -160,8 +161,11 @@ def _run_remote(payload: dict[str, Any], scattered: Any = None) -> dict[str, Any
         return {"status": "failed", "error_kind": "ToolkitError", "timing": {},
                 "error": f"this worker cannot read {payload['dataset']['path']} (or its content differs)"}
     ds.sha256 = payload["sha256"]
+    task = payload["task"]
+    if hasattr(task.splits, "with_classes"):   # stratified splits travel without the class vector
+        task = dataclasses.replace(task, splits=task.splits.with_classes(ds.y))
     execute = payload["execute"]  # the harness's own function, passed by reference (no import cycle)
-    return execute(ds, payload["pipeline"], payload["task"], payload["evaluators"], payload["store_proba"])
+    return execute(ds, payload["pipeline"], task, payload["evaluators"], payload["store_proba"])
 
 
 # ----------------------------------------------------------------------------- on the client
@@ -189,10 +193,16 @@ def submit_tasks(client: Any, datasets: Sequence[Any], pipelines: Sequence[Any],
                 where = "no worker" if not any(answers.values()) else "not every worker"
                 notes(f"{ds.name}: {where} can read {ds.path or 'its file'}; sent to the cluster once")
     futures = {}
+    light: dict[int, Any] = {}   # each dataset's splits without the class vector they stratify by
     for task in tasks:
         d = task.dataset_index
+        sent = task
+        if hasattr(task.splits, "without_classes"):
+            if id(task.splits) not in light:
+                light[id(task.splits)] = task.splits.without_classes()
+            sent = dataclasses.replace(task, splits=light[id(task.splits)])
         payload = {"dataset": refs[d], "sha256": datasets[d].sha256, "pipeline": pipelines[task.pipeline_index],
-                   "task": task, "evaluators": list(evaluators), "store_proba": store_proba,
+                   "task": sent, "evaluators": list(evaluators), "store_proba": store_proba,
                    "toolkit_version": __version__, "execute": execute}
         future = client.submit(_run_remote, payload, scattered.get(d), key=f"toolkit-repetition-{task.key}",
                                pure=False)

@@ -115,7 +115,9 @@ def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
         for key in dict.fromkeys([*a, *b]):
             if a.get(key) != b.get(key):
                 out.append(f"{_FIELD_NAMES.get(key, key)} {_show(a.get(key))} -> {_show(b.get(key))}")
-    if list(old.get("metrics", [])) != list(new.get("metrics", [])):
+    # the set of metrics, not their order: a file without its statement (toolkit 0.1, or its first line
+    # deleted) is read from a record, whose metrics are in sorted-key order
+    if sorted(old.get("metrics", [])) != sorted(new.get("metrics", [])):
         out.append(f"metrics {', '.join(old.get('metrics', [])) or 'none'} -> {', '.join(new.get('metrics', []))}")
     va, vb = old.get("versions", {}), new.get("versions", {})
     if va.get("toolkit") != vb.get("toolkit"):
@@ -164,14 +166,15 @@ def describe(exp: Mapping[str, Any]) -> str:
     p = exp.get("protocol", {})
     if p.get("name") == "thesis":
         return f"thesis protocol (java.util.Random({p.get('seed')}), {p.get('folds')} folds, fold {p.get('reported_fold')})"
+    tuning = (f"{p.get('inner_folds')}-fold tuning" if p.get("inner_folds")   # the validation part is unused then
+              else f"validation {p.get('validation_fraction')}")
     if p.get("name") == "fixed":
-        return f"fixed test set, validation {p.get('validation_fraction')}, seed {p.get('seed')}"
-    text = (f"{p.get('repetitions')} runs, test fraction {p.get('test_fraction')}, validation "
-            f"{p.get('validation_fraction')}, seeds {p.get('seed')}..{p.get('seed', 0) + p.get('repetitions', 1) - 1}")
+        text = f"fixed test set, {tuning}, seed {p.get('seed')}"
+        return text + (", stratified" if p.get("stratified") else "")
+    text = (f"{p.get('repetitions')} runs, test fraction {p.get('test_fraction')}, {tuning}, "
+            f"seeds {p.get('seed')}..{p.get('seed', 0) + p.get('repetitions', 1) - 1}")
     if p.get("stratified"):
         text += ", stratified"
-    if p.get("inner_folds"):
-        text += f", {p.get('inner_folds')}-fold tuning"
     return text
 
 

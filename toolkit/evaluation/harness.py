@@ -43,6 +43,13 @@ __all__ = ["Protocol", "Task", "run", "check_experiment", "RunFailed", "DEFAULT_
 
 DEFAULT_METRICS = ("error", "accuracy", "log-loss")
 
+#: memory a finished record of a dataset of up to RECORD_CLASSES classes keeps until the run ends (without its
+#: predictions), and what each further class adds to it (its training count: a float and its list slot; the
+#: label list is shared by a dataset's records)
+RECORD_BYTES = 3_000
+RECORD_CLASSES = 20
+CLASS_BYTES = 32
+
 
 @dataclass(frozen=True)
 class Protocol:
@@ -79,6 +86,10 @@ class Protocol:
                                              or self.inner_folds < 2):
             raise ParameterError(f"inner folds must be a whole number >= 2, not {self.inner_folds!r}")
         check_seed(self.seed)
+        # a numpy integer seed (accepted) is stored as an int: record keys hash the protocol as JSON, where
+        # numpy.int64(1) became the string "1", so a resume with it redid every repetition under other keys
+        # and the file then held each repetition twice (compare counted both)
+        object.__setattr__(self, "seed", int(self.seed))
         if self.inner_folds is not None and self.validation_fraction != 0.1:
             raise ParameterError("--inner-folds tunes on folds of the training part, so --validation-fraction would be "
                                  "ignored: give one of them")
@@ -119,13 +130,21 @@ class Protocol:
             return [thesis_split(n, self.thesis_seed, self.folds, self.folds - 1)]
         if self.name == "fixed":
             assert n_train is not None
+            # an empty test file gave an 'ok' record without an error rate, an empty training file failed
+            # only once its repetition ran (exit 1, not 2)
+            for part, size in (("training", n_train), ("test", n - n_train)):
+                if size == 0:
+                    raise ParameterError(f"the {part} set holds no instances")
             train_all = np.arange(n_train)
             perm = np.random.default_rng(self.seed).permutation(n_train)
             from toolkit.evaluation.resampling import _split_head, ceil_share, check_validation_share, kfold_parts
 
             check_validation_share(n_train, self.validation_fraction)
             n_val = ceil_share(n_train, self.validation_fraction)
-            validation, fit = _split_head(perm, n_val, y[:n_train] if y is not None else None)
+            # one training instance is fitted and validated on itself, as in the random protocol (an empty fit
+            # part failed every tuned repetition)
+            validation, fit = (_split_head(perm, n_val, y[:n_train] if y is not None else None) if n_val < n_train
+                               else (perm, perm))
             inner = kfold_parts(perm, self.inner_folds, y) if self.inner_folds else []
             return [Split(0, self.seed, train_all, np.arange(n_train, n), fit, validation, inner)]
         return random_splits(n, self.repetitions, self.seed, self.test_fraction, self.validation_fraction,
@@ -411,11 +430,21 @@ def check_experiment(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline],
         pipeline.validate_components()
         pipeline.check_evaluators(list(evaluators))
     _check_dataset_names(datasets)
-    total = len(pipelines) * sum(1 if protocol.name != "random" else protocol.repetitions for _ in datasets)
+    per_dataset = 1 if protocol.name != "random" else protocol.repetitions
+    total = len(pipelines) * per_dataset * len(datasets)
     if total > MAX_REPETITIONS:
         raise ParameterError(f"{total:,} repetitions in all (runs x datasets x classifiers) are more than one run "
                              f"keeps in memory ({MAX_REPETITIONS:,}): run the experiment in parts, e.g. a dataset "
                              f"or a classifier per run with its own --out, and report the files together")
+    # a record also holds its training part's count of every class (CLASS_BYTES each): 10,000 classes make a
+    # record of 300 kB, not 3 kB, and a run that passed the count above could need terabytes
+    held = sum(len(pipelines) * per_dataset * (RECORD_BYTES + CLASS_BYTES * max(0, len(ds.classes) - RECORD_CLASSES)) for ds in datasets)
+    if held > MAX_REPETITIONS * RECORD_BYTES:
+        widest = max(datasets, key=lambda ds: len(ds.classes))
+        raise ParameterError(f"{total:,} repetitions of records with up to {len(widest.classes):,} class counts "
+                             f"('{widest.name}') would hold about {held / 1e9:.1f} GB until the run ends (at most "
+                             f"{MAX_REPETITIONS * RECORD_BYTES / 1e9:.1f} GB): run fewer repetitions, or the "
+                             f"experiment in parts, each with its own --out")
     all_splits: list[Sequence[Split]] = []
     for d, ds in enumerate(datasets):
         try:
@@ -542,6 +571,8 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
                 if key not in writer.done:
                     tasks.append(Task(d, p, splits, r, key))
 
+    class_lists = [list(ds.classes) for ds in prepared]   # one label list per dataset, shared by its records
+
     def header(task: Task) -> dict[str, Any]:
         """What a record says of its dataset, pipeline and split (made as its repetition finishes, so
         that --jobs workers start sooner)."""
@@ -550,7 +581,7 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
             "schema": RECORD_SCHEMA,
             "key": task.key,
             "dataset": {"name": ds.name, "path": ds.path, "sha256": shas[task.dataset_index],
-                        "n_instances": ds.n_instances, "n_classes": len(ds.classes), "classes": list(ds.classes),
+                        "n_instances": ds.n_instances, "n_classes": len(ds.classes), "classes": class_lists[task.dataset_index],
                         "relation": ds.relation},
             "pipeline": descriptions[task.pipeline_index],
             "protocol": protocol_desc,
