@@ -589,8 +589,10 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
             "split_seed": split.seed,
             "n_train": int(len(split.train)),
             "n_test": int(len(split.test)),
-            "n_fit": int(len(split.fit)),
-            "n_validation": int(len(split.validation)),
+            # the parts tuning used: with inner folds the first fold's (the others differ by one at most),
+            # not the validation share's, which inner folds leave unused
+            "n_fit": int(len(split.inner[0][0]) if split.inner else len(split.fit)),
+            "n_validation": int(len(split.inner[0][1]) if split.inner else len(split.validation)),
             "train_class_counts": _class_counts(ds, split.train),
             "env": {**versions, "plugins": _plugin_versions(pipelines[task.pipeline_index])},
         }
