@@ -299,6 +299,15 @@ def validate_component(obj: Any, who: str | None = None) -> None:
             raise ParameterError(text if text.startswith(name) else f"{name}: {text}") from None
 
 
+def _known_labels(y: np.ndarray) -> np.ndarray:
+    """Rows whose label is known: not NaN (float labels), not None or NaN (object labels)."""
+    if y.dtype.kind == "f":
+        return ~np.isnan(y)
+    if y.dtype == object:
+        return np.array([v is not None and v == v for v in y], dtype=bool)
+    return np.ones(len(y), dtype=bool)
+
+
 def _unique_labels(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(labels, return_inverse=True)``; small non-negative integer labels by counting (O(n), no sort)."""
     if labels.dtype.kind in "iu" and labels.size and labels.min() >= 0 and labels.max() < 4 * labels.size + 1024:
@@ -735,12 +744,7 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
             if y.ndim == 2 and 1 in y.shape:
                 y = y.ravel()
             # a missing label (NaN, None) drops its row, as fit does (algorithms.md 0.2): code -1
-            if y.dtype.kind == "f":
-                known_row = ~np.isnan(y)
-            elif y.dtype == object:
-                known_row = np.array([v is not None and v == v for v in y], dtype=bool)
-            else:
-                known_row = np.ones(len(y), dtype=bool)
+            known_row = _known_labels(y)
             present = y[known_row]
             codes = np.searchsorted(labels, present) if len(present) else np.zeros(0, np.int64)
             codes = np.minimum(codes, len(labels) - 1)
@@ -785,11 +789,7 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
             self.classes_ = np.arange(len(schema.classes))
             self.schema_ = schema
         else:
-            keep = np.ones(n, dtype=bool)
-            if y.dtype.kind == "f":
-                keep = ~np.isnan(y)
-            elif y.dtype == object:
-                keep = np.array([v is not None and v == v for v in y], dtype=bool)
+            keep = _known_labels(y)
             labels = y[keep]
             try:
                 self.classes_, codes = _unique_labels(labels)

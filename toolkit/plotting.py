@@ -11,6 +11,7 @@ import importlib.util
 import os
 from typing import Any
 
+from toolkit.atomic_write import replaced_atomically
 from toolkit.errors import ParameterError, ToolkitError
 
 __all__ = ["FIGURE_FORMATS", "PLOT_EXTRA_HINT", "pyplot", "check_figure_path", "save_figure"]
@@ -57,19 +58,16 @@ def save_figure(fig: Any, path: str | os.PathLike[str], dpi: int = 120) -> str:
     plt = pyplot()
     text = os.fspath(path)
     target = os.path.realpath(text)   # through a symbolic link, as the reports are written
-    regular = not os.path.exists(target) or os.path.isfile(target)
-    # a regular file is written beside the target and moved over it when complete: a failure midway (a full
-    # disk) leaves the old file, not half a figure
-    temp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.part") if regular else target
     suffix = os.path.splitext(text)[1].lstrip(".").lower() or None
     try:
-        fig.savefig(temp, dpi=dpi, format=suffix)
-        if temp != target:
-            os.replace(temp, target)
-    except OSError as exc:
-        raise ToolkitError(f"{text}: cannot write the figure ({exc.strerror or exc})") from None
+        if os.path.exists(target) and not os.path.isfile(target):   # a device or a pipe: written as it is
+            try:
+                fig.savefig(target, dpi=dpi, format=suffix)
+            except OSError as exc:
+                raise ToolkitError(f"{text}: cannot write the figure ({exc.strerror or exc})") from None
+        else:   # beside the target, moved over it when complete: a failure midway leaves the old file
+            with replaced_atomically(target, ToolkitError) as temp:
+                fig.savefig(temp, dpi=dpi, format=suffix)
     finally:
         plt.close(fig)
-        if temp != target and os.path.exists(temp):   # whatever failed: no partial file left behind
-            os.unlink(temp)
     return text

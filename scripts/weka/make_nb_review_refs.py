@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from _nbdump import parse_rows, run_nbdump
 
 ROOT = Path(__file__).resolve().parents[2]
 MIXED = ("@relation r\n@attribute a numeric\n@attribute b {u,v,w}\n@attribute c numeric\n"
@@ -80,27 +80,13 @@ def main() -> None:
     parser.add_argument("--weka-jar", default="/usr/share/java/weka.jar")
     args = parser.parse_args()
     doc: dict = {"weka": "3.6.14 (Debian weka)", "driver": "scripts/weka/NBDump.java", "cases": {}}
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        subprocess.run(["javac", "-nowarn", "-cp", args.weka_jar, "-d", tmp,
-                        str(Path(__file__).with_name("NBDump.java"))], check=True)
-        made = cases()
-        jobs = []
-        for name, (train, test) in made.items():
-            (work / f"{name}-train.arff").write_text(train, encoding="utf-8")
-            (work / f"{name}-test.arff").write_text(test, encoding="utf-8")
-            class_index = train.split("@data")[0].count("@attribute") - 1
-            jobs.append(f"{class_index}\t{work / f'{name}-train.arff'}\t{work / f'{name}-test.arff'}\t{work / f'{name}.out'}")
-        (work / "jobs.tsv").write_text("\n".join(jobs) + "\n", encoding="utf-8")
-        subprocess.run(["java", "-cp", f"{args.weka_jar}:{tmp}", "NBDump", str(work / "jobs.tsv")], check=True)
-        for name, (train, test) in made.items():
-            lines = (work / f"{name}.out").read_text(encoding="utf-8").splitlines()
-            if not lines[0].startswith("OK"):
-                doc["cases"][name] = {"train": train, "test": test, "error": lines[0]}
-                continue
-            rows = [line.split() for line in lines[1:]]
-            doc["cases"][name] = {"train": train, "test": test, "predicted": [int(r[1]) for r in rows],
-                                  "distribution": [[float(v) for v in r[2:]] for r in rows]}
+    made = cases()
+    for name, lines in run_nbdump(args.weka_jar, made).items():
+        train, test = made[name]
+        if not lines[0].startswith("OK"):
+            doc["cases"][name] = {"train": train, "test": test, "error": lines[0]}
+            continue
+        doc["cases"][name] = {"train": train, "test": test, **parse_rows(lines)}
     target = ROOT / "tests" / "golden" / "weka_nb_review.json"
     target.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     print(target, {k: v.get("predicted", v.get("error")) for k, v in doc["cases"].items()})

@@ -11,8 +11,8 @@ from typing import Any
 
 import typer
 
-__all__ = ["err", "out", "progress_bar", "class_attribute", "json_text", "check_alpha", "check_not_an_input",
-           "one_line", "CLASS_OPTION_HELP"]
+__all__ = ["err", "out", "progress_bar", "class_attribute", "json_text", "check_alpha", "check_rope",
+           "check_not_an_input", "one_line", "CLASS_OPTION_HELP"]
 
 #: What ``--class`` means on every command.
 CLASS_OPTION_HELP = ("Class attribute: its name, first, last (the default, as WEKA), or its 1-based position "
@@ -99,6 +99,15 @@ def check_alpha(alpha: float) -> None:
 
     if not 0 < alpha < 1:
         raise ParameterError(f"--alpha must lie between 0 and 1, not {alpha}")
+
+
+def check_rope(rope: float) -> None:
+    """The Bayesian test's region of practical equivalence: a finite number >= 0 (NaN compares false, so the
+    old ``rope < 0`` let it through)."""
+    from toolkit.errors import ParameterError
+
+    if not (rope >= 0 and rope != float("inf")):
+        raise ParameterError(f"--rope must be a finite number >= 0, not {rope}")
 
 
 def check_not_an_input(output: str, inputs: dict[str, str]) -> None:

@@ -363,6 +363,7 @@ class DateCodec:
         minute, rest = divmod(rest, 60_000)
         second, milli = divmod(rest, 1000)
         weekday = (days + 3) % 7  # Monday 0; 1970-01-01 was a Thursday
+        two_digit = {"d": day, "H": hour, "h": (hour + 11) % 12 + 1, "m": minute, "s": second}
         out = []
         for letter, arg in self.elements:
             if letter == "'":
@@ -371,16 +372,8 @@ class DateCodec:
                 out.append(f"{year % 100:02d}" if arg == 2 else f"{year:0{arg}d}")
             elif letter == "M":
                 out.append(f"{month:02d}" if arg <= 2 else (_MONTHS[month - 1][:3] if arg == 3 else _MONTHS[month - 1]))
-            elif letter == "d":
-                out.append(f"{day:02d}")
-            elif letter == "H":
-                out.append(f"{hour:02d}")
-            elif letter == "h":
-                out.append(f"{(hour + 11) % 12 + 1:02d}")
-            elif letter == "m":
-                out.append(f"{minute:02d}")
-            elif letter == "s":
-                out.append(f"{second:02d}")
+            elif letter in two_digit:
+                out.append(f"{two_digit[letter]:02d}")
             elif letter == "S":
                 out.append(f"{milli:0{arg}d}")
             elif letter == "a":

@@ -25,12 +25,20 @@ from toolkit.errors import ParameterError
 __all__ = ["tokenize", "compile_pattern", "header_setting", "table_counts", "TableCounts", "remap_columns",
            "ENGLISH_STOP_WORDS", "TOKENIZERS"]
 
+_LETTER, _LETTER_OR_DIGIT = r"[^\W\d_]", r"[^\W_]"
+
+
+def _with_marks(char: str) -> str:
+    """Runs of ``char`` that may hold combining marks after their first character."""
+    return char + r"+(?:[" + MARKS + r"]+" + char + r"*)*"
+
+
 #: token patterns by name; ``alpha`` is Schneider's "alphabetic tokens" (any script's letters, with the
 #: combining marks inside a word: Python's ``\w`` leaves them out, and हिन्दी or a lower-cased Turkish İ
 #: fell apart into pieces)
 TOKENIZERS: dict[str, str] = {
-    "alpha": r"[^\W\d_]+(?:[" + MARKS + r"]+[^\W\d_]*)*",
-    "alnum": r"[^\W_]+(?:[" + MARKS + r"]+[^\W_]*)*",
+    "alpha": _with_marks(_LETTER),
+    "alnum": _with_marks(_LETTER_OR_DIGIT),
     "word": r"\b\w\w+\b",   # scikit-learn's default: runs of 2+ word characters (as scikit-learn, marks split)
     "whitespace": r"\S+",
 }
@@ -116,7 +124,7 @@ def tokenize(texts: Sequence[str], *, lowercase: bool = True, tokenizer: str = "
 
 
 #: the named tokenisers on texts without combining marks (ASCII): the same tokens
-_ASCII_PATTERNS = {"alpha": re.compile(r"[^\W\d_]+"), "alnum": re.compile(r"[^\W_]+")}
+_ASCII_PATTERNS = {"alpha": re.compile(_LETTER + "+"), "alnum": re.compile(_LETTER_OR_DIGIT + "+")}
 
 
 def compile_pattern(tokenizer: str, token_pattern: str | None) -> re.Pattern[str]:

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import err
+from toolkit.cli.output import check_alpha, check_rope, err
 
 __all__ = ["register", "report_command"]
 
@@ -39,10 +39,8 @@ def report_command(
     check_outputs(out)
     if significance not in TESTS:
         raise ParameterError(f"--significance must be one of {', '.join(TESTS)}, not '{significance}'")
-    if not 0 < alpha < 1:
-        raise ParameterError(f"--alpha must lie between 0 and 1, not {alpha}")
-    if not (rope >= 0 and rope != float("inf")):  # NaN compares false: the old `rope < 0` let it through
-        raise ParameterError(f"--rope must be a finite number >= 0, not {rope}")
+    check_alpha(alpha)
+    check_rope(rope)
     for path in results:
         if not path.endswith(".jsonl"):
             raise ParameterError(f"{path}: toolkit report reads results files (.jsonl) written by evaluate or "
