@@ -256,6 +256,10 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
         if len(strings):
             raise CapabilityError(f"BMA naive Bayes cannot use string attribute "
                                   f"'{schema.features.name(int(strings[0]))}'; turn text into word counts first")
+        bags = schema.columns_of_kind("relational")
+        if len(bags):
+            raise CapabilityError(f"BMA naive Bayes cannot use relational (multi-instance) attribute "
+                                  f"'{schema.features.name(int(bags[0]))}'; remove the attribute")
         F = len(schema.features)
         self.nominal_columns_ = schema.columns_of_kind("nominal")
         self.numeric_columns_ = schema.columns_of_kind("numeric", "date")
