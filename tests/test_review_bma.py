@@ -13,7 +13,7 @@ from scipy.special import logsumexp, ndtr
 
 from toolkit.api import Schema
 from toolkit.data.dataset import Attribute
-from toolkit.errors import CapabilityError
+from toolkit.errors import CapabilityError, ParameterError
 from toolkit.plugins.naive_bayes.bma import BMANaiveBayes
 
 
@@ -118,6 +118,45 @@ def test_reference_agrees_with_the_thesis_toy_vector():
     ref = Reference(np.array(rows), np.array(labels), 2, [2, 2, 2])
     np.testing.assert_allclose(ref.SC, [-13.471708, -13.471708, -12.268185], atol=1e-6)
     np.testing.assert_allclose(ref.scores(np.array([1.0, 1.0, 1.0]), 1.1), [-42.825862, -43.149447], atol=1e-6)
+
+
+# ----------------------------------------------------------------------------------------------- H parameter
+
+@pytest.mark.parametrize("H", [np.int64(1), np.float32(0.5), np.float64(1.25), np.int32(2)])
+def test_numpy_scalar_H_is_accepted_and_gives_the_formula(H):
+    """H from a numpy grid (GridSearchCV over np.array([1, 2]), np.float32 values) was refused as
+    "H must be a number > 0, not np.int64(1)", a number > 0; the other NB parameters accept numpy scalars."""
+    X, y, schema, n_values = _mixed(1)
+    clf = BMANaiveBayes(H=H).fit(X, y, schema=schema)
+    ref = Reference(X, y, 2, n_values)
+    expected = np.array([ref.scores(x, float(H)) for x in X[:6]])
+    got = clf.predict_log_proba(X[:6])
+    np.testing.assert_allclose(got, expected - logsumexp(expected, axis=1, keepdims=True), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("H", [-1.0, 0, float("nan"), "1", True, np.bool_(True)])
+def test_a_refused_H_leaves_no_half_fitted_model(H):
+    """fit ran the whole pass over the data before checking H, and left the model fitted with it (predict then
+    failed with "the log-likelihood ... is undefined ... rescale the data")."""
+    X, y, schema, _ = _mixed(2)
+    clf = BMANaiveBayes(H=H)
+    with pytest.raises(ParameterError, match="H must be a number > 0"):
+        clf.fit(X, y, schema=schema)
+    assert not hasattr(clf, "classes_") and not hasattr(clf, "sc_")
+
+
+@pytest.mark.parametrize("H", [5e-324, 1e-300, 1e300, float("inf")])
+def test_extreme_H_matches_the_sum_over_subsets(H):
+    """H^(N+1) far beyond float range: log C = (N_j + 1) log H is finite (or +inf for H = inf: no feature used),
+    and the posteriors are finite and equal the reference's."""
+    X, y, schema, n_values = _mixed(3)
+    clf = BMANaiveBayes(H=H).fit(X, y, schema=schema)
+    ref = Reference(X, y, 2, n_values)
+    expected = np.array([ref.scores(x, H) for x in X[:5]])
+    np.testing.assert_allclose(clf.decision_function(X[:5]), expected, rtol=1e-12, atol=1e-8)
+    proba = clf.predict_proba(X[:5])
+    assert np.isfinite(proba).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
 
 
 # ----------------------------------------------------------------------------------------------- attributes

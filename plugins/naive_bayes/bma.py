@@ -139,12 +139,14 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
     grid_params = ("H",)
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> BMANaiveBayes:
+        self._check_params()   # before the pass over the data: a refused H leaves no half-fitted model
         self._apply_params(self._fit_statistics(X, y, sample_weight, schema))
         return self
 
     def _check_params(self) -> None:
-        if isinstance(self.H, bool) or not (isinstance(self.H, (int, float)) and self.H > 0):
-            raise ParameterError(f"H must be a number > 0, not {self.H!r}")
+        H = self.H
+        if isinstance(H, (bool, np.bool_)) or not (isinstance(H, (int, float, np.integer, np.floating)) and H > 0):
+            raise ParameterError(f"H must be a number > 0, not {H!r}")
 
     def _apply_params(self, state: Any) -> None:
         self._check_params()
