@@ -13,7 +13,7 @@ from scipy.special import logsumexp, ndtr
 
 from toolkit.api import Schema
 from toolkit.data.dataset import Attribute
-from toolkit.errors import CapabilityError, ParameterError
+from toolkit.errors import CapabilityError, ParameterError, ToolkitError
 from toolkit.plugins.naive_bayes.bma import BMANaiveBayes
 
 
@@ -172,3 +172,28 @@ def test_relational_attribute_is_refused_by_name():
         BMANaiveBayes().fit(X, y, schema=schema)
     with pytest.raises(CapabilityError, match="relational .*'bag'"):
         BMANaiveBayes().shard_statistics(X, y, schema=schema)
+
+
+# ----------------------------------------------------------------------------------------------- feature weights
+
+def test_feature_weights_match_the_reference_and_refuse_a_bad_class_index():
+    """pi_jk(x) = exp(B - LSE(A, B)) against the reference; k outside 0..K-1 raised a numpy IndexError (and a
+    negative k silently gave another class); model_feature_weights on an unfitted model an AttributeError."""
+    X, y, schema, n_values = _mixed(4)
+    clf = BMANaiveBayes(H=0.9).fit(X, y, schema=schema)
+    ref = Reference(X, y, 2, n_values)
+    got = clf.feature_weights(X[:8])
+    for i, x in enumerate(X[:8]):
+        for j in range(3):
+            for k in range(2):
+                if math.isnan(x[j]):
+                    assert math.isnan(got[i, j, k])
+                    continue
+                used, ignored = ref.used_and_ignored(x, j, k, 0.9)
+                assert got[i, j, k] == pytest.approx(math.exp(used - np.logaddexp(used, ignored)), abs=1e-12)
+    np.testing.assert_array_equal(clf.feature_weights(X[:8], k=np.int64(1)), got[:, :, 1])
+    for k in (2, -1, 0.5, True):
+        with pytest.raises(ParameterError, match="k must be a class index from 0 to 1"):
+            clf.feature_weights(X[:8], k=k)
+    with pytest.raises(ToolkitError, match="not fitted yet"):
+        BMANaiveBayes().model_feature_weights()

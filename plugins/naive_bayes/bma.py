@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from scipy.special import ndtr
 
 from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema
-from toolkit.errors import CapabilityError, ParameterError
+from toolkit.errors import CapabilityError, ParameterError, ToolkitError
 from toolkit.plugins.naive_bayes.classifiers import log_prior
 from toolkit.plugins.naive_bayes.estimators import (
     MIN_PROB, class_weights, distinct_pairs, nominal_counts, normal_stats, row_chunks, step_slots, warn_huge_values,
@@ -371,9 +371,14 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
     def feature_weights(self, X: Any, k: int | None = None) -> np.ndarray:
         """Posterior weight of "feature used", pi_jk(x) = exp(B - LSE(A, B)), per instance.
 
-        Returns (n, F, K), or (n, F) for class ``k``; NaN where a value is missing.
+        Returns (n, F, K), or (n, F) for class ``k`` (an index 0..K-1 of ``classes_``); NaN where a value
+        is missing.
         """
         X = self._validate_predict(X)
+        K = len(self.classes_)
+        if k is not None and (isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer))
+                              or not 0 <= k < K):
+            raise ParameterError(f"k must be a class index from 0 to {K - 1}, not {k!r}")
         if sp.issparse(X):
             X = X.toarray()
         n, F = X.shape
@@ -386,6 +391,8 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
     def model_feature_weights(self) -> np.ndarray:
         """Posterior weight of "used" for each feature given the training data alone:
         sigmoid(SC_j - (N_j + 1) log H - SAC_j). Near 1: informative; near 0: noise."""
+        if not hasattr(self, "sc_"):
+            raise ToolkitError(f"{type(self).__name__} is not fitted yet; call fit first")
         logit = self.sc_ - self._log_penalty() - self.sac_
         return 1.0 / (1.0 + np.exp(-np.clip(logit, -700, 700)))
 
