@@ -113,3 +113,46 @@ def test_records_of_inner_fold_tuning_give_the_folds_sizes():
         assert (record["n_train"], record["n_fit"], record["n_validation"]) == (135, 90, 45)
     plain = toolkit.evaluate("iris", ["bma-nb"], runs=1)
     assert (plain.ok()[0]["n_fit"], plain.ok()[0]["n_validation"]) == (121, 14)
+
+
+@pytest.mark.parametrize("name", ["bma-nb", "nb-weka", "nb-gaussian", "nb-multinomial"])
+def test_an_entry_stored_twice_in_a_sparse_matrix_counts_as_its_sum(name):
+    """scipy reads a CSR entry stored twice as the sum of both; bma-nb's sparse fit read it as two values
+    (0.40 apart in probability from the dense fit of the same matrix)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from toolkit import get_classifier
+
+    rng = np.random.default_rng(3)
+    rows, cols = rng.integers(0, 40, 300), rng.integers(0, 6, 300)
+    vals = rng.integers(1, 4, 300).astype(float)
+    X = sp.csr_matrix((vals, (rows, cols)), shape=(40, 6))
+    dup = X.tocoo()
+    # a csr built from COO sums duplicates; build the raw arrays so that the entries stay doubled
+    order = np.lexsort((np.concatenate([dup.col, dup.col]), np.concatenate([dup.row, dup.row])))
+    r2, c2 = np.concatenate([dup.row, dup.row])[order], np.concatenate([dup.col, dup.col])[order]
+    d2 = np.concatenate([dup.data / 2, dup.data / 2])[order]
+    raw = sp.csr_matrix((d2, c2, np.searchsorted(r2, np.arange(41))), shape=(40, 6))
+    assert not raw.has_canonical_format and np.array_equal(raw.toarray(), X.toarray())
+    y = rng.integers(0, 2, 40)
+    dense = get_classifier(name).fit(X.toarray(), y).predict_proba(X.toarray())
+    sparse = get_classifier(name).fit(raw, y).predict_proba(raw)
+    np.testing.assert_allclose(sparse, dense, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("weight", [-1.0, float("nan"), float("inf")])
+def test_a_sample_weight_the_readers_refuse_is_refused_by_fit(weight):
+    """As an ARFF weight {w} must be finite and >= 0; fit(sample_weight=...) took it and failed later
+    with 'log-likelihood undefined ... rescale the data'."""
+    import numpy as np
+
+    from toolkit import get_classifier
+    from toolkit.errors import CapabilityError
+
+    X, y = np.arange(12.0).reshape(6, 2), np.array([0, 1, 0, 1, 0, 1])
+    w = np.ones(6)
+    w[4] = weight
+    for name in ("bma-nb", "nb-weka", "nb-multinomial"):
+        with pytest.raises(CapabilityError, match=r"sample_weight must be finite and >= 0; row 4 has"):
+            get_classifier(name).fit(X, y, sample_weight=w)

@@ -209,9 +209,10 @@ def as_matrix(X: Any) -> np.ndarray | sp.csr_matrix:
     if sp.issparse(X):
         if not (type(X) is sp.csr_matrix and X.dtype == np.float64):
             X = sp.csr_matrix(X, dtype=np.float64)
-        # the same object when it already is one: scipy caches has_sorted_indices on it (an O(nnz) scan)
-        if not X.has_sorted_indices:
-            X.sort_indices()
+        # the same object when it already is one: scipy caches has_canonical_format on it (an O(nnz) scan).
+        # An entry stored twice means their sum (scipy's rule); every estimator counts it once so
+        if not X.has_canonical_format:
+            X.sum_duplicates()
         return X
     arr = np.asarray(X)
     if arr.dtype == object:
@@ -777,6 +778,10 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
         w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64).ravel()
         if w.shape[0] != n:
             raise CapabilityError(f"sample_weight has {w.shape[0]} entries for {n} rows")
+        bad = ~(np.isfinite(w) & (w >= 0))
+        if bad.any():  # as the readers refuse an instance weight {w}; it ended in a misleading error later
+            r = int(np.argmax(bad))
+            raise CapabilityError(f"sample_weight must be finite and >= 0; row {r} has {w[r]!r}")
         if schema is not None:
             if len(schema.features) != X.shape[1]:
                 raise CapabilityError(f"the schema describes {len(schema.features)} features, X has {X.shape[1]}")
