@@ -156,3 +156,35 @@ def test_a_sample_weight_the_readers_refuse_is_refused_by_fit(weight):
     for name in ("bma-nb", "nb-weka", "nb-multinomial"):
         with pytest.raises(CapabilityError, match=r"sample_weight must be finite and >= 0; row 4 has"):
             get_classifier(name).fit(X, y, sample_weight=w)
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf")])
+def test_fit_refuses_an_infinite_value_naming_its_attribute(value):
+    """The pipeline refuses Infinity up front; a direct fit took it and every prediction then failed
+    with 'the log-likelihood of some instances is undefined ... rescale the data'."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from toolkit import get_classifier
+    from toolkit.errors import CapabilityError
+
+    X, y = np.arange(30.0).reshape(10, 3) + 1, np.array([0, 1] * 5)
+    X[7, 2] = value
+    for data in (X, sp.csr_matrix(X)):
+        for name in ("nb-weka", "bma-nb", "nb-gaussian", "liblinear-lr"):
+            with pytest.raises(CapabilityError, match=r"attribute 'x2' \(column 2\) holds an infinite value \(-?inf\)"):
+                get_classifier(name).fit(data, y)
+
+
+def test_nb_gaussian_names_the_attribute_whose_variance_overflows():
+    """epsilon = var_smoothing x the largest variance made every column's variance inf, and the message
+    named the first column instead of the one holding 1e308."""
+    import numpy as np
+
+    from toolkit import get_classifier
+    from toolkit.errors import CapabilityError
+
+    X, y = np.arange(30.0).reshape(10, 3), np.array([0, 1] * 5)
+    X[3, 1] = 1e308
+    with pytest.raises(CapabilityError, match="attribute 'x1' has values too large"):
+        get_classifier("nb-gaussian").fit(X, y)

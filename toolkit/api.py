@@ -65,7 +65,8 @@ from toolkit.errors import CapabilityError, ParameterError, ToolkitError
 __all__ = [
     "Schema", "Predictions", "Classifier", "FeatureSelector", "ExampleSelector",
     "ClassifierBase", "ProbabilisticClassifier", "FeatureSelectorBase", "ExampleSelectorBase",
-    "as_matrix", "accepts_argument", "validate_component", "check_state", "STATE_TYPES", "CLASSIFIER_STATE",
+    "as_matrix", "refuse_infinite", "accepts_argument", "validate_component", "check_state", "STATE_TYPES",
+    "CLASSIFIER_STATE",
     "SufficientStatistics", "statistics_support", "schema_digest",
 ]
 
@@ -228,6 +229,19 @@ def as_matrix(X: Any) -> np.ndarray | sp.csr_matrix:
     if arr.ndim != 2:
         raise CapabilityError(f"X must be 2-dimensional, got shape {arr.shape}")
     return arr
+
+
+def refuse_infinite(X: np.ndarray | sp.csr_matrix, schema: Schema | None) -> None:
+    """No model uses an infinite value (sums become inf or NaN; the pipeline refuses one up front, as no
+    component declares ``infinite``): refused, naming the attribute. Missing values are NaN and pass."""
+    data = X.data if sp.issparse(X) else np.asarray(X)
+    if not data.size or np.isfinite(data).all() or not np.isinf(data).any():
+        return
+    flat = int(np.flatnonzero(np.isinf(data))[0])
+    col = int(X.indices[flat]) if sp.issparse(X) else flat % X.shape[1]
+    name = schema.features.name(col) if schema is not None and col < len(schema.features) else f"x{col}"
+    raise CapabilityError(f"attribute '{name}' (column {col}) holds an infinite value ({data.flat[flat]:g}); no model "
+                          f"can use one: replace it with a finite number, or mark it missing (NaN)")
 
 
 def _describe_type(tp: Any) -> str:
@@ -774,6 +788,7 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise CapabilityError(f"y must be a vector with one label per row of X ({X.shape[0]}), "
                                   f"got shape {np.shape(y)}")
+        refuse_infinite(X, schema)  # a direct fit took one and every prediction failed as 'rescale'
         n = X.shape[0]
         w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64).ravel()
         if w.shape[0] != n:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from toolkit.api import Schema
+from toolkit.api import Schema, refuse_infinite
 from toolkit.errors import CapabilityError, ParameterError
 
 __all__ = ["ENCODINGS", "SCALINGS", "Preprocessing", "check_options", "is_integer", "is_number"]
@@ -99,7 +99,7 @@ class Preprocessing:
 
     # ------------------------------------------------------------------ applying
     def transform(self, X: np.ndarray | sp.csr_matrix) -> sp.csr_matrix:
-        _check_finite(X, self.schema)
+        refuse_infinite(X, self.schema)
         Z = self._encode(X)
         if np.any(self.shift != 0.0):
             # a shift makes every entry nonzero: sparse rows (a sparse test file for a model fitted on dense
@@ -163,21 +163,6 @@ class Preprocessing:
                    np.asarray(getattr(owner, f"{prefix}offset_")), shift,
                    np.asarray(getattr(owner, f"{prefix}factor_")), int(shift.shape[0]),
                    getattr(owner, "schema_", None))
-
-
-def _check_finite(X: np.ndarray | sp.csr_matrix, schema: Schema | None) -> None:
-    """An infinite value (missing ones are NaN) would make LIBLINEAR's weights or decision values NaN and
-    every probability NaN: refused, naming the attribute."""
-    values = X.data if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-    if not np.isinf(values).any():
-        return
-    if sp.issparse(X):
-        col = int(X.indices[np.flatnonzero(np.isinf(X.data))[0]])
-    else:
-        col = int(np.argwhere(np.isinf(values))[0][1])
-    name = schema.features.name(col) if schema is not None and col < len(schema.features) else f"column {col + 1}"
-    raise CapabilityError(f"attribute '{name}' holds an infinite value; the linear classifiers need finite "
-                          f"values (rescale it, or mark the value missing)")
 
 
 def _fill_values(X: np.ndarray | sp.csr_matrix, nominal: np.ndarray, n_values: np.ndarray,

@@ -167,7 +167,10 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
                 stats = state["gaussian"].smoothed(self.var_smoothing)
             bad = ~np.all(np.isfinite(stats.var) & np.isfinite(stats.mean), axis=1)
             if bad.any():
-                name = self.schema_.features.name(int(self.numeric_columns_[np.argmax(bad)]))
+                # an overflowing column makes epsilon (var_smoothing x the largest variance) and so every
+                # column's variance inf: name the column whose own moments overflow
+                own = ~np.all(np.isfinite(stats.unsmoothed) & np.isfinite(stats.mean), axis=1)
+                name = self.schema_.features.name(int(self.numeric_columns_[np.argmax(own if own.any() else bad)]))
                 raise CapabilityError(f"attribute '{name}' has values too large for a Gaussian model (its variance "
                                       f"overflows); rescale it, or use nb-weka")
             flat = ~(stats.var > 0)   # var_smoothing 0 and a cell of one value: no density (0/0 at its mean)
