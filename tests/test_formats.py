@@ -304,7 +304,7 @@ def test_libsvm_reads_in_chunks_of_lines_with_the_file_line_numbers(tmp_path, mo
     path = tmp_path / "c.libsvm"
     path.write_text("\n".join(lines) + "\n")
     whole = svmlight.read_libsvm(path)
-    monkeypatch.setattr(svmlight, "_LINES_PER_CHUNK", 7)
+    monkeypatch.setattr(svmlight, "_BLOCK_CHARS", 7)
     chunked = svmlight.read_libsvm(path)
     assert whole.X.shape == chunked.X.shape == (97, 40)
     assert (whole.X != chunked.X).nnz == 0 and whole.y.tolist() == chunked.y.tolist()

@@ -50,6 +50,47 @@ def _columns(spec: Iterable[str | int] | None, names: list[str], display: str, w
 
 
 _ROWS_PER_CHUNK = 1 << 15   # rows held as Python strings at a time; the rest are arrays
+#: cells held as Python strings at a time (about 60 bytes each): a chunk of 32,768 rows of a wide file held
+#: 600 MB for 300 columns, and ten times that for 3,000
+_CELLS_PER_CHUNK = 1 << 20
+_LONG_LINE = 1 << 16   # characters: a line this long is counted before it is split
+
+
+class _Lines:
+    """The file's physical lines for the csv module, each at most MAX_LINE_BYTES characters (a longer one is
+    refused, not held and split into cells), none with a NUL byte (binary data or UTF-16, refused as the
+    ARFF reader refuses it). The lines before a NUL byte's line are read first (one of them may hold an
+    earlier error); ``pending`` is then its error. Once ``width`` (the header's cells) is known, a long line
+    without quotes is checked to hold as many cells before the csv module splits it (a file that lost its line
+    ends: one line of millions of cells)."""
+
+    def __init__(self, text: io.TextIOWrapper, display: str, delimiter: str):
+        self.text = text
+        self.display = display
+        self.delimiter = delimiter
+        self.number = 0
+        self.width: int | None = None
+        self.pending: DatasetError | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        readline = self.text.readline
+        while True:
+            line = readline(MAX_LINE_BYTES + 1)
+            if not line:
+                return
+            self.number += 1
+            if len(line) > MAX_LINE_BYTES:
+                raise DatasetError(f"{self.display}:{self.number}: the line is longer than {MAX_LINE_BYTES >> 20} "
+                                   f"MiB; no CSV row needs that much (is the file damaged, a line end missing?)")
+            if "\0" in line:
+                self.pending = DatasetError(f"{self.display}:{self.number}: binary data (a NUL byte); not a CSV "
+                                            f"text file (UTF-16? re-encode it as UTF-8)")
+                return
+            if self.width is not None and len(line) > _LONG_LINE and '"' not in line \
+                    and line.count(self.delimiter) + 1 != self.width:
+                raise DatasetError(f"{self.display}:{self.number}: the row has {line.count(self.delimiter) + 1} "
+                                   f"cells, the header {self.width}")
+            yield line
 
 
 def _chunks(path: str | os.PathLike[str], display: str, codec_name: str, encoding: str,
@@ -58,23 +99,30 @@ def _chunks(path: str | os.PathLike[str], display: str, codec_name: str, encodin
     cells (",,") is a row of missing values, as in WEKA's CSVLoader."""
     rows: list[list[str]] = []
     lines: list[int] = []
+    cells = 0
     if csv.field_size_limit() < MAX_LINE_BYTES:
         # a cell may be as long as an ARFF line may be (the csv module's default refused 128 KiB)
         csv.field_size_limit(MAX_LINE_BYTES)
     with open_binary(path) as raw:
         text = io.TextIOWrapper(raw, encoding=codec_name, newline="")  # type: ignore[arg-type]
-        reader = csv.reader(text, delimiter=delimiter, quotechar='"', strict=True)
+        source = _Lines(text, display, delimiter)
+        reader = csv.reader(source, delimiter=delimiter, quotechar='"', strict=True)
         start = 1
         try:
             for r in reader:
                 if r and not (len(r) == 1 and not r[0].strip(_WS)):
+                    if source.width is None:
+                        source.width = len(r)
                     rows.append(r)
                     lines.append(start)
-                    if len(rows) == _ROWS_PER_CHUNK:
+                    cells += len(r)
+                    if len(rows) == _ROWS_PER_CHUNK or cells >= _CELLS_PER_CHUNK:
                         yield rows, lines
-                        rows, lines = [], []
+                        rows, lines, cells = [], [], 0
                 start = reader.line_num + 1
         except csv.Error as exc:
+            if source.pending is not None:   # a quoted cell cut short by the NUL byte's line
+                raise source.pending from None
             raise DatasetError(f"{display}:{start}: not a valid CSV file from this line on ({exc})") from None
         except UnicodeDecodeError as exc:
             found = undecodable_line(path, codec_name)  # the line: the file read again, in blocks
@@ -83,6 +131,8 @@ def _chunks(path: str | os.PathLike[str], display: str, codec_name: str, encodin
                                f"{encoding}; pass the file's encoding") from None
     if rows:
         yield rows, lines
+    if source.pending is not None:
+        raise source.pending
 
 
 def read_csv(path: str | os.PathLike[str], *, class_attribute: str | int | None = -1,

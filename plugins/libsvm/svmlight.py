@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import io
-import itertools
 import os
 
 import numpy as np
@@ -23,6 +22,7 @@ from toolkit.data import (
     Attribute, AttributeList, Dataset, format_number, is_gzip_name, open_binary, parse_numbers, text_encoding,
     undecodable_line, warn_dropped_weights,
 )
+from toolkit.data.arff_syntax import MAX_NUMBER_CHARS
 from toolkit.errors import DatasetError, warn
 
 __all__ = ["read_libsvm", "write_libsvm"]
@@ -37,69 +37,139 @@ _COLUMNS_PER_VALUE = 16
 _MAX_COLUMNS = (1 << 31) - 1   # the sparse matrix's int32 indices
 
 
-_LINES_PER_CHUNK = 1 << 16   # lines parsed at a time: Python objects for those only, arrays for the rest
+#: characters of text parsed at a time (whole lines, or a long line cut at a space): Python objects for
+#: those only, arrays for the rest. By lines, a chunk's objects were unbounded: about 270 bytes an entry,
+#: 1.8 GB for an 83 MB file of 80 entries a line, and a MemoryError for one long line.
+_BLOCK_CHARS = 1 << 20
+#: the longest token (index:value, label, qid): an index of at most 18 digits, a number of the ARFF grammar
+_MAX_TOKEN_CHARS = 32 + MAX_NUMBER_CHARS
 
 
-def _parse_chunk(lines: list[str], first: int, display: str) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                                       np.ndarray, np.ndarray]:
-    """(label values, line numbers, entries per row, indices, values) of the non-blank lines of one chunk
-    (``first``: the number of its first line)."""
-    labels: list[str] = []
-    pairs: list[str] = []
-    counts: list[int] = []
-    numbers: list[int] = []
-    for no, line in enumerate(lines, start=first):
-        body = line.split("#", 1)[0].split()
-        if not body:
-            continue
-        label = body[0]
-        if "," in label:
-            raise DatasetError(f"{display}:{no}: several labels ('{label[:80]}'): multi-label files are not supported")
-        if ":" in label:
-            raise DatasetError(f"{display}:{no}: the line starts with '{label[:80]}', not a label")
-        items = [t for t in body[1:] if not t.startswith("qid:")]
-        labels.append(label)
-        pairs.extend(items)
-        counts.append(len(items))
-        numbers.append(no)
+class _Entries:
+    """The parsed file so far: per row its label text's value and line, per entry its row, index and value."""
 
-    def line_of(entry: int) -> int:
-        return numbers[int(np.searchsorted(np.cumsum(counts), entry, side="right"))]
+    def __init__(self, display: str):
+        self.display = display
+        #: per block: label values, label lines, entry rows, indices, values (one list each, concatenated one
+        #: at a time at the end)
+        self.parts: list[list[np.ndarray]] = [[], [], [], [], []]
+        self.rows = 0
 
-    split = [p.partition(":") for p in pairs]
-    bad = next((k for k, (i, c, v) in enumerate(split)
-                if not c or not i.isascii() or not i.isdigit() or len(i) > 18), None)
-    if bad is not None:
-        what = "an index too large" if split[bad][1] and split[bad][0].isdigit() else "not index:value (a 1-based index)"
-        raise DatasetError(f"{display}:{line_of(bad)}: '{pairs[bad][:80]}' is {what}")
-    index = np.array([int(i) for i, _, _ in split], dtype=np.int64)
-    values, ok = parse_numbers([v for _, _, v in split])
-    if not ok.all():
-        k = int(np.argmin(ok))
-        raise DatasetError(f"{display}:{line_of(k)}: value '{split[k][2][:80]}' is not a number")
-    if np.isnan(values).any():                 # LIBSVM has no missing values
-        k = int(np.flatnonzero(np.isnan(values))[0])
-        raise DatasetError(f"{display}:{line_of(k)}: value '{split[k][2][:80]}' is not a number "
-                           f"(LIBSVM has no missing values)")
-    if len(index) and index.min() < 1:
-        k = int(np.argmin(index))
-        raise DatasetError(f"{display}:{line_of(k)}: index 0 in '{pairs[k][:80]}'; LIBSVM indices start at 1")
-    label_values, label_ok = parse_numbers(labels) if labels else (np.zeros(0), np.zeros(0, bool))
-    finite = label_ok & np.isfinite(label_values)      # NaN would become a class named '?'
-    if not finite.all():
-        k = int(np.argmin(finite))
-        what = "a finite number" if label_ok[k] else "a number"
-        raise DatasetError(f"{display}:{numbers[k]}: label '{labels[k][:80]}' is not {what}")
-    return (label_values, np.asarray(numbers, dtype=np.int64), np.asarray(counts, dtype=np.int64), index,
-            values)
+    def add(self, labels: list[str], label_lines: list[int], pairs: list[str], seg_rows: list[int],
+            seg_counts: list[int], row_lines: dict[int, int]) -> None:
+        """Parse one block's labels and ``index:value`` pairs (``seg_rows``/``seg_counts``: how many of the
+        pairs, in order, belong to which row; ``row_lines``: the line of each row they belong to)."""
+        display = self.display
+        entry_rows = np.repeat(np.asarray(seg_rows, dtype=np.int64), np.asarray(seg_counts, dtype=np.int64))
+
+        def line_of(entry: int) -> int:
+            return row_lines[int(entry_rows[entry])]
+
+        split = [p.partition(":") for p in pairs]
+        bad = next((k for k, (i, c, v) in enumerate(split)
+                    if not c or not i.isascii() or not i.isdigit() or len(i) > 18), None)
+        if bad is not None:
+            what = ("an index too large" if split[bad][1] and split[bad][0].isascii() and split[bad][0].isdigit()
+                    else "not index:value (a 1-based index)")
+            raise DatasetError(f"{display}:{line_of(bad)}: '{pairs[bad][:80]}' is {what}")
+        index = np.array([int(i) for i, _, _ in split], dtype=np.int64)
+        values, ok = parse_numbers([v for _, _, v in split]) if split else (np.zeros(0), np.zeros(0, bool))
+        if not ok.all():
+            k = int(np.argmin(ok))
+            raise DatasetError(f"{display}:{line_of(k)}: value '{split[k][2][:80]}' is not a number")
+        if np.isnan(values).any():                 # LIBSVM has no missing values
+            k = int(np.flatnonzero(np.isnan(values))[0])
+            raise DatasetError(f"{display}:{line_of(k)}: value '{split[k][2][:80]}' is not a number "
+                               f"(LIBSVM has no missing values)")
+        if len(index) and index.min() < 1:
+            k = int(np.argmin(index))
+            raise DatasetError(f"{display}:{line_of(k)}: index 0 in '{pairs[k][:80]}'; LIBSVM indices start at 1")
+        label_values, label_ok = parse_numbers(labels) if labels else (np.zeros(0), np.zeros(0, bool))
+        finite = label_ok & np.isfinite(label_values)      # NaN would become a class named '?'
+        if not finite.all():
+            k = int(np.argmin(finite))
+            what = "a finite number" if label_ok[k] else "a number"
+            raise DatasetError(f"{display}:{label_lines[k]}: label '{labels[k][:80]}' is not {what}")
+        for j, array in enumerate((label_values, np.asarray(label_lines, dtype=np.int64), entry_rows, index, values)):
+            self.parts[j].append(array)
 
 
-def _undecodable(path: str | os.PathLike[str], display: str, encoding: str, codec_name: str,
-                 first: int) -> DatasetError:
+def _parse(text: io.TextIOBase, display: str) -> _Entries:
+    """Read the text a block at a time (whole lines, a long line cut after a space or tab), keeping across
+    blocks the line number, whether the current line has given its label and whether the rest of it is a
+    comment."""
+    entries = _Entries(display)
+    carry, line, labelled, comment = "", 1, False, False
+    while True:
+        block = text.read(_BLOCK_CHARS)
+        piece, carry = carry + block, ""
+        if block:
+            cut = piece.rfind("\n") + 1
+            if not cut:   # within one long line: all of it after a '#' (a token ends there), else up to a space
+                if comment or "#" in piece:
+                    cut = len(piece)
+                else:
+                    cut = max(piece.rfind(" "), piece.rfind("\t")) + 1
+                    if not cut and len(piece) > _MAX_TOKEN_CHARS:
+                        raise DatasetError(f"{display}:{line}: a token of more than {_MAX_TOKEN_CHARS:,} characters "
+                                           f"('{piece[:40]}...'); no label or index:value is that long (a damaged "
+                                           f"file, or a line end missing?)")
+            piece, carry = piece[:cut], piece[cut:]
+        nul = piece.find("\0")
+        pending = None
+        if nul >= 0:   # the lines before its line first: one of them may hold an earlier error
+            pending = DatasetError(f"{display}:{line + piece.count(chr(10), 0, nul)}: binary data (a NUL byte); "
+                                   f"not a LIBSVM text file (UTF-16? re-encode it as UTF-8)")
+            piece, block = piece[:piece.rfind("\n", 0, nul) + 1], ""
+        labels: list[str] = []
+        label_lines: list[int] = []
+        pairs: list[str] = []
+        seg_rows: list[int] = []
+        seg_counts: list[int] = []
+        row_lines: dict[int, int] = {}
+        for k, part in enumerate(piece.split("\n")):
+            if k:
+                line, labelled, comment = line + 1, False, False
+            if comment or not part:
+                continue
+            hash_at = part.find("#")
+            if hash_at >= 0:
+                part, comment = part[:hash_at], True
+            body = part.split()
+            if not body:
+                continue
+            if not labelled:
+                label = body[0]
+                if "," in label:
+                    raise DatasetError(f"{display}:{line}: several labels ('{label[:80]}'): multi-label files "
+                                       f"are not supported")
+                if ":" in label:
+                    raise DatasetError(f"{display}:{line}: the line starts with '{label[:80]}', not a label")
+                labels.append(label)
+                label_lines.append(line)
+                row_lines[entries.rows] = line
+                entries.rows += 1
+                labelled = True
+                body = body[1:]
+            items = [t for t in body if not t.startswith("qid:")]
+            if items:
+                pairs.extend(items)
+                seg_rows.append(entries.rows - 1)
+                seg_counts.append(len(items))
+                row_lines[entries.rows - 1] = line
+        entries.add(labels, label_lines, pairs, seg_rows, seg_counts, row_lines)
+        del piece, labels, pairs
+        if pending is not None:
+            raise pending
+        if not block:
+            return entries
+
+
+def _undecodable(path: str | os.PathLike[str], display: str, encoding: str, codec_name: str) -> DatasetError:
     """The error for a byte that does not decode: its line, found by reading the file again."""
     found = undecodable_line(path, codec_name)
-    if found is None:  # not found again (the file changed?): the chunk it was in
-        return DatasetError(f"{display}: not a {encoding} text file (from about line {first} on)")
+    if found is None:  # not found again (the file changed?)
+        return DatasetError(f"{display}: not a {encoding} text file")
     line, byte = found
     return DatasetError(f"{display}:{line}: byte 0x{byte} is not valid {encoding}; not a {encoding} text file "
                         f"(pass the file's encoding)")
@@ -109,46 +179,38 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
                 encoding: str = "utf-8", class_attribute: str | int | None = -1) -> Dataset:
     """Load a LIBSVM/svmlight file (``.gz`` too); see the module docstring. ``class_attribute``: the
     label is the class, whatever it is called (``class``, ``last`` or -1); anything else is refused.
-    Read in chunks of lines: memory is the arrays' (16 bytes an entry) and one chunk's Python objects."""
+    Read a block of text at a time: memory is the arrays' (24 bytes an entry) and one block's Python objects."""
     display = str(path)
     codec_name = text_encoding(encoding)   # a BOM is not part of the first value
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     with open_binary(path) as raw:
         # universal newlines: lines end at \n, \r\n or \r only (a form feed or U+2028 is not a line break)
         text = io.TextIOWrapper(raw, encoding=codec_name)  # type: ignore[arg-type]
-        first = 1
-        while True:
-            try:
-                lines = list(itertools.islice(text, _LINES_PER_CHUNK))
-            except UnicodeDecodeError:
-                raise _undecodable(path, display, encoding, codec_name, first) from None
-            if not lines:
-                break
-            parts.append(_parse_chunk(lines, first, display))
-            first += len(lines)
-            del lines
-    label_values, numbers, counts, index, values = (np.concatenate([p[j] for p in parts]) if parts else
-                                                    np.zeros(0, dtype=np.int64 if j in (1, 2, 3) else np.float64)
-                                                    for j in range(5))
-    del parts
+        try:
+            entries = _parse(text, display)
+        except UnicodeDecodeError:
+            raise _undecodable(path, display, encoding, codec_name) from None
+    parts = entries.parts
+    for j in range(5):   # one at a time: the blocks' arrays of one kind freed before the next is joined
+        parts[j] = np.concatenate(parts[j])  # type: ignore[call-overload]
+    label_values, numbers, rows, index, values = parts
+    del parts, entries
     n = len(label_values)
     width = int(index.max()) if len(index) else 0
     if n_features is not None:
         if width > n_features:
-            raise DatasetError(f"{display}: index {width} is beyond n_features={n_features}")
+            k = int(np.argmax(index))
+            raise DatasetError(f"{display}:{numbers[int(rows[k])]}: index {width} is beyond n_features={n_features}")
         width = n_features
     bound = _MAX_COLUMNS if n_features is not None else min(_MAX_COLUMNS, max(_MIN_COLUMN_BOUND,
                                                                                _COLUMNS_PER_VALUE * len(index)))
     if width > bound:
         k = int(np.argmax(index))
-        row = int(np.searchsorted(np.cumsum(counts), k, side="right"))
-        raise DatasetError(f"{display}:{numbers[row]}: index {width:,} would make {width:,} columns for "
+        raise DatasetError(f"{display}:{numbers[int(rows[k])]}: index {width:,} would make {width:,} columns for "
                            f"{len(index):,} values (more than {bound:,}); a damaged line? (a file that is this "
                            f"wide: toolkit convert FILE OUT.arff --n-features N, or read_libsvm's n_features=)")
     if not (class_attribute in (-1, "-1", "class", "last", None) or class_attribute == width):
         raise DatasetError(f"{display}: a LIBSVM file's class is its label (the attribute 'class', the last "
                            f"of its {width + 1}); choose it by that name, by 'last' or leave --class out")
-    rows = np.repeat(np.arange(n), counts)
     X = sp.csr_matrix((values, (rows, index - 1)), shape=(n, width))
     if X.nnz != len(values):
         order = np.lexsort((index, rows))  # fewer entries than values: some (row, index) pair repeats
