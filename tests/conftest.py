@@ -32,3 +32,11 @@ def shared_path(*parts: str) -> Path:
 @pytest.fixture
 def shared() -> Path:
     return shared_path()
+
+
+#: Python source defining ``peak()``: this process's peak resident memory in kB so far (VmHWM). Measure a
+#: child's growth with it, never with ``ru_maxrss``: that one keeps across exec the peak of the forked copy
+#: of the (large) test process, so a growth below that peak reads as none and the check cannot fail.
+PEAK_KB = ("import re as _re\n"
+           "def peak():\n"
+           "    return int(_re.search(r'VmHWM:\\s*(\\d+)', open('/proc/self/status').read()).group(1))\n")

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import PEAK_KB
 from toolkit.data import _arffscan, arff
 from toolkit.errors import ArffFormatError
 
@@ -394,16 +395,15 @@ def test_escapes_on_the_strict_path_cost_their_own_size(tmp_path):
     here, 7 GB for a 100 MB line)."""
     path = tmp_path / "b.arff"
     path.write_text("@relation r\n@attribute s string\n@attribute c {x,y}\n@data\n'" + "\\'" * 4_000_000 + "\n")
-    code = textwrap.dedent(f"""
-        import resource
+    code = PEAK_KB + textwrap.dedent(f"""
         from toolkit.data import arff
         from toolkit.errors import ArffFormatError
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        before = peak()
         try:
             arff.read({str(path)!r})
         except ArffFormatError as exc:
             print("refused" if "unterminated quote" in str(exc) else str(exc)[:200])
-        print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+        print((peak() - before) // 1024)
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     verdict, grown_mb = done.stdout.split()
@@ -432,17 +432,16 @@ def test_a_line_beyond_the_limit_is_refused_with_its_number_and_bounded_memory(t
             fh.write(block)
         fh.write(b",x\n" if where == "data" else b"' numeric\n@attribute c {x,y}\n@data\n1,x\n")
     line = 6 if where == "data" else 2
-    code = textwrap.dedent(f"""
-        import resource
+    code = PEAK_KB + textwrap.dedent(f"""
         from toolkit.data import arff
         from toolkit.errors import ArffFormatError
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        before = peak()
         try:
             arff.read({str(path)!r}, engine={engine!r})
             print("read")
         except ArffFormatError as exc:
             print(exc.line if "longer than" in str(exc) else str(exc)[:200])
-        print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+        print((peak() - before) // 1024)
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     got, grown_mb = done.stdout.split()

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from conftest import PEAK_KB
 from toolkit.cli import app
 from toolkit.config import LoadOptions
 from toolkit.data import arff
@@ -167,10 +168,10 @@ def test_libsvm_hostile_lines_are_refused_with_bounded_memory(tmp_path):
     warm.write_text("1 1:1\n0 2:1\n")
     path.write_text("1 1:0.5 2000000000:1\n")
     # the peak grown from after a first small load (imports and plugin loading included), in its own process
-    code = ("import resource, sys\nfrom toolkit.loading import load_dataset\nload_dataset(sys.argv[2])\n"
-            "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\ntry:\n    load_dataset(sys.argv[1])\n"
+    code = ("import sys\nfrom toolkit.loading import load_dataset\n" + PEAK_KB + "load_dataset(sys.argv[2])\n"
+            "before = peak()\ntry:\n    load_dataset(sys.argv[1])\n"
             "except Exception as e:\n    print(type(e).__name__)\n"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)")
+            "print(peak() - before)")
     done = subprocess.run([sys.executable, "-c", code, str(path), str(warm)], capture_output=True, text=True,
                           timeout=120)
     kind, grown_kb = done.stdout.split()
@@ -403,9 +404,9 @@ def test_csv_is_read_a_chunk_of_rows_at_a_time(tmp_path):
                              for i, row in enumerate(values)))
     small = tmp_path / "small.csv"
     small.write_text("a,c\n1,y\n2,n\n")
-    code = ("import resource, sys\nfrom toolkit.loading import load_dataset\nload_dataset(sys.argv[2])\n"
-            "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\nds = load_dataset(sys.argv[1])\n"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before, ds.n_instances, ds.n_features)")
+    code = ("import sys\nfrom toolkit.loading import load_dataset\n" + PEAK_KB + "load_dataset(sys.argv[2])\n"
+            "before = peak()\nds = load_dataset(sys.argv[1])\n"
+            "print(peak() - before, ds.n_instances, ds.n_features)")
     done = subprocess.run([sys.executable, "-c", code, str(path), str(small)], capture_output=True, text=True,
                           timeout=300)
     grown_kb, n, features = done.stdout.split()

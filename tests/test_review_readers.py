@@ -12,14 +12,13 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import PEAK_KB
 from toolkit.errors import DatasetError
 from toolkit.plugins.libsvm import svmlight
 from toolkit.plugins.libsvm.svmlight import read_libsvm
 
-#: the peak memory a load adds in a process of its own, after a first small load (imports, plugins); VmHWM,
-#: as ru_maxrss keeps across exec the peak of the forked copy of the (large) test process
-_PEAK = ("import re, sys\nfrom toolkit.loading import load_dataset\n"
-         "def peak():\n    return int(re.search(r'VmHWM:\\s*(\\d+)', open('/proc/self/status').read()).group(1))\n"
+#: the peak memory a load adds in a process of its own, after a first small load (imports, plugins)
+_PEAK = ("import sys\nfrom toolkit.loading import load_dataset\n" + PEAK_KB +
          "load_dataset(sys.argv[2])\nbefore = peak()\ntry:\n    ds = load_dataset(sys.argv[1])\n"
          "    print(getattr(ds.X, 'nnz', ds.X.size))\nexcept Exception as e:\n    print(type(e).__name__)\n"
          "print(peak() - before)")
