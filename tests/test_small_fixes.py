@@ -188,3 +188,20 @@ def test_nb_gaussian_names_the_attribute_whose_variance_overflows():
     X[3, 1] = 1e308
     with pytest.raises(CapabilityError, match="attribute 'x1' has values too large"):
         get_classifier("nb-gaussian").fit(X, y)
+
+
+@pytest.mark.parametrize("name, content", [("d.tsv", b"a\tb\tc\n1\t2\tx\n"), ("d.txt", b"a,b,c\n1,2,x\n"),
+                                           ("d.csv.bz2", b"BZh91AY&SY\x00\x00")])
+def test_a_file_of_an_unknown_name_says_how_the_format_is_chosen(tmp_path, name, content):
+    """A .tsv, .txt or .bz2 file is read as ARFF (the fallback) and the error only said 'expected
+    @relation' or 'binary data'."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    result = runner.invoke(app, ["info", str(path)])
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert f"{name}:1: " in lines[0] and "the format is chosen by the file name: .arff, .csv" in lines[0], lines[0]
+    # an .arff file keeps the plain ARFF message
+    (tmp_path / "d.arff").write_bytes(content)
+    result = runner.invoke(app, ["info", str(tmp_path / "d.arff")])
+    assert result.exit_code == 2 and "chosen by the file name" not in result.stderr

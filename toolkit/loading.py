@@ -117,7 +117,7 @@ def load_dataset(path: str | os.PathLike[str], options: LoadOptions | None = Non
         result = default_manager().hook.load_dataset(path=resolved, options=options)
         if result is None:
             raise DatasetError(f"{resolved}: no loader accepts this file (known: .arff, .csv, .libsvm, .svm, "
-                               f"and the same with .gz)")
+                               f".svmlight, and the same with .gz)")
         return result
 
     suffix = "".join(Path(resolved).suffixes[-2:]).lower()
