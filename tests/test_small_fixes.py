@@ -205,3 +205,18 @@ def test_a_file_of_an_unknown_name_says_how_the_format_is_chosen(tmp_path, name,
     (tmp_path / "d.arff").write_bytes(content)
     result = runner.invoke(app, ["info", str(tmp_path / "d.arff")])
     assert result.exit_code == 2 and "chosen by the file name" not in result.stderr
+
+
+def test_out_of_memory_is_one_line_on_stderr(monkeypatch):
+    """A MemoryError (a hostile CSV header of tiny names, a huge run) printed a traceback."""
+    import toolkit.loading
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(toolkit.loading, "load_dataset", exhausted)
+    monkeypatch.delenv("TOOLKIT_DEBUG", raising=False)
+    result = runner.invoke(app, ["info", "iris"])
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 1 and len(lines) == 1 and "Traceback" not in result.output, result.output
+    assert lines[0].startswith("Error: out of memory in '") and " info'" in lines[0], lines

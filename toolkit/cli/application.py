@@ -83,6 +83,15 @@ class ToolkitGroup(TyperGroup):
         except KeyboardInterrupt:
             err("interrupted", prefix="Error: ", color="red")
             raise typer.Exit(130) from None
+        except MemoryError:
+            # not the input's fault as such, and not a bug: what ran needs more memory than this machine
+            # gives; finished results are already written (--out), so a smaller run or --resume can go on
+            if debug_enabled():
+                raise
+            err(f"out of memory in '{ctx.command_path}': the data or the run is too large for this machine "
+                f"(a smaller input, fewer --jobs, or a cluster; TOOLKIT_DEBUG=1 shows where)", prefix="Error: ",
+                color="red")
+            raise typer.Exit(1) from None
 
 
 def _click_exceptions() -> Any:
