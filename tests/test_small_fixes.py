@@ -214,7 +214,10 @@ def test_out_of_memory_is_one_line_on_stderr(monkeypatch):
     def exhausted(*args, **kwargs):
         raise MemoryError
 
+    import toolkit
+
     monkeypatch.setattr(toolkit.loading, "load_dataset", exhausted)
+    monkeypatch.setattr(toolkit, "load_dataset", exhausted)   # the lazy attribute, once resolved, is kept
     monkeypatch.delenv("TOOLKIT_DEBUG", raising=False)
     result = runner.invoke(app, ["info", "iris"])
     lines = [line for line in result.stderr.splitlines() if line.strip()]
