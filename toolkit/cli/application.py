@@ -88,7 +88,8 @@ class ToolkitGroup(TyperGroup):
             # gives; finished results are already written (--out), so a smaller run or --resume can go on
             if debug_enabled():
                 raise
-            err(f"out of memory in '{ctx.command_path}': the data or the run is too large for this machine "
+            command = " ".join(filter(None, (ctx.command_path, ctx.invoked_subcommand)))
+            err(f"out of memory in '{command}': the data or the run is too large for this machine "
                 f"(a smaller input, fewer --jobs, or a cluster; TOOLKIT_DEBUG=1 shows where)", prefix="Error: ",
                 color="red")
             raise typer.Exit(1) from None
