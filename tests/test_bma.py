@@ -177,6 +177,9 @@ def test_explain_command_and_refusal():
     weights = [row[1] for row in report["rows"]]
     assert len(weights) == 16 and weights == sorted(weights, reverse=True)
     assert report["rows"][0][0] == "physician-fee-freeze" or weights[0] > 0.999
+    assert report["model"] == "bma-nb"
+    zh = json.loads(runner.invoke(app, ["explain", "vote", "-c", "bma-nb-zh", "--json"]).stdout)
+    assert zh["model"] == "bma-nb-zh"   # the class serves both names; the report said bma-nb
     refused = runner.invoke(app, ["explain", "vote", "-c", "nb-weka"])
     assert refused.exit_code == 2 and "has no explanation" in refused.stderr
     # a grid was dropped without a word and the default H explained (explain does not tune)

@@ -290,6 +290,8 @@ def explain(dataset: DatasetArg, classifier: Any, *, class_attribute: str | int 
         raise CapabilityError(f"{fitted.pipeline.classifier.name} has no explanation to give "
                               f"(bma-nb and bma-nb-zh do: per-feature inclusion weights)")
     report = dict(model.explain())
+    if "model" in report:  # one class serves several registered names (bma-nb, bma-nb-zh): the name used
+        report["model"] = fitted.pipeline.classifier.name
     report["dataset"] = ds.name
     report["classifier"] = fitted.pipeline.name
     return report
