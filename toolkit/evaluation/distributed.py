@@ -74,8 +74,9 @@ def dask_client(spec: ClusterSpec) -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
     if spec.address:
+        timeout = _probe_scheduler(spec.address)
         try:
-            client = Client(spec.address, timeout="30s")
+            client = Client(spec.address, timeout=timeout)
         except (OSError, TimeoutError) as exc:
             raise ToolkitError(f"--scheduler {spec.address}: cannot connect ({exc})") from None
         try:
@@ -92,6 +93,44 @@ def dask_client(spec: ClusterSpec) -> Iterator[Any]:
     finally:
         client.close()
         cluster.close()
+
+
+def _probe_scheduler(address: str) -> float:
+    """Raise one line unless a Dask scheduler answers at ``address`` within Dask's connect timeout
+    (``distributed.comm.timeouts.connect``, 30 s by default), which is returned for the client.
+
+    ``distributed.Client`` bounds only the TCP connection: a port where something else listens (the
+    dashboard's 8787, a web server) accepts it and then never answers the handshake (the client waited
+    for ever), or answers bytes read as a frame of exabytes (a MemoryError with a traceback). Here the
+    whole handshake is bounded, in a thread of its own (the caller may run an event loop, as Jupyter does).
+    """
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    import dask
+    from dask.utils import parse_timedelta
+    from distributed.comm import connect
+    from distributed.security import Security
+
+    timeout = float(parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds"))
+
+    async def hello() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=timeout, **Security().get_connection_args("client")),
+                                      timeout + 1)
+        await comm.close()
+
+    with ThreadPoolExecutor(1, thread_name_prefix="toolkit-scheduler-probe") as pool:
+        try:
+            pool.submit(asyncio.run, hello()).result()
+        except asyncio.TimeoutError:
+            raise ToolkitError(f"--scheduler {address}: connected, but no Dask scheduler answered within "
+                               f"{timeout:g} s (the scheduler's port is 8786 unless set; 8787 is its dashboard)") from None
+        except OSError as exc:
+            raise ToolkitError(f"--scheduler {address}: cannot connect ({exc})") from None
+        except Exception as exc:   # a malformed address, TLS without a configuration, another protocol's answer
+            raise ToolkitError(f"--scheduler {address}: not a Dask scheduler's address, or it does not answer as "
+                               f"one ({type(exc).__name__}: {str(exc)[:200]})") from None
+    return timeout
 
 
 def fingerprint(ds: Any) -> str:
