@@ -115,3 +115,25 @@ def test_a_scheduler_that_cannot_be_reached_leaves_no_results_file(tmp_path):
                                           "2", "-q", "--scheduler", address, "--out", str(out)])
     assert result.exit_code == 2 and "cannot connect" in result.stderr, result.output
     assert not out.exists()
+
+
+# ----------------------------------------------------------------------------- partitioned training
+
+def test_a_bad_line_in_one_range_of_a_partitioned_fit_is_one_line(tmp_path):
+    """A range that cannot be read stops the run with the reader's own line (as a local ``train`` gives it),
+    and nothing else: the cancel of the other ranges walked into merge tasks no future held any more and the
+    scheduler printed an AssertionError traceback before it."""
+    lines = (ROOT / "datasets" / "iris.arff").read_text(encoding="utf-8").splitlines()
+    first = next(i for i, line in enumerate(lines) if line[:1].isdigit())
+    lines[first + 120] = "5.1,3.5,abc,0.2,Iris-setosa"
+    bad = tmp_path / "bad.arff"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    local = subprocess.run([sys.executable, "-m", "toolkit", "train", str(bad), "-c", "nb-weka", "-q", "-o",
+                            str(tmp_path / "local.tkm")], capture_output=True, text=True, timeout=120)
+    assert local.returncode == 2 and len(local.stderr.strip().splitlines()) == 1, local.stderr
+    done = subprocess.run([sys.executable, "-m", "toolkit", "train", str(bad), "-c", "nb-weka", "-q", "--cluster",
+                           "local:2", "--partition-mb", "0.0005", "-o", str(tmp_path / "m.tkm")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == local.stderr.strip()
+    assert not (tmp_path / "m.tkm").exists()
