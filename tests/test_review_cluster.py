@@ -137,3 +137,42 @@ def test_a_bad_line_in_one_range_of_a_partitioned_fit_is_one_line(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip() == local.stderr.strip()
     assert not (tmp_path / "m.tkm").exists()
+
+
+# ----------------------------------------------------------------------------- the harness on a cluster that stays up
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import LocalCluster
+
+    c = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50,
+                     memory_limit="600MB")
+    yield c
+    c.close()
+
+
+def _cached_names():
+    from toolkit.evaluation import distributed
+
+    return sorted(ds.name for ds in distributed._WORKER_DATASETS.values())
+
+
+def test_a_cluster_that_stays_up_does_not_keep_every_dataset_it_ever_read(cluster, tmp_path):
+    """Each worker cached every dataset of every run on the cluster, for as long as it lived (a cluster kept up
+    for many runs grew without bound); now it holds the current run's only."""
+    from distributed import Client
+
+    import toolkit
+
+    first = [ROOT / "datasets" / "iris.arff", ROOT / "datasets" / "vote.arff"]
+    second = [ROOT / "datasets" / "labor.arff"]
+    toolkit.evaluate(first, ["nb-weka"], runs=2, scheduler=cluster.scheduler_address)
+    with Client(cluster.scheduler_address) as client:
+        assert set(map(tuple, client.run(_cached_names).values())) == {("iris", "vote")}   # the cache is used
+        local = toolkit.evaluate(second, ["nb-weka"], runs=2, out=tmp_path / "a.jsonl")
+        remote = toolkit.evaluate(second, ["nb-weka"], runs=2, out=tmp_path / "b.jsonl",
+                                  scheduler=cluster.scheduler_address)
+        assert set(map(tuple, client.run(_cached_names).values())) == {("labor",)}
+    assert len(local.ok()) == 2
+    assert sorted((r["key"], r["metrics"]["errors"]) for r in remote.ok()) == \
+        sorted((r["key"], r["metrics"]["errors"]) for r in local.ok())

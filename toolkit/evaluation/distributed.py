@@ -7,11 +7,11 @@ run. The client stays the only writer of the results file and writes records in 
 
 Datasets travel once per worker at most. Before submitting, every worker is asked whether it can
 read the dataset's file itself; it loads it and compares a fingerprint of the content (arrays,
-class, weights, string tables) with the client's, and keeps it in a per-process cache. When every
-worker can, tasks carry only the reference; otherwise the dataset is scattered and each worker
-fetches it once from the cluster (Dask keeps it there as a dependency). Scheduling, retries after a
-worker dies and data movement are Dask's; task keys are the records' keys, so a retried task is
-one task and its record is written once.
+class, weights, string tables) with the client's, and keeps it in a per-process cache (for this run:
+the next run on the same cluster drops it). When every worker can, tasks carry only the reference;
+otherwise the dataset is scattered and each worker fetches it once from the cluster (Dask keeps it
+there as a dependency). Scheduling, retries after a worker dies and data movement are Dask's; task
+keys are the records' keys, so a retried task is one task and its record is written once.
 """
 
 from __future__ import annotations
@@ -181,6 +181,14 @@ def _can_read(ref: dict[str, Any]) -> bool:
     return _from_path(ref) is not None
 
 
+def _keep_only(fingerprints: list[str]) -> None:
+    """Drop the datasets of earlier runs from this worker's cache (a cluster that stays up between runs
+    held every dataset it had ever read)."""
+    keep = set(fingerprints)
+    for key in [k for k in _WORKER_DATASETS if k not in keep]:
+        del _WORKER_DATASETS[key]
+
+
 def _worker_versions() -> str:
     from toolkit import __version__
 
@@ -221,11 +229,12 @@ def submit_tasks(client: Any, datasets: Sequence[Any], pipelines: Sequence[Any],
     refs: dict[int, dict[str, Any]] = {}
     scattered: dict[int, Any] = {}
     for d in sorted({t.dataset_index for t in tasks}):
+        refs[d] = _reference(datasets[d])
+        refs[d]["sha256"] = datasets[d].sha256
+    client.run(_keep_only, [ref["fingerprint"] for ref in refs.values()])
+    for d, ref in refs.items():
         ds = datasets[d]
-        ref = _reference(ds)
-        ref["sha256"] = ds.sha256
         answers = client.run(_can_read, ref) if ds.path else {}
-        refs[d] = ref
         if not answers or not all(answers.values()):
             scattered[d] = client.scatter(ds, hash=False, broadcast=False)
             if notes is not None:
