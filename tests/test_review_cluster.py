@@ -176,3 +176,28 @@ def test_a_cluster_that_stays_up_does_not_keep_every_dataset_it_ever_read(cluste
     assert len(local.ok()) == 2
     assert sorted((r["key"], r["metrics"]["errors"]) for r in remote.ok()) == \
         sorted((r["key"], r["metrics"]["errors"]) for r in local.ok())
+
+
+def _other_runs_body(*args):
+    return {"status": "ok", "metrics": {"errors": -1}, "timing": {}}
+
+
+def test_a_run_does_not_take_the_results_of_another_clients_tasks(cluster, tmp_path):
+    """Task keys were the records' keys alone, which hold neither the metrics nor --save-proba: while another
+    client held the same repetitions on the cluster (the same experiment run with other metrics), Dask handed
+    its results to this run and the records were the other run's. Here the other run is a client holding a
+    result under each key of this run's records."""
+    from distributed import Client
+
+    import toolkit
+
+    local = toolkit.evaluate(ROOT / "datasets" / "iris.arff", ["nb-weka"], runs=2, out=tmp_path / "a.jsonl")
+    keys = sorted(r["key"] for r in local.ok())
+    assert len(keys) == 2
+    with Client(cluster.scheduler_address) as other:
+        held = [other.submit(_other_runs_body, key=f"toolkit-repetition-{k}", pure=False) for k in keys]
+        other.gather(held)
+        remote = toolkit.evaluate(ROOT / "datasets" / "iris.arff", ["nb-weka"], runs=2, out=tmp_path / "b.jsonl",
+                                  scheduler=cluster.scheduler_address)
+    assert sorted((r["key"], r["metrics"]["errors"]) for r in remote.ok()) == \
+        sorted((r["key"], r["metrics"]["errors"]) for r in local.ok())

@@ -11,7 +11,8 @@ class, weights, string tables) with the client's, and keeps it in a per-process 
 the next run on the same cluster drops it). When every worker can, tasks carry only the reference;
 otherwise the dataset is scattered and each worker fetches it once from the cluster (Dask keeps it
 there as a dependency). Scheduling, retries after a worker dies and data movement are Dask's; task
-keys are the records' keys, so a retried task is one task and its record is written once.
+keys are the records' keys (with the run's token), so a retried task is one task and its record is
+written once.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -240,6 +242,9 @@ def submit_tasks(client: Any, datasets: Sequence[Any], pipelines: Sequence[Any],
             if notes is not None:
                 where = "no worker" if not any(answers.values()) else "not every worker"
                 notes(f"{ds.name}: {where} can read {ds.path or 'its file'}; sent to the cluster once")
+    # this run's own keys: a key of the record alone was shared with another client's run of the same
+    # repetitions on the cluster (other metrics, --save-proba), whose result Dask handed back instead
+    token = uuid.uuid4().hex[:12]
     futures = {}
     light: dict[int, Any] = {}   # each dataset's splits without the class vector they stratify by
     for task in tasks:
@@ -252,7 +257,7 @@ def submit_tasks(client: Any, datasets: Sequence[Any], pipelines: Sequence[Any],
         payload = {"dataset": refs[d], "sha256": datasets[d].sha256, "pipeline": pipelines[task.pipeline_index],
                    "task": sent, "evaluators": list(evaluators), "store_proba": store_proba,
                    "toolkit_version": __version__, "execute": execute}
-        future = client.submit(_run_remote, payload, scattered.get(d), key=f"toolkit-repetition-{task.key}",
+        future = client.submit(_run_remote, payload, scattered.get(d), key=f"toolkit-repetition-{token}-{task.key}",
                                pure=False)
         futures[future] = task
     try:
