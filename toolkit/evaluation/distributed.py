@@ -7,11 +7,12 @@ run. The client stays the only writer of the results file and writes records in 
 
 Datasets travel once per worker at most. Before submitting, every worker is asked whether it can
 read the dataset's file itself; it loads it and compares a fingerprint of the content (arrays,
-class, weights, string tables) with the client's, and keeps it in a per-process cache. When every
-worker can, tasks carry only the reference; otherwise the dataset is scattered and each worker
-fetches it once from the cluster (Dask keeps it there as a dependency). Scheduling, retries after a
-worker dies and data movement are Dask's; task keys are the records' keys, so a retried task is
-one task and its record is written once.
+class, weights, string tables) with the client's, and keeps it in a per-process cache (for this run:
+the next run on the same cluster drops it). When every worker can, tasks carry only the reference;
+otherwise the dataset is scattered and each worker fetches it once from the cluster (Dask keeps it
+there as a dependency). Scheduling, retries after a worker dies and data movement are Dask's; task
+keys are the records' keys (with the run's token), so a retried task is one task and its record is
+written once.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -74,8 +76,9 @@ def dask_client(spec: ClusterSpec) -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
     if spec.address:
+        timeout = _probe_scheduler(spec.address)
         try:
-            client = Client(spec.address, timeout="30s")
+            client = Client(spec.address, timeout=timeout)
         except (OSError, TimeoutError) as exc:
             raise ToolkitError(f"--scheduler {spec.address}: cannot connect ({exc})") from None
         try:
@@ -92,6 +95,44 @@ def dask_client(spec: ClusterSpec) -> Iterator[Any]:
     finally:
         client.close()
         cluster.close()
+
+
+def _probe_scheduler(address: str) -> float:
+    """Raise one line unless a Dask scheduler answers at ``address`` within Dask's connect timeout
+    (``distributed.comm.timeouts.connect``, 30 s by default), which is returned for the client.
+
+    ``distributed.Client`` bounds only the TCP connection: a port where something else listens (the
+    dashboard's 8787, a web server) accepts it and then never answers the handshake (the client waited
+    for ever), or answers bytes read as a frame of exabytes (a MemoryError with a traceback). Here the
+    whole handshake is bounded, in a thread of its own (the caller may run an event loop, as Jupyter does).
+    """
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    import dask
+    from dask.utils import parse_timedelta
+    from distributed.comm import connect
+    from distributed.security import Security
+
+    timeout = float(parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds"))
+
+    async def hello() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=timeout, **Security().get_connection_args("client")),
+                                      timeout + 1)
+        await comm.close()
+
+    with ThreadPoolExecutor(1, thread_name_prefix="toolkit-scheduler-probe") as pool:
+        try:
+            pool.submit(asyncio.run, hello()).result()
+        except asyncio.TimeoutError:
+            raise ToolkitError(f"--scheduler {address}: connected, but no Dask scheduler answered within "
+                               f"{timeout:g} s (the scheduler's port is 8786 unless set; 8787 is its dashboard)") from None
+        except OSError as exc:
+            raise ToolkitError(f"--scheduler {address}: cannot connect ({exc})") from None
+        except Exception as exc:   # a malformed address, TLS without a configuration, another protocol's answer
+            raise ToolkitError(f"--scheduler {address}: not a Dask scheduler's address, or it does not answer as "
+                               f"one ({type(exc).__name__}: {str(exc)[:200]})") from None
+    return timeout
 
 
 def fingerprint(ds: Any) -> str:
@@ -142,6 +183,14 @@ def _can_read(ref: dict[str, Any]) -> bool:
     return _from_path(ref) is not None
 
 
+def _keep_only(fingerprints: list[str]) -> None:
+    """Drop the datasets of earlier runs from this worker's cache (a cluster that stays up between runs
+    held every dataset it had ever read)."""
+    keep = set(fingerprints)
+    for key in [k for k in _WORKER_DATASETS if k not in keep]:
+        del _WORKER_DATASETS[key]
+
+
 def _worker_versions() -> str:
     from toolkit import __version__
 
@@ -182,16 +231,20 @@ def submit_tasks(client: Any, datasets: Sequence[Any], pipelines: Sequence[Any],
     refs: dict[int, dict[str, Any]] = {}
     scattered: dict[int, Any] = {}
     for d in sorted({t.dataset_index for t in tasks}):
+        refs[d] = _reference(datasets[d])
+        refs[d]["sha256"] = datasets[d].sha256
+    client.run(_keep_only, [ref["fingerprint"] for ref in refs.values()])
+    for d, ref in refs.items():
         ds = datasets[d]
-        ref = _reference(ds)
-        ref["sha256"] = ds.sha256
         answers = client.run(_can_read, ref) if ds.path else {}
-        refs[d] = ref
         if not answers or not all(answers.values()):
             scattered[d] = client.scatter(ds, hash=False, broadcast=False)
             if notes is not None:
                 where = "no worker" if not any(answers.values()) else "not every worker"
                 notes(f"{ds.name}: {where} can read {ds.path or 'its file'}; sent to the cluster once")
+    # this run's own keys: a key of the record alone was shared with another client's run of the same
+    # repetitions on the cluster (other metrics, --save-proba), whose result Dask handed back instead
+    token = uuid.uuid4().hex[:12]
     futures = {}
     light: dict[int, Any] = {}   # each dataset's splits without the class vector they stratify by
     for task in tasks:
@@ -204,7 +257,7 @@ def submit_tasks(client: Any, datasets: Sequence[Any], pipelines: Sequence[Any],
         payload = {"dataset": refs[d], "sha256": datasets[d].sha256, "pipeline": pipelines[task.pipeline_index],
                    "task": sent, "evaluators": list(evaluators), "store_proba": store_proba,
                    "toolkit_version": __version__, "execute": execute}
-        future = client.submit(_run_remote, payload, scattered.get(d), key=f"toolkit-repetition-{task.key}",
+        future = client.submit(_run_remote, payload, scattered.get(d), key=f"toolkit-repetition-{token}-{task.key}",
                                pure=False)
         futures[future] = task
     try:

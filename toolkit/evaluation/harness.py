@@ -552,6 +552,10 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
                                      [p.name for p in pipelines], [ev.name for ev in evaluators],
                                      {**versions, "plugins": plugin_versions},
                                      {p.name: p.describe() for p in pipelines})
+    if cluster is not None and cluster.address:   # before the results file is made: a run that cannot start
+        from toolkit.evaluation.distributed import _probe_scheduler   # leaves no file that --resume must name
+
+        _probe_scheduler(cluster.address)
     _configure_plugins(protocol, jobs, out)
     writer = ResultsWriter(out, resume=resume, experiment=statement)
     records: list[dict[str, Any]] = list(writer.previous if keep_predictions else

@@ -183,16 +183,18 @@ def reduce_statistics(client: Any, parts: Partitions, clf: Any, step: Any, *, pr
                            key=f"toolkit-range-statistics-{token}-{i}", pure=False)
              for i, (a, b) in enumerate(parts.ranges)]
     leaves = list(level)
-    depth = 0
+    every = list(level)   # every level held until the end: a forced cancel walks from a leaf to the tasks that
+    depth = 0             # depend on it and fails (an AssertionError traceback on stderr) at one no future wants
     while len(level) > 1:
         depth += 1
         level = [client.submit(_merge, *level[i:i + split_every], key=f"toolkit-merge-{token}-{depth}-{i}", pure=False)
                  for i in range(0, len(level), split_every)]
+        every += level
     try:
         _progress(notes, what, leaves)
         return level[0].result()
     except BaseException:
-        client.cancel(leaves + level, force=True)
+        client.cancel(every, force=True)
         raise
 
 
