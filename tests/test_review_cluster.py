@@ -201,3 +201,17 @@ def test_a_run_does_not_take_the_results_of_another_clients_tasks(cluster, tmp_p
                                   scheduler=cluster.scheduler_address)
     assert sorted((r["key"], r["metrics"]["errors"]) for r in remote.ok()) == \
         sorted((r["key"], r["metrics"]["errors"]) for r in local.ok())
+
+
+def test_partitioned_reading_takes_a_bundled_name_as_a_local_train_does():
+    """`toolkit train iris --cluster ...` was refused as 'iris: no such file' (a local train reads the bundled
+    file); an unknown name keeps the loader's own error."""
+    from toolkit.errors import DatasetError
+    from toolkit.loading import resolve_dataset
+    from toolkit.models.partitioned import partition_file
+
+    parts = partition_file("iris", partition_bytes=1000)
+    assert parts.path == os.path.abspath(resolve_dataset("iris")) and len(parts.ranges) > 1
+    assert parts.header.n_instances == 0 and parts.header.classes == ("Iris-setosa", "Iris-versicolor", "Iris-virginica")
+    with pytest.raises(DatasetError, match="no such file or bundled dataset"):
+        partition_file("irsi")

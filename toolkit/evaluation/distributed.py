@@ -241,7 +241,10 @@ def submit_tasks(client: Any, datasets: Sequence[Any], pipelines: Sequence[Any],
             scattered[d] = client.scatter(ds, hash=False, broadcast=False)
             if notes is not None:
                 where = "no worker" if not any(answers.values()) else "not every worker"
-                notes(f"{ds.name}: {where} can read {ds.path or 'its file'}; sent to the cluster once")
+                # the file may be there, but hold other data than the run's (CSV or LIBSVM read, a test
+                # set merged in) or differ on that worker
+                notes(f"{ds.name}: {where} reads this run's data from {ds.path or 'a file'}; "
+                      f"sent to the cluster once")
     # this run's own keys: a key of the record alone was shared with another client's run of the same
     # repetitions on the cluster (other metrics, --save-proba), whose result Dask handed back instead
     token = uuid.uuid4().hex[:12]

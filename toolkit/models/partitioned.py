@@ -65,9 +65,13 @@ def partition_file(path: str | os.PathLike[str], *, class_attribute: Any = -1,
     """Read the header of ``path`` and cut its data section into ranges of about ``partition_bytes``."""
     from toolkit.data import arff, is_gzip_name
 
-    path = os.path.abspath(os.fspath(path))
+    from toolkit.loading import resolve_dataset
+
     if partition_bytes < 1:
         raise ParameterError(f"the partition size must be at least 1 byte, not {partition_bytes}")
+    if not os.path.isfile(path):
+        path = resolve_dataset(path)   # a bundled name (iris), as a local train takes it; else its error
+    path = os.path.abspath(os.fspath(path))
     if not os.path.isfile(path):
         raise ToolkitError(f"{path}: no such file (partitioned training and prediction read an ARFF file)")
     if is_gzip_name(path):
