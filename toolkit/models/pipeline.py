@@ -71,12 +71,16 @@ class Step:
 
     def build(self, tuned: Mapping[str, JSONScalar], seed: int | None = None) -> Any:
         """The component with its fixed and tuned parameters; a ``random_state`` parameter that the
-        user did not fix receives the split's seed, so the same seed gives the same result."""
+        user did not fix receives the split's seed, so the same seed gives the same result. An object's own
+        ``random_state`` other than None is fixed by the user (it is what :meth:`describe` records)."""
         params = {**self.params, **tuned}
         if seed is not None and "random_state" not in params:
-            names = self.spec.parameters() if self.spec is not None else (
-                self.obj.get_params() if hasattr(self.obj, "get_params") else {})
-            if "random_state" in names:
+            if self.obj is not None:
+                own = self.obj.get_params() if hasattr(self.obj, "get_params") else {}
+                unset = "random_state" in own and own["random_state"] is None
+            else:
+                unset = self.spec is not None and "random_state" in self.spec.parameters()
+            if unset:
                 params["random_state"] = int(seed)
         if self.obj is not None:
             obj = copy.deepcopy(self.obj)
