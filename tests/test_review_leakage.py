@@ -19,7 +19,7 @@ import pytest
 
 import toolkit
 from toolkit.data import arff
-from toolkit.models.pipeline import Pipeline
+from toolkit.models.pipeline import Pipeline, Step
 
 TOOLKIT = [sys.executable, "-m", "toolkit"]
 
@@ -341,7 +341,35 @@ def test_a_component_objects_own_random_state_is_kept(tmp_path):
     assert pipeline.describe()["example_selector"]["params"]["random_state"] == 42
     for seed in (0, 1, 2):
         assert pipeline.fit(ds, seed=seed).selected_rows.tolist() == expected
-    # a random_state of None still takes the split's seed (the same seed, the same rows)
+    # a random_state left at its default still takes the split's seed (the same seed, the same rows), also
+    # when the default is not None (docs/api.md's Balanced selector defaults to 0)
     free = Pipeline("nb-bim", example_selector=selector(n_negatives=5))
     rows = [free.fit(ds, seed=seed).selected_rows.tolist() for seed in (0, 0, 1)]
     assert rows[0] == rows[1] != rows[2]
+
+    class ZeroDefault(selector):
+        def __init__(self, *, n_negatives=5, random_state=0):
+            super().__init__(n_negatives=n_negatives, random_state=random_state)
+
+    built = [Step.build(Pipeline("nb-bim", example_selector=ZeroDefault()).example_selector, {}, seed)
+             for seed in (3, 4)]
+    assert [b.random_state for b in built] == [3, 4]
+    kept = Step.build(Pipeline("nb-bim", example_selector=ZeroDefault(random_state=9)).example_selector, {}, 3)
+    assert kept.random_state == 9
+
+
+@pytest.mark.parametrize("clf,fs", [("nb-multinomial", None), ("dcm", None), ("liblinear-lr:B=1", "mi:k=6")])
+def test_a_fixed_test_file_of_text_adds_no_word(tmp_path, clf, fs):
+    """A fixed test file's string table is merged into the training file's (Dataset.concat): half of its
+    documents made of words no training document holds, and its classes missing, change no tuning and no
+    score of the other test documents."""
+    docs, labels = _text_docs(70, seed=2)
+    train = _write_text(tmp_path / "train.arff", docs[:50], labels[:50])
+    _write_text(tmp_path / "test.arff", docs[50:], labels[50:])
+    changed = [" ".join(["zzz", "qqq", "unseen"] * 20 + ["apple"] * 10)] * 10 + docs[60:]
+    _write_text(tmp_path / "test2.arff", changed, ["?"] * 20)
+    a, b = (toolkit.evaluate(str(train), [clf], test=str(tmp_path / name), store_proba=True,
+                             feature_selector=fs).records[0] for name in ("test.arff", "test2.arff"))
+    assert a["status"] == b["status"] == "ok"
+    assert a["tuning"] == b["tuning"] and a["chosen_params"] == b["chosen_params"] and a["extra"] == b["extra"]
+    assert np.array_equal(np.asarray(a["predictions"]["proba"])[10:], np.asarray(b["predictions"]["proba"])[10:])
