@@ -10,6 +10,7 @@ a remedy, never a crash halfway through.
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -71,12 +72,17 @@ class Step:
 
     def build(self, tuned: Mapping[str, JSONScalar], seed: int | None = None) -> Any:
         """The component with its fixed and tuned parameters; a ``random_state`` parameter that the
-        user did not fix receives the split's seed, so the same seed gives the same result."""
+        user did not fix receives the split's seed, so the same seed gives the same result. An object's own
+        ``random_state`` other than its class's default is fixed by the user (it is what :meth:`describe`
+        records)."""
         params = {**self.params, **tuned}
         if seed is not None and "random_state" not in params:
-            names = self.spec.parameters() if self.spec is not None else (
-                self.obj.get_params() if hasattr(self.obj, "get_params") else {})
-            if "random_state" in names:
+            if self.obj is not None:
+                own = self.obj.get_params() if hasattr(self.obj, "get_params") else {}
+                unset = "random_state" in own and own["random_state"] == _init_default(self.obj, "random_state")
+            else:
+                unset = self.spec is not None and "random_state" in self.spec.parameters()
+            if unset:
                 params["random_state"] = int(seed)
         if self.obj is not None:
             obj = copy.deepcopy(self.obj)
@@ -85,6 +91,15 @@ class Step:
             return obj
         assert self.spec is not None
         return self.spec.create(**params)
+
+
+def _init_default(obj: Any, name: str) -> Any:
+    """The default of ``name`` in the constructor of ``obj``'s class (None when it has none)."""
+    try:
+        parameter = inspect.signature(type(obj).__init__).parameters.get(name)
+    except (TypeError, ValueError):
+        return None
+    return None if parameter is None or parameter.default is inspect.Parameter.empty else parameter.default
 
 
 def default_text_step() -> Step:
