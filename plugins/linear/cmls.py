@@ -33,7 +33,8 @@ import scipy.sparse as sp
 from toolkit.api import CLASSIFIER_STATE, ClassifierBase, Schema
 from toolkit.errors import ParameterError
 
-from toolkit.plugins.linear.features import PREPROCESSING_STATE, Preprocessing, check_options, is_integer, is_number
+from toolkit.plugins.linear.features import (PREPROCESSING_STATE, Preprocessing, check_options,
+                                             check_scaling_input, is_integer, is_number)
 
 __all__ = ["CMLS", "newton", "LOSSES", "TRANSFORMS"]
 
@@ -211,6 +212,10 @@ class CMLS(ClassifierBase):
         if not (is_integer(self.max_iter) and self.max_iter >= 1):
             raise ParameterError(f"cmls: max_iter must be a positive integer, not {self.max_iter!r}")
         return check_options(self.nominal_encoding, self.scale)
+
+    def check_data(self, X: Any, schema: Schema | None = None) -> None:
+        """What fit would refuse in this data whatever the split (the pipeline asks before any repetition)."""
+        check_scaling_input(X, self._check_params())
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> CMLS:
         scale = self._check_params()

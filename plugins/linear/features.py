@@ -58,6 +58,14 @@ def check_options(nominal_encoding: str, scale: str | None) -> str:
     return scale
 
 
+def check_scaling_input(X: Any, scale: str) -> None:
+    """'standard' and 'minmax' shift every column, so sparse input would become dense: refused (also before
+    any repetition, through the classifiers' ``check_data``)."""
+    if sp.issparse(X) and scale not in ("none", "maxabs"):
+        raise ParameterError(f"scale='{scale}' would make sparse data dense; use scale='maxabs' "
+                             f"(or 'none') for sparse input, or load the dataset dense (--dense)")
+
+
 #: The model-file state of a :class:`Preprocessing` stored under the prefix ``prep_``.
 PREPROCESSING_STATE = {"prep_fill_": "array:f1", "prep_n_values_": "array:i1", "prep_expand_": "array:b1",
                        "prep_offset_": "array:i1", "prep_shift_": "array:f1", "prep_factor_": "array:f1"}
@@ -249,9 +257,7 @@ def _scaling(Z: np.ndarray | sp.csr_matrix, scale: str, weights: np.ndarray) -> 
         keep = np.flatnonzero(w > 0)
         Z, w = Z[keep], w[keep]
     if sp.issparse(Z):
-        if scale != "maxabs":
-            raise ParameterError(f"scale='{scale}' would make sparse data dense; use scale='maxabs' "
-                                 f"(or 'none') for sparse input")
+        check_scaling_input(Z, scale)
         if Z.shape[0] == 0:
             return np.zeros(d), np.ones(d)
         big = abs(Z).max(axis=0).toarray().ravel()

@@ -34,7 +34,8 @@ import scipy.sparse as sp
 from toolkit.api import CLASSIFIER_STATE, ClassifierBase, Schema
 from toolkit.errors import CapabilityError, ParameterError
 
-from toolkit.plugins.linear.features import PREPROCESSING_STATE, Preprocessing, check_options, is_number
+from toolkit.plugins.linear.features import (PREPROCESSING_STATE, Preprocessing, check_options,
+                                             check_scaling_input, is_number)
 
 __all__ = ["LiblinearClassifier", "LiblinearLR", "LiblinearSVM", "THESIS_GRID", "GRID_PROFILES",
            "liblinear_options", "train_liblinear", "train_dual_without_fallback", "JAVA_DUAL_MAX_ITER"]
@@ -193,6 +194,10 @@ class LiblinearClassifier(ClassifierBase):
         if self.tol is not None and not (is_number(self.tol) and self.tol > 0):
             raise ParameterError(f"{self._kind}: tol must be a positive number or None, not {self.tol!r}")
         return check_options(self.nominal_encoding, self.scale)
+
+    def check_data(self, X: Any, schema: Schema | None = None) -> None:
+        """What fit would refuse in this data whatever the split (the pipeline asks before any repetition)."""
+        check_scaling_input(X, self._check_params())
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> LiblinearClassifier:
         scale = self._check_params()

@@ -449,6 +449,11 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
         raise CapabilityError(f"{name} needs training data of at least {caps.min_classes} "
                               f"{'class' if caps.min_classes == 1 else 'classes'}; this training part holds {held} "
                               f"({len(y)} instances)")
+    # a component's own check of what its options cannot take in this data (e.g. a scaling that would make
+    # sparse input dense), with its fixed parameters: a value from a grid is checked when it is fitted
+    check = getattr(step.build({}), "check_data", None)
+    if callable(check):
+        check(X, schema)
 
 
 def _allows_fractional(step: Step) -> bool:
