@@ -240,3 +240,17 @@ def test_a_scaling_sparse_data_cannot_take_is_refused_before_any_repetition(tmp_
     assert "would make sparse data dense" in lines[0] and not out.exists(), lines
     dense = runner.invoke(app, ["evaluate", str(path), "-c", classifier, "-r", "2", "-q", "--dense"])
     assert dense.exit_code == 0, dense.output
+
+
+def test_a_training_row_of_weight_zero_adds_no_word_to_the_vocabulary(tmp_path):
+    """A row of weight 0 counts in no model; its words still entered the text step's vocabulary (and its
+    document counts), unlike the DCM's vocabulary and the linear scaling."""
+    from toolkit import load_arff
+    from toolkit.models.pipeline import default_text_step
+
+    path = tmp_path / "t.arff"
+    path.write_text("@relation t\n@attribute text string\n@attribute c {a,b}\n@data\n"
+                    "'apple pear',a\n'pear plum',b\n'zebra quokka',a,{0}\n'plum apple',b,{0.5}\n")
+    step = default_text_step().build({})
+    step.fit_transform_dataset(load_arff(path))
+    assert sorted(step.vocabulary_) == ["apple", "pear", "plum"]

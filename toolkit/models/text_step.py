@@ -188,23 +188,24 @@ class WordCounts:
         return other, sp.csr_matrix(block, dtype=np.float64)
 
     @staticmethod
-    def _labelled_rows(ds: Dataset) -> np.ndarray | None:
-        """The rows with a known class, or None when that is every row (or the dataset has no class)."""
-        if ds.y is None or ds.class_attribute is None:
-            return None
-        y = np.asarray(ds.y, dtype=np.float64)
-        known = ~np.isnan(y) & (y >= 0)
+    def _training_rows(ds: Dataset) -> np.ndarray | None:
+        """The rows that train: a known class and a weight above 0 (a row of weight 0 counts in no model,
+        as in the DCM's vocabulary and the linear scaling); None when that is every row."""
+        known = np.asarray(ds.weights, dtype=np.float64) > 0
+        if ds.y is not None and ds.class_attribute is not None:
+            y = np.asarray(ds.y, dtype=np.float64)
+            known &= ~np.isnan(y) & (y >= 0)
         return None if known.all() else np.flatnonzero(known)
 
     def fit_transform_dataset(self, ds: Dataset) -> tuple[sp.csr_matrix, Any]:
-        """Learn the vocabulary on ``ds`` (a training part; its rows with a known class); return the counts of
-        every row of ``ds`` and the new schema."""
+        """Learn the vocabulary on ``ds`` (a training part; its rows with a known class and a weight); return
+        the counts of every row of ``ds`` and the new schema."""
         self._check()
         counts, words = self._counts(ds)
         V = counts.shape[1]
         # a row whose class is missing is dropped from training (algorithms.md 0.2; the pipeline drops it
         # right after this step): its words must not enter the vocabulary or the remove_top/min_df counts
-        labelled = self._labelled_rows(ds)
+        labelled = self._training_rows(ds)
         learn = counts if labelled is None else counts[labelled]
         df = np.bincount(learn.indices, minlength=V)
         total = np.asarray(learn.sum(axis=0)).ravel()
