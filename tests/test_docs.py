@@ -93,3 +93,87 @@ def test_example_package_shows_runs_and_conforms(example_installed):
     conform = _run(example_installed, "-c",
                    "from toolkit.testing import check_classifier; check_classifier('nearest-centroid'); print('ok')")
     assert conform.returncode == 0 and conform.stdout.strip() == "ok", conform.stderr
+
+
+def _cli_options() -> tuple[set[str], dict[str, dict[str, object]]]:
+    """The root group's options, and per command its options (every spelling) with their defaults."""
+    import typer
+
+    from toolkit.cli.application import build_app
+
+    group = typer.main.get_command(build_app())
+
+    def options(cmd) -> dict[str, object]:
+        return {o: p.default for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+
+    return set(options(group)), {name: options(cmd) for name, cmd in group.commands.items()}
+
+
+def _documented_commands(text: str) -> list[str]:
+    """Every `toolkit COMMAND ...` of a page: lines of code blocks (an indented line under one continues it)
+    and inline code spans."""
+    found = []
+    for block in re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S):
+        current = None
+        for line in block.splitlines():
+            m = re.search(r"(?:^|[\s$(])(toolkit(?: +\S+)+)", line)
+            if m:
+                current = len(found)
+                found.append(m.group(1))
+            elif current is not None and line.startswith(" ") and line.strip().startswith("["):
+                found[current] += " " + line.strip()   # the README's option lines under their command
+            else:
+                current = None
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    found += [span for span in re.findall(r"`([^`\n]+)`", prose) if span.startswith("toolkit ")]
+    return found
+
+
+def test_documented_commands_options_and_defaults_exist():
+    """Each `toolkit COMMAND --option` in README.md and docs/*.md names a command and options it has, and
+    a documented `[--option NUMBER]` is the option's default."""
+    root_options, commands = _cli_options()
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    checked = 0
+    for page in pages:
+        for doc in _documented_commands(page.read_text()):
+            words = doc.split()[1:]
+            i = 0
+            while i < len(words) and words[i].startswith("-"):   # root options come before the command
+                assert words[i] in root_options | {"--help"}, f"{page.name}: `{doc}`: no root option {words[i]}"
+                i += 2 if words[i] in ("--plugins-dir", "--cache", "--block") else 1
+            if i == len(words) or words[i] in ("as", "import", "COMMAND", "...") or not re.fullmatch(r"[a-z-]+", words[i]):
+                continue   # `import toolkit as tk`, `toolkit --help`, the README's `toolkit --cache DIR COMMAND`
+            name = words[i]
+            assert name in commands, f"{page.name}: `{doc}`: no command '{name}'"
+            options = commands[name]
+            for option in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", " ".join(words[i + 1:])):
+                assert option in options, f"{page.name}: `{doc}`: '{name}' has no option {option}"
+                checked += 1
+            for option, value in re.findall(r"\[(--[a-z][a-z0-9-]*) ([0-9.]+)\]", doc):
+                if options[option] is not None:   # None: no default, the value is an example
+                    assert float(value) == float(options[option]), \
+                        f"{page.name}: `{doc}`: {option} defaults to {options[option]}, not {value}"
+    assert checked > 50
+
+
+def test_readme_evaluate_default_metrics_and_table():
+    """README: without -m, evaluate computes error, accuracy and, when every classifier gives probabilities,
+    log-loss, and shows error's table only; a table per --metric given."""
+    text = (ROOT / "README.md").read_text()
+    assert "default error, accuracy and, when every classifier" in text and "a table per --metric given" in text
+    run = _run("", "-m", "toolkit", "evaluate", "iris", "-c", "nb-weka", "-c", "liblinear-svm", "--runs", "2",
+               "-q", "--json")
+    assert run.returncode == 0, run.stderr
+    records = json.loads(run.stdout)["records"]
+    assert all({"error", "accuracy"} <= set(r["metrics"]) and "log-loss" not in r["metrics"] for r in records)
+    alone = _run("", "-m", "toolkit", "evaluate", "iris", "-c", "nb-weka", "--runs", "2", "-q", "--json")
+    assert alone.returncode == 0, alone.stderr
+    assert all({"error", "accuracy", "log-loss"} <= set(r["metrics"]) for r in json.loads(alone.stdout)["records"])
+    table = _run("", "-m", "toolkit", "evaluate", "iris", "-c", "nb-weka", "--runs", "2", "-q")
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.count("mean ± 95% CI") == 1 and table.stdout.splitlines()[-1].startswith("error (%)")
+    two = _run("", "-m", "toolkit", "evaluate", "iris", "-c", "nb-weka", "--runs", "2", "-q", "-m", "error",
+               "-m", "kappa")
+    assert two.returncode == 0, two.stderr
+    assert two.stdout.count("mean ± 95% CI") == 2
