@@ -177,3 +177,51 @@ def test_readme_evaluate_default_metrics_and_table():
                "-m", "kappa")
     assert two.returncode == 0, two.stderr
     assert two.stdout.count("mean ± 95% CI") == 2
+
+
+def _is_module(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def test_api_md_signatures_match_the_code():
+    """docs/api.md: every `name=` of a `toolkit.f(...)` call is a parameter of f, and the statistics table
+    names the parameters of toolkit.stats's functions as the code does."""
+    import importlib
+
+    import toolkit as tk
+
+    text = (ROOT / "docs" / "api.md").read_text()
+    checked = 0
+    for dotted, args, method, method_args in re.findall(r"`(toolkit(?:\.\w+)+)\(([^`()]*)\)(?:\.(\w+)\(([^`()]*)\))?`",
+                                                     text):
+        parts = dotted.split(".")
+        cut = 1
+        while cut < len(parts) and _is_module(".".join(parts[:cut + 1])):
+            cut += 1
+        obj = importlib.import_module(".".join(parts[:cut]))
+        for part in parts[cut:]:
+            obj = getattr(obj, part)
+        params = inspect.signature(obj).parameters
+        for keyword in re.findall(r"(\w+)=", args):
+            assert keyword in params, f"docs/api.md: `{dotted}` has no parameter {keyword} ({list(params)})"
+            checked += 1
+        if method:   # `Class(...).method(a, b=None)`: every argument named as the method names it
+            params = list(inspect.signature(getattr(obj, method)).parameters)
+            for arg in re.findall(r"(\w+)(?:=\w+)?", method_args):
+                assert arg in params, f"docs/api.md: `{dotted}.{method}` has no parameter {arg} ({params})"
+                checked += 1
+    stats_rows = [line.split("|")[1] for line in text.splitlines() if line.startswith("| `corrected_ttest")
+                  or re.match(r"\| `(bayesian|ranks|friedman|nemenyi|wilcoxon)", line)]
+    assert len(stats_rows) == 6
+    for cell in stats_rows:
+        for name, args in re.findall(r"`(\w+)\(([^)]*)\)`", cell):
+            params = list(inspect.signature(getattr(tk.stats, name)).parameters)
+            for arg in re.findall(r"\w+", args):
+                assert arg in params, f"docs/api.md: toolkit.stats.{name} has no parameter {arg} ({params})"
+                checked += 1
+    assert checked > 30
