@@ -225,3 +225,23 @@ def test_api_md_signatures_match_the_code():
                 assert arg in params, f"docs/api.md: toolkit.stats.{name} has no parameter {arg} ({params})"
                 checked += 1
     assert checked > 30
+
+
+def test_plugin_hooks_snippets_work_from_a_plugins_dir(tmp_path):
+    """docs/plugin-hooks.md: the register_evaluators and register_commands examples, saved as one file in a
+    --plugins-dir, add an evaluator that `toolkit evaluate -m` runs and a command that answers."""
+    blocks = _python_blocks((ROOT / "docs" / "plugin-hooks.md").read_text())
+    chosen = [b for b in blocks if "def register_evaluators" in b or "def register_commands" in b]
+    assert len(chosen) == 2
+    (tmp_path / "docs_hooks.py").write_text("from toolkit import hookimpl\n\n" + "\n\n".join(chosen))
+    listing = _run("", "-m", "toolkit", "--plugins-dir", str(tmp_path), "plugins", "--json")
+    assert listing.returncode == 0, listing.stderr
+    entry = next(p for p in json.loads(listing.stdout)["plugins"] if p["name"].endswith("docs_hooks"))
+    assert entry["components"] == {"evaluators": ["share-first"]}
+    run = _run("", "-m", "toolkit", "--plugins-dir", str(tmp_path), "evaluate", "iris", "-c", "nb-weka",
+               "-m", "share-first", "--runs", "2", "--json")
+    assert run.returncode == 0, run.stderr
+    records = json.loads(run.stdout)["records"]
+    assert all(0 <= r["metrics"]["share-first"] <= 1 for r in records)
+    hello = _run("", "-m", "toolkit", "--plugins-dir", str(tmp_path), "hello", "--name", "docs")
+    assert hello.returncode == 0 and hello.stdout.strip() == "hello docs", hello.stderr
