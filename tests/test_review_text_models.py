@@ -13,7 +13,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from scipy.special import digamma
+
 from toolkit.api import Schema
+from toolkit.plugins.text.dcm import DCM, ComplementDCM
 from toolkit.plugins.text.multinomial import MultinomialNB
 
 
@@ -67,6 +70,39 @@ def mnb_reference(X, y, w, T, K, eps, transform, complement, normalize, prior):
     return scores
 
 
+def moment_start_reference(X):
+    """fastfit's polya_moment_match (algorithms.md 2.7) by loops over the non-empty documents, with the
+    fallback alpha_w = 1 on active words when s is not finite or not > 0."""
+    docs = [row for row in np.asarray(X, dtype=float) if row.sum() > 0]
+    V = len(docs[0])
+    m = [math.fsum(d[j] / d.sum() for d in docs) / len(docs) for j in range(V)]
+    m2 = [math.fsum((d[j] / d.sum()) ** 2 for d in docs) / len(docs) for j in range(V)]
+    s_w = []
+    for j in range(V):
+        if m[j] > 0:
+            num, den = m[j] - m2[j], m2[j] - m[j] ** 2
+            s_w.append(num / den if den != 0 else (math.inf if num > 0 else math.nan))
+    s = float(np.median(s_w))
+    return [s * m[j] if (math.isfinite(s) and s > 0) else (1.0 if m[j] > 0 else 0.0) for j in range(V)]
+
+
+def minka_reference(X, alpha, tol=1e-6, max_iter=1000):
+    """Minka's fixed point (algorithms.md 2.7) with loops and scipy's digamma; returns (alpha, iterations,
+    converged)."""
+    docs = [row for row in np.asarray(X, dtype=float) if row.sum() > 0]
+    alpha = [float(a) for a in alpha]
+    for it in range(1, max_iter + 1):
+        A = math.fsum(alpha)
+        den = math.fsum(digamma(d.sum() + A) - digamma(A) for d in docs)
+        new = [a * math.fsum(digamma(d[j] + a) - digamma(a) for d in docs if d[j] > 0) / den if a > 0 else 0.0
+               for j, a in enumerate(alpha)]
+        change = max(abs(u - v) for u, v in zip(new, alpha))
+        alpha = new
+        if change < tol:
+            return alpha, it, True
+    return alpha, max_iter, False
+
+
 def _schema(V, K):
     return Schema.numeric(V, [f"c{k}" for k in range(K)])
 
@@ -108,3 +144,41 @@ def test_tw_l_word_in_every_document_has_idf_zero_with_fractional_weights():
         got = clf.decision_function(T)
         np.testing.assert_array_equal(got[0], [0.0, 0.0, 0.0])
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------- dcm, c-dcm
+def test_identical_documents_start_from_the_fallback_and_run_to_the_cap():
+    """Identical documents: every word's proportion has variance 0, s = inf, and algorithms.md 2.7 starts
+    from alpha = 1; the data are under-dispersed, so the iteration runs to the cap. Before the fix, seven
+    copies gave a rounding's variance of 1e-17, alpha ~ 1e15 and "converged" after one step (five copies
+    ran to the cap), so the model depended on the number of copies."""
+    doc = np.array([2, 0, 3, 1, 1, 0], dtype=float)
+    want, _, converged = minka_reference(doc[None, :], moment_start_reference(doc[None, :]), max_iter=1000)
+    assert not converged
+    for copies in (1, 5, 7, 10):
+        X = np.tile(doc, (copies, 1))
+        clf = DCM().fit(X, np.zeros(copies, dtype=int), schema=_schema(6, 1))
+        assert not clf.converged_[0] and clf.n_iter_[0] == 1000
+        np.testing.assert_allclose(clf.alpha_unsmoothed_[0], want, rtol=1e-9)
+
+
+def test_complement_fit_equals_the_direct_fit_of_the_same_documents():
+    """C-DCM's alpha~_k is the DCM fit of the documents outside k (algorithms.md 2.7). The complement's
+    moments come by subtraction (all documents minus class k); before the fix, when every document outside k
+    holds a single word (m1 = m2, s = 0: the fallback start 1), the subtraction's 1e-17 gave s ~ 1e-16 and
+    alpha ~ 1e-16, "converged" after one step, where the direct fit starts from 1."""
+    X = np.array([[0, 0], [0, 1], [0, 0], [0, 1], [2, 0], [4, 3], [0, 3], [0, 0]], dtype=float)
+    y = np.array([2, 0, 2, 2, 2, 1, 2, 1])
+    comp = ComplementDCM().fit(X, y, schema=_schema(2, 3))
+    outside = X[y != 1]
+    start = moment_start_reference(outside)
+    assert start == [1.0, 1.0]
+    want, iterations, converged = minka_reference(outside, start)
+    np.testing.assert_allclose(comp.alpha_unsmoothed_[1], want, rtol=1e-9)
+    assert comp.n_iter_[1] == iterations and bool(comp.converged_[1]) == converged
+    # and the two-class case: C-DCM's alpha~_0 is DCM's alpha_1, the same fit
+    y2 = (y == 1).astype(int)
+    comp2 = ComplementDCM().fit(X, y2, schema=_schema(2, 2))
+    plain = DCM().fit(X, y2, schema=_schema(2, 2))
+    np.testing.assert_allclose(comp2.alpha_unsmoothed_[1], plain.alpha_unsmoothed_[0], rtol=1e-9)
+    np.testing.assert_allclose(comp2.alpha_unsmoothed_[0], plain.alpha_unsmoothed_[1], rtol=1e-9)
