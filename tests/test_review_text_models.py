@@ -182,3 +182,21 @@ def test_complement_fit_equals_the_direct_fit_of_the_same_documents():
     plain = DCM().fit(X, y2, schema=_schema(2, 2))
     np.testing.assert_allclose(comp2.alpha_unsmoothed_[1], plain.alpha_unsmoothed_[0], rtol=1e-9)
     np.testing.assert_allclose(comp2.alpha_unsmoothed_[0], plain.alpha_unsmoothed_[1], rtol=1e-9)
+
+
+@pytest.mark.parametrize("name,params,match", [
+    ("nb-multinomial", {"epsilon": math.inf}, "nb-multinomial: epsilon must be a finite number > 0, not inf"),
+    ("dcm", {"smoothing": math.inf}, "dcm: smoothing must be a finite number >= 0, not inf"),
+    ("c-dcm", {"smoothing": math.inf}, "c-dcm: smoothing must be a finite number >= 0, not inf"),
+])
+def test_infinite_smoothing_is_refused_naming_the_parameter(name, params, match):
+    """An infinite epsilon or smoothing was accepted and every score was NaN; predict_proba then blamed the
+    data ("rescale the data"), not the parameter."""
+    import toolkit
+    from toolkit.errors import ParameterError
+
+    with pytest.raises(ParameterError, match=match):
+        toolkit.get_classifier(name, **params)
+    cls = {"nb-multinomial": MultinomialNB, "dcm": DCM, "c-dcm": ComplementDCM}[name]
+    with pytest.raises(ParameterError, match=match):
+        cls(**params).fit(np.array([[1.0, 2.0], [0.0, 1.0]]), [0, 1])

@@ -336,6 +336,8 @@ class DCM(ProbabilisticClassifier):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not v >= 0:
                 raise ParameterError(f"{self._name}: {name} must be a number >= 0, not {v!r}")
+        if not np.isfinite(self.smoothing):   # inf added to every alpha: NaN scores
+            raise ParameterError(f"{self._name}: smoothing must be a finite number >= 0, not {self.smoothing!r}")
         if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 1:
             raise ParameterError(f"{self._name}: max_iter must be a positive integer, not {self.max_iter!r}")
         if self.init not in ("moment", "ones"):

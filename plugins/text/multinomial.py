@@ -230,8 +230,9 @@ class MultinomialNB(ProbabilisticClassifier):
         if self.weight_normalize is not None:
             normalize = bool(self.weight_normalize)
         eps = self.epsilon
-        if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)) or not eps > 0:
-            raise ParameterError(f"nb-multinomial: epsilon must be a number > 0, not {eps!r}")
+        if (isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)) or not eps > 0
+                or not np.isfinite(eps)):   # inf: every theta inf / inf, NaN scores
+            raise ParameterError(f"nb-multinomial: epsilon must be a finite number > 0, not {eps!r}")
         if self.prior not in _PRIORS:
             raise ParameterError(f"nb-multinomial: prior must be uniform or mle, not '{self.prior}'")
         return transform, complement, normalize
