@@ -78,19 +78,40 @@ def _add_word_terms(out: np.ndarray, X: sp.csr_matrix, alpha: np.ndarray, classe
             out[:, k] += np.bincount(rows, weights=terms, minlength=n)
 
 
-def moment_match(m1: np.ndarray, m2: np.ndarray) -> np.ndarray:
+#: a difference m1 - m2 or m2 - m1^2 at or below this share of the size of the numbers it is computed from
+#: is rounding, i.e. 0 (see moment_match)
+_MOMENT_ROUNDING = 1e-12
+
+
+def moment_match(m1: np.ndarray, m2: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
     """fastfit's ``polya_moment_match`` from the mean proportions ``m1`` and mean squared
     proportions ``m2`` (one row per group); rows where the precision is undefined get 1 on
-    active words (algorithms.md 2.7)."""
+    active words (algorithms.md 2.7).
+
+    ``s_w = (m1 - m2) / (m2 - m1^2)`` divides two differences that are exactly 0 in the degenerate cases
+    (m2 = m1^2: the word's proportion is the same in every document, identical documents; m1 = m2: every
+    document holds the word alone or not at all), where computed they are a rounding's 1e-17: s_w came out
+    1e15 or 1e-16, not inf or 0, and the fixed point started from that alpha and stopped "converged" after
+    one step (seven copies of a document gave alpha ~ 1e15, five ran to the cap from alpha = 1; a complement
+    computed by subtraction started at 1e-16 where the same documents fitted directly started at 1). A
+    difference at or below ``_MOMENT_ROUNDING`` times ``scale`` (the size of the numbers m1 was computed
+    from, which bounds those of m2 and m1^2: m1 itself, or for a complement the all-documents sum it was
+    subtracted from, over the complement's weight) is taken as 0."""
     m1 = np.atleast_2d(m1)
     m2 = np.atleast_2d(m2)
+    scale = m1 if scale is None else np.atleast_2d(scale)
     out = np.zeros_like(m1)
     for g in range(m1.shape[0]):
         active = m1[g] > 0
         if not active.any():
             continue
+        rounding = _MOMENT_ROUNDING * scale[g, active]
+        spread = m1[g, active] - m2[g, active]
+        spread[spread <= rounding] = 0.0
+        variance = m2[g, active] - m1[g, active] ** 2
+        variance[variance <= rounding] = 0.0
         with np.errstate(divide="ignore", invalid="ignore"):
-            s_w = (m1[g, active] - m2[g, active]) / (m2[g, active] - m1[g, active] ** 2)
+            s_w = spread / variance
         s = float(np.median(s_w))
         out[g, active] = s * m1[g, active] if (np.isfinite(s) and s > 0) else 1.0
     return out
@@ -153,7 +174,9 @@ def _histograms(X: sp.csr_matrix, groups: np.ndarray, w: np.ndarray, G: int, com
     M1 = np.asarray((Yg.T @ Pm).toarray())
     M2 = np.asarray((Yg.T @ P2).toarray())
     D = np.bincount(groups[nonempty], weights=w[nonempty], minlength=G).astype(np.float64)
+    M1_scale = M1                    # the size of the numbers behind m1, for moment_match's rounding test
     if complement:
+        M1_scale = np.broadcast_to(M1.sum(axis=0, keepdims=True), M1.shape)
         H = sp.csr_matrix(np.asarray(H.sum(axis=0)).ravel()[None, :] - H.toarray())
         H.data[H.data < 1e-12 * max(1.0, float(w.max(initial=1.0)))] = 0.0
         H.eliminate_zeros()
@@ -164,9 +187,10 @@ def _histograms(X: sp.csr_matrix, groups: np.ndarray, w: np.ndarray, G: int, com
     with np.errstate(divide="ignore", invalid="ignore"):
         m1 = np.where(D[:, None] > 0, M1 / D[:, None], 0.0)
         m2 = np.where(D[:, None] > 0, M2 / D[:, None], 0.0)
+        m1_scale = np.where(D[:, None] > 0, M1_scale / D[:, None], 0.0)
     np.maximum(m1, 0.0, out=m1)
     np.maximum(m2, 0.0, out=m2)
-    return pair_word, pair_count, sp.csr_matrix(H), len_values, L, m1, m2, V
+    return pair_word, pair_count, sp.csr_matrix(H), len_values, L, m1, m2, m1_scale, V
 
 
 def fit_polya(X: Any, groups: Any | None = None, *, n_groups: int | None = None, sample_weight: Any = None,
@@ -187,7 +211,7 @@ def fit_polya(X: Any, groups: Any | None = None, *, n_groups: int | None = None,
     G = int(n_groups if n_groups is not None else (groups.max() + 1 if n else 1))
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     X, groups, w = _drop_empty_evidence(X, groups, w)
-    pair_word, pair_count, H, len_values, L, m1, m2, _ = _histograms(X, groups, w, G, complement)
+    pair_word, pair_count, H, len_values, L, m1, m2, m1_scale, _ = _histograms(X, groups, w, G, complement)
     Hc = H.tocoo()
     pair_group = Hc.row.astype(np.int64)
     pair_index = Hc.col.astype(np.int64)
@@ -224,7 +248,7 @@ def fit_polya(X: Any, groups: Any | None = None, *, n_groups: int | None = None,
         alpha_full = np.array(np.broadcast_to(np.asarray(alpha0, dtype=np.float64), (G, V)))
         start = alpha_full[active_group, active_word]
     elif init == "moment":
-        start = moment_match(m1, m2)[active_group, active_word]
+        start = moment_match(m1, m2, m1_scale)[active_group, active_word]
     elif init == "ones":
         start = np.ones(len(active_gw))
     else:
@@ -312,6 +336,8 @@ class DCM(ProbabilisticClassifier):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not v >= 0:
                 raise ParameterError(f"{self._name}: {name} must be a number >= 0, not {v!r}")
+        if not np.isfinite(self.smoothing):   # inf added to every alpha: NaN scores
+            raise ParameterError(f"{self._name}: smoothing must be a finite number >= 0, not {self.smoothing!r}")
         if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 1:
             raise ParameterError(f"{self._name}: max_iter must be a positive integer, not {self.max_iter!r}")
         if self.init not in ("moment", "ones"):

@@ -111,10 +111,24 @@ def class_sums_numpy(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, K: int) -> 
     return out
 
 
-def inverse_document_frequencies(df: np.ndarray, n: int) -> np.ndarray:
-    """TW-L's idf_w = log(D / df_w) (0 for a word in no document)."""
-    with np.errstate(divide="ignore"):
-        return np.where(df > 0, np.log(n / np.maximum(df, 1.0)), 0.0)
+def inverse_document_frequencies(df: np.ndarray, n: float) -> np.ndarray:
+    """TW-L's idf_w = log(D / df_w) (0 for a word in no document).
+
+    With instance weights D and df_w are sums of weights: df_w may lie below 1 (it was clamped to 1, giving
+    negative idfs), and D and df_w of a word in every document are sums of the same weights in another order,
+    which may differ in the last bits. Such a word gets exactly 0 (algorithms.md 2.4), not a rounding's
+    +-1e-16 that the L2 normalisation would blow up to a whole unit vector: an idf below ``_IDF_ROUNDING``
+    is 0 (with unit weights the smallest true idf is log(D / (D - 1)) > 1 / D, far above it)."""
+    df = np.asarray(df, dtype=np.float64)
+    idf = np.zeros(df.shape)
+    seen = df > 0
+    idf[seen] = np.log(n / df[seen])
+    idf[idf < _IDF_ROUNDING] = 0.0
+    return idf
+
+
+#: idfs below this are rounding (a word in every document); see inverse_document_frequencies
+_IDF_ROUNDING = 1e-9
 
 
 class DocumentFrequencies(SufficientStatistics):
@@ -216,8 +230,9 @@ class MultinomialNB(ProbabilisticClassifier):
         if self.weight_normalize is not None:
             normalize = bool(self.weight_normalize)
         eps = self.epsilon
-        if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)) or not eps > 0:
-            raise ParameterError(f"nb-multinomial: epsilon must be a number > 0, not {eps!r}")
+        if (isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)) or not eps > 0
+                or not np.isfinite(eps)):   # inf: every theta inf / inf, NaN scores
+            raise ParameterError(f"nb-multinomial: epsilon must be a finite number > 0, not {eps!r}")
         if self.prior not in _PRIORS:
             raise ParameterError(f"nb-multinomial: prior must be uniform or mle, not '{self.prior}'")
         return transform, complement, normalize
