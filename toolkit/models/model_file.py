@@ -12,7 +12,7 @@ A model file (format 2) is a zip archive with exactly three members:
 
 Reading is bounded: a member may not inflate past 64 times its compressed size (nor past a fixed
 cap), JSON nesting and sizes are limited, and state is restored only through each component's
-declared ``_state_schema``; after loading, the model predicts one synthetic row so that an edited,
+declared ``_state_schema``; after loading, the model predicts two synthetic rows so that an edited,
 inconsistent state is refused here rather than failing later. Every problem is a
 :class:`ModelFileError` naming the file. Files of format 1 (whose meta.json no checksum covers) are
 refused unless the caller opts in (``allow_format_1=True``, ``--allow-format-1``).

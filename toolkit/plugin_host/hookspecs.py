@@ -131,9 +131,10 @@ def save_dataset(dataset: Dataset, path: Path, options: SaveOptions) -> bool | N
 
 @hookspec(historic=True)
 def toolkit_configure(config: RunConfig) -> None:
-    """Receive the effective run configuration (seed, jobs, output folder) once per process.
+    """Receive the effective run configuration (seed, jobs, output folder) at the start of every evaluation
+    run (each ``toolkit.evaluate`` / ``toolkit evaluate``; other commands do not call it).
 
-    Historic: a plugin registered later is called at once on registration.
+    Historic: a plugin registered later is called at once with every configuration given before.
 
     :param config: the :class:`toolkit.config.RunConfig` of this run.
 
