@@ -254,3 +254,24 @@ def test_a_training_row_of_weight_zero_adds_no_word_to_the_vocabulary(tmp_path):
     step = default_text_step().build({})
     step.fit_transform_dataset(load_arff(path))
     assert sorted(step.vocabulary_) == ["apple", "pear", "plum"]
+
+
+def test_word_count_classifiers_refuse_infinite_counts_in_their_own_pass():
+    """The base's infinite-value pass is skipped where fit makes its own (as_counts: one pass over the
+    values for negatives, NaN and inf); an infinite count is still refused, and nb-bim reads it as present."""
+    import numpy as np
+
+    from toolkit import get_classifier
+    from toolkit.errors import CapabilityError
+
+    X, y = np.array([[1.0, 0, 2], [0, 3, 1], [2, 0, 0], [0, 1, 4]]), np.array([0, 1, 0, 1])
+    bad = X.copy()
+    bad[2, 0] = np.inf
+    for name in ("nb-multinomial", "dcm", "c-dcm"):
+        assert get_classifier(name).checks_infinite_values
+        with pytest.raises(CapabilityError, match="infinite"):
+            get_classifier(name).fit(bad, y)
+    present = bad.copy()
+    present[2, 0] = 1.0
+    np.testing.assert_array_equal(get_classifier("nb-bim").fit(bad, y).decision_function(X),
+                                  get_classifier("nb-bim").fit(present, y).decision_function(X))

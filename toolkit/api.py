@@ -636,6 +636,9 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
     #: Hyperparameters that :meth:`grid_decision_function` varies over one fit (empty: the harness
     #: refits at every grid point).
     grid_params: ClassVar[tuple[str, ...]] = ()
+    #: True when ``fit`` itself refuses (or safely reads) infinite values, in a pass it makes anyway (the
+    #: word-count classifiers): :meth:`_validate_fit` then skips its own pass over the data
+    checks_infinite_values: ClassVar[bool] = False
 
     def grid_decision_function(self, X: Any, y: Any, X_val: Any, settings: Sequence[Mapping[str, Any]], *,
                                sample_weight: Any = None, schema: Schema | None = None) -> Iterator[np.ndarray]:
@@ -788,7 +791,8 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise CapabilityError(f"y must be a vector with one label per row of X ({X.shape[0]}), "
                                   f"got shape {np.shape(y)}")
-        refuse_infinite(X, schema)  # a direct fit took one and every prediction failed as 'rescale'
+        if not self.checks_infinite_values:  # a direct fit took one and every prediction failed as 'rescale'
+            refuse_infinite(X, schema)
         n = X.shape[0]
         w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64).ravel()
         if w.shape[0] != n:

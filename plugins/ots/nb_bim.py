@@ -48,6 +48,8 @@ class BIMNaiveBayes(ProbabilisticClassifier):
     present in a training positive, ``"all"`` every feature (algorithms.md 2.5).
     """
 
+    checks_infinite_values = True   # presence reads inf as present
+
     _state_schema = {**CLASSIFIER_STATE, "threshold_": "float", "intercept_": "float", "n_selected_features_": "int",
                      "weights_": "array:f1", "coef_": "array:f1", "loo_ap_": "?array:f1"}
 

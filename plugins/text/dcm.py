@@ -311,6 +311,8 @@ class DCM(ProbabilisticClassifier):
         columns the training part never uses).
     """
 
+    checks_infinite_values = True   # as_counts refuses them in its one pass over the values
+
     _state_schema = {**CLASSIFIER_STATE, "class_count_": "array:f1", "alpha_unsmoothed_": "array:f2",
                      "alpha_": "array:f2", "fitted_groups_": "array:b1", "n_iter_": "array:i1",
                      "converged_": "array:b1", "intercept_": "array:f1", "vocabulary_": "?array:b1"}

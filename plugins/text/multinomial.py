@@ -194,6 +194,8 @@ class MultinomialNB(ProbabilisticClassifier):
     :param weight_test: transform test documents as the training ones (Rennie's pseudo-code: no).
     """
 
+    checks_infinite_values = True   # as_counts refuses them in its one pass over the values
+
     _state_schema = {**CLASSIFIER_STATE, "transform_": "str", "complement_": "bool", "weight_normalize_": "bool",
                      "idf_": "array:f1|none", "class_count_": "array:f1", "feature_count_": "array:f2",
                      "feature_log_prob_": "array:f2", "coef_": "array:f2", "intercept_": "array:f1",
