@@ -19,10 +19,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from toolkit.data import (
-    Attribute, AttributeList, Dataset, format_number, is_gzip_name, open_binary, parse_numbers, text_encoding,
+    MAX_NUMBER_CHARS, Attribute, AttributeList, Dataset, format_number, is_gzip_name, open_binary, parse_numbers, text_encoding,
     undecodable_line, warn_dropped_weights,
 )
-from toolkit.data.arff_syntax import MAX_NUMBER_CHARS
 from toolkit.errors import DatasetError, warn
 
 __all__ = ["read_libsvm", "write_libsvm"]

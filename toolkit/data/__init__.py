@@ -11,7 +11,7 @@ from typing import Any
 
 __all__ = ["Dataset", "Attribute", "AttributeList", "DateCodec", "parse_numbers", "format_number",
            "resolve_class_index", "open_binary", "text_encoding", "warn_dropped_weights", "is_gzip_name",
-           "undecodable_line", "MAX_LINE_BYTES"]
+           "undecodable_line", "MAX_LINE_BYTES", "MAX_NUMBER_CHARS"]
 
 _WHERE = {
     "Dataset": "toolkit.data.dataset",
@@ -26,6 +26,7 @@ _WHERE = {
     "is_gzip_name": "toolkit.data.arff_source",
     "undecodable_line": "toolkit.data.arff_source",
     "MAX_LINE_BYTES": "toolkit.data.arff_source",
+    "MAX_NUMBER_CHARS": "toolkit.data.arff_syntax",
     "warn_dropped_weights": "toolkit.data.dataset",
 }
 
