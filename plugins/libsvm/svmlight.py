@@ -19,8 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from toolkit.data import (
-    MAX_NUMBER_CHARS, Attribute, AttributeList, Dataset, format_number, is_gzip_name, open_binary, parse_numbers, text_encoding,
-    undecodable_line, warn_dropped_weights,
+    MAX_NUMBER_CHARS, Attribute, AttributeList, Dataset, format_number, is_gzip_name, open_binary, parse_numbers,
+    text_encoding, undecodable_line, warn_dropped_weights,
 )
 from toolkit.errors import DatasetError, warn
 
