@@ -1,4 +1,5 @@
-"""nb-weka against WEKA 3.6.14's NaiveBayes on the harness's own splits of every uci dataset.
+"""nb-weka against WEKA 3.6.14's NaiveBayes on the harness's own splits of every uci dataset and of the
+weka-examples, other and quirky files WEKA's NaiveBayes takes (CRLF, inline comments, numeric ranges).
 
 The references in ``tests/golden/weka_nb/*.json.gz`` were produced by Debian's WEKA
 (``scripts/weka/make_nb_refs.py``, which writes each split with the toolkit's ARFF writer and runs
@@ -42,6 +43,11 @@ def reference(name: str) -> dict:
         return json.load(fh)
 
 
+def _folder(name: str) -> str:
+    """The shared datasets' folder a reference was made from."""
+    return reference(name)["file"].split("/")[0]
+
+
 @lru_cache(maxsize=None)
 def compare(name: str, replay: bool) -> dict:
     """Fit nb-weka on every split of ``name`` and compare it with WEKA's stored outputs."""
@@ -78,7 +84,17 @@ def compare(name: str, replay: bool) -> dict:
 
 def test_references_cover_every_uci_dataset() -> None:
     uci = shared_path("uci")
-    assert sorted(p.stem for p in uci.glob("*.arff")) == sorted(NAMES)
+    assert sorted(p.stem for p in uci.glob("*.arff")) == sorted(n for n in NAMES if _folder(n) == "uci")
+
+
+def test_references_cover_the_other_folders() -> None:
+    """weka-examples, other and quirky (stored as <folder>-<name>): every file with a nominal class and no
+    string attribute, which WEKA's NaiveBayes takes (``make_nb_refs.py --folders ...``)."""
+    for folder in ("weka-examples", "other", "quirky"):
+        names = {p.stem for p in shared_path(folder).glob("*.arff")}
+        skipped = {"ReutersCorn-test", "ReutersCorn-train", "ReutersGrain-test", "ReutersGrain-train", "cpu",
+                   "cpu.with.vendor"} if folder == "weka-examples" else set()
+        assert {f"{folder}-{n}" for n in names - skipped} == {n for n in NAMES if _folder(n) == folder}
 
 
 @pytest.mark.parametrize("name", NAMES)

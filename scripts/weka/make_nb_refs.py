@@ -4,7 +4,9 @@ One command, from the repository root, with Debian's ``weka`` package installed 
 
     python scripts/weka/make_nb_refs.py [--shared ../shared/datasets] [--weka-jar /usr/share/java/weka.jar]
 
-For every ``uci/*.arff`` under the shared datasets folder it
+For every ``uci/*.arff`` under the shared datasets folder (``--folders`` adds others: ``weka-examples other
+quirky``, stored as ``<folder>-<name>``, skipping files whose class is not nominal or which hold string
+attributes, which WEKA's NaiveBayes refuses) it
 
 1. loads the file with ``toolkit.data.arff.read`` (class = last attribute, except spectf_test,
    spectf_train and wine: first, spectrometer: second; see the datasets' MANIFEST.md),
@@ -106,16 +108,20 @@ def main(argv: list[str] | None = None) -> int:
                                                            str(ROOT.parent / "shared" / "datasets")))
     parser.add_argument("--weka-jar", default="/usr/share/java/weka.jar")
     parser.add_argument("--only", nargs="*", help="dataset names (default: every uci/*.arff)")
+    parser.add_argument("--folders", nargs="*", default=["uci"],
+                        help="folders of the shared datasets to cover (default: uci)")
     parser.add_argument("--keep", help="keep the written ARFF files and WEKA outputs in this folder")
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
-    uci = Path(args.shared) / "uci"
-    files = sorted(uci.glob("*.arff"))
+    files = []   # (folder, path, stored name)
+    for folder in args.folders:
+        for path in sorted((Path(args.shared) / folder).glob("*.arff")):
+            files.append((folder, path, path.stem if folder == "uci" else f"{folder}-{path.stem}"))
     if args.only:
-        files = [f for f in files if f.stem in set(args.only)]
+        files = [f for f in files if f[2] in set(args.only)]
     if not files:
-        parser.error(f"no ARFF file under {uci}")
+        parser.error(f"no ARFF file under {args.shared} / {args.folders}")
     protocol = Protocol()
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="weka_nb_"))
     work.mkdir(parents=True, exist_ok=True)
@@ -125,11 +131,14 @@ def main(argv: list[str] | None = None) -> int:
         compile_driver(args.weka_jar, build)
         jobs = []
         plan = {}
-        for path in files:
-            name = path.stem
+        for folder, path, name in files:
             ds = arff.read(path, class_attribute=class_choice(name))
+            if ds.class_attribute is None or ds.class_attribute.kind != "nominal" or ds.features.mask("string").any():
+                print(f"skipped {folder}/{path.name}: WEKA's NaiveBayes needs a nominal class and no string "
+                      f"attribute", file=sys.stderr)
+                continue
             splits = protocol.splits(ds)
-            plan[name] = (path, ds, splits)
+            plan[name] = (folder, path, ds, splits)
             for s in splits:
                 stem = work / f"{name}.r{s.repetition}"
                 arff.write(ds.subset(s.train), f"{stem}.train.arff")
@@ -147,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
             "classifier": "weka.classifiers.bayes.NaiveBayes",
             "driver": "scripts/weka/NBDump.java (buildClassifier on the train file; classifyInstance and "
                       "distributionForInstance per test instance, printed with Double.toString)",
-            "command": "python scripts/weka/make_nb_refs.py",
+            "command": "python scripts/weka/make_nb_refs.py" + (f" --folders {' '.join(args.folders)}"
+                                                                   if args.folders != ["uci"] else ""),
             "date": dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
             "toolkit_commit": git_commit(),
             "python": platform.python_version(),
@@ -158,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         OUT_DIR.mkdir(parents=True, exist_ok=True)
         total_rows = 0
-        for name, (path, ds, splits) in plan.items():
+        for name, (folder, path, ds, splits) in plan.items():
             K = len(ds.classes)
             records = []
             for s in splits:
@@ -180,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
                 total_rows += len(s.test)
             doc = {
                 "dataset": name,
-                "file": f"uci/{path.name}",
+                "file": f"{folder}/{path.name}",
                 "file_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
                 "class_index": ds.class_index,
                 "class_attribute": ds.class_attribute.name,
