@@ -2,10 +2,11 @@
 
 Random ARFF files (numeric and nominal attributes; constant, all-missing, huge, tiny, negative and
 whole-number columns; duplicated rows; classes of one instance; declared classes never seen; instance
-weights of 0 and fractions; missing classes; few rows) are read by the ARFF reader and run by the harness
-(``toolkit.evaluate``, 2 repetitions, tuning on) with each registered classifier; some files are word
-counts (mostly zeros, whole numbers, some huge or fractional), so that the text classifiers take them, and each classifier is
-also fitted on the whole file and asked for probabilities.
+weights of 0 and fractions; missing classes; few rows; some files word counts, mostly zeros, whole numbers,
+some huge or fractional, so that the text classifiers take them) are read by the ARFF reader and run by the
+harness (``toolkit.evaluate``, 2 repetitions, tuning on) with each registered classifier, and with each
+feature and example selector before nb-multinomial and nb-bim; each classifier is also fitted on the whole
+file and asked for probabilities.
 
 A finding is anything but these outcomes: the run refuses the data up front with a ToolkitError; a
 repetition fails with a ToolkitError (``error_kind`` not "bug"); or everything runs and every probability
@@ -107,12 +108,25 @@ def check_probabilities(proba: np.ndarray) -> str | None:
     return None
 
 
-def one_case(path: Path, classifiers: list[str]) -> list[str]:
+def one_case(path: Path, classifiers: list[str], selectors: list[tuple[str | None, str | None]]) -> list[str]:
     findings = []
     try:
         ds = toolkit.load_arff(path)
     except ToolkitError:
         return findings
+    for feature, example in selectors:   # each selector before the classifiers that take word counts
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                results = toolkit.evaluate([ds], ["nb-multinomial", "nb-bim"], runs=2, keep_going=True,
+                                           feature_selector=feature, example_selector=example)
+            for rec in results.records:
+                if rec.get("status") != "ok" and rec.get("error_kind") == "bug":
+                    findings.append(f"{feature} / {example}: bug: {rec.get('error')}")
+        except ToolkitError:
+            pass
+        except Exception:
+            findings.append(f"{feature} / {example}: evaluate raised {traceback.format_exc(limit=6)}")
     for name in classifiers:
         try:
             with warnings.catch_warnings():
@@ -151,7 +165,11 @@ def main() -> int:
     keep.mkdir(parents=True, exist_ok=True)
     from toolkit.plugin_host.components import get_registry
 
-    classifiers = get_registry().names("classifier")
+    registry = get_registry()
+    classifiers = registry.names("classifier")
+    selectors = ([(f"{name}:k=2" if name in ("kl", "dkl", "mi") else name, None)
+                  for name in registry.names("feature-selector")]
+                 + [(None, name) for name in registry.names("example-selector")])
     end = time.monotonic() + args.seconds
     cases = found = 0
     while time.monotonic() < end:
@@ -159,7 +177,7 @@ def main() -> int:
         rng = random.Random(seed)
         path = keep / f"case-{seed}.arff"
         path.write_text(dataset_text(rng), encoding="utf-8")
-        findings = one_case(path, classifiers)
+        findings = one_case(path, classifiers, selectors)
         cases += 1
         if findings:
             found += 1
