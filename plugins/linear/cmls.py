@@ -180,6 +180,8 @@ def newton(obj: _Objective, n: int, tol: float = 1e-3, max_iter: int = 1000) -> 
 class CMLS(ClassifierBase):
     """L2-regularised modified-least-squares linear classifier, one-vs-rest over several classes."""
 
+    checks_infinite_values = True   # Preprocessing.transform refuses them, at fit and at predict
+
     _state_schema = {**CLASSIFIER_STATE, **PREPROCESSING_STATE, "coef_": "array:f2", "intercept_": "array:f1",
                      "targets_": "array:i1", "n_iter_": "array:i1"}
 

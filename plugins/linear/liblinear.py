@@ -162,6 +162,8 @@ def train_dual_without_fallback(Z: sp.csr_matrix, codes: np.ndarray, C: float, B
 class LiblinearClassifier(ClassifierBase):
     """Common part of the LIBLINEAR classifiers; subclasses fix the allowed solvers."""
 
+    checks_infinite_values = True   # Preprocessing.transform refuses them, at fit and at predict
+
     _state_schema = {**CLASSIFIER_STATE, **PREPROCESSING_STATE, "solver_": "int", "labels_": "array:i1",
                      "coef_": "array:f2", "intercept_": "array:f1"}
     _solvers: tuple[int, ...] = ()

@@ -108,50 +108,45 @@ def check_probabilities(proba: np.ndarray) -> str | None:
     return None
 
 
+def _bug_records(label: str, run) -> list[str]:
+    """Findings of one ``toolkit.evaluate`` call: a non-ToolkitError exception or a repetition recorded as a
+    plugin bug (a ToolkitError refusal is a right answer)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results = run()
+    except ToolkitError:
+        return []
+    except Exception:
+        return [f"{label}: evaluate raised {traceback.format_exc(limit=6)}"]
+    return [f"{label}: repetition {rec.get('repetition')} bug: {rec.get('error')}" for rec in results.records
+            if rec.get("status") != "ok" and rec.get("error_kind") == "bug"]
+
+
 def one_case(path: Path, classifiers: list[str], selectors: list[tuple[str | None, str | None]]) -> list[str]:
-    findings = []
+    findings: list[str] = []
     try:
         ds = toolkit.load_arff(path)
     except ToolkitError:
         return findings
     for feature, example in selectors:   # each selector before the classifiers that take word counts
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                results = toolkit.evaluate([ds], ["nb-multinomial", "nb-bim"], runs=2, keep_going=True,
-                                           feature_selector=feature, example_selector=example)
-            for rec in results.records:
-                if rec.get("status") != "ok" and rec.get("error_kind") == "bug":
-                    findings.append(f"{feature} / {example}: bug: {rec.get('error')}")
-        except ToolkitError:
-            pass
-        except Exception:
-            findings.append(f"{feature} / {example}: evaluate raised {traceback.format_exc(limit=6)}")
+        findings += _bug_records(f"{feature} / {example}", lambda: toolkit.evaluate(
+            [ds], ["nb-multinomial", "nb-bim"], runs=2, keep_going=True, feature_selector=feature,
+            example_selector=example))
     for name in classifiers:
+        findings += _bug_records(name, lambda: toolkit.evaluate([ds], [name], runs=2, keep_going=True))
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                results = toolkit.evaluate([ds], [name], runs=2, keep_going=True)
-            for rec in results.records:
-                if rec.get("status") != "ok" and rec.get("error_kind") == "bug":
-                    findings.append(f"{name}: repetition {rec.get('repetition')} bug: {rec.get('error')}")
+                pred = toolkit.Pipeline(name, tune=False).fit(ds).predict(ds, keep_model=False)
         except ToolkitError:
-            pass
-        except Exception:
-            findings.append(f"{name}: evaluate raised {traceback.format_exc(limit=6)}")
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fitted = toolkit.Pipeline(name, tune=False).fit(ds)
-                pred = fitted.predict(ds, keep_model=False)
-            if pred.proba is not None:
-                problem = check_probabilities(pred.proba)
-                if problem:
-                    findings.append(f"{name}: predict on the training file: {problem}")
-        except ToolkitError:
-            pass
+            continue
         except Exception:
             findings.append(f"{name}: fit/predict raised {traceback.format_exc(limit=6)}")
+            continue
+        problem = check_probabilities(pred.proba) if pred.proba is not None else None
+        if problem:
+            findings.append(f"{name}: predict on the training file: {problem}")
     return findings
 
 
