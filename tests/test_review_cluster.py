@@ -215,3 +215,28 @@ def test_partitioned_reading_takes_a_bundled_name_as_a_local_train_does():
     assert parts.header.n_instances == 0 and parts.header.classes == ("Iris-setosa", "Iris-versicolor", "Iris-virginica")
     with pytest.raises(DatasetError, match="no such file or bundled dataset"):
         partition_file("irsi")
+
+
+def _range_that_fails(i):
+    if i == 0:
+        raise ValueError("a damaged range")
+    return i
+
+
+def test_the_progress_line_does_not_count_a_range_that_failed(cluster):
+    """``N/N ranges read`` was printed when the last range came back, failed or not: a run that then stopped
+    on the failed range had just said that every range was read."""
+    from distributed import Client, wait
+
+    from toolkit.models.partitioned import _progress
+
+    with Client(cluster.scheduler_address) as client:
+        futures = [client.submit(_range_that_fails, i, pure=False) for i in range(3)]
+        wait(futures)
+        lines: list[str] = []
+        _progress(lines.append, "statistics", futures)
+        assert not any("3/3 ranges read" in line for line in lines), lines
+        good = [client.submit(_range_that_fails, i, pure=False) for i in (1, 2)]
+        lines = []
+        _progress(lines.append, "statistics", good)
+        assert lines and lines[-1].startswith("statistics: 2/2 ranges read"), lines

@@ -169,7 +169,9 @@ def _progress(notes: Callable[[str], None] | None, what: str, futures: list[Any]
     from distributed import as_completed
 
     start = last = time.monotonic()
-    for done, _future in enumerate(as_completed(futures), 1):
+    for done, future in enumerate(as_completed(futures), 1):
+        if future.status != "finished":   # a failed range: its error is what the caller reports next
+            return
         now = time.monotonic()
         if now - last >= 10 or done == len(futures):
             last = now
