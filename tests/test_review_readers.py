@@ -212,3 +212,20 @@ def test_csv_long_lines_are_refused_before_they_are_split(tmp_path, monkeypatch)
     path.write_text('a,b\n1,x\n2,"' + "y" * 2000 + '"\n')
     with pytest.raises(DatasetError, match=r"d\.csv:3: the line is longer than"):
         reader.read_csv(path)
+
+
+def test_csv_of_one_column_reads_a_quoted_empty_cell_as_a_missing_value(tmp_path):
+    """With one column a row '""' came out of the csv module as one empty cell, like a line of blanks, and was
+    skipped; with two columns '"",b' is a missing value. Now it is a row (missing) there too, and a line of
+    blanks is still skipped."""
+    from toolkit.plugins.csv.reader import read_csv
+
+    path = tmp_path / "one.csv"
+    path.write_text('x\n1\n""\n   \n\n3\n', encoding="utf-8")
+    ds = read_csv(path, class_attribute=None)
+    assert ds.n_instances == 3
+    values = np.asarray(ds.X, dtype=float)[:, 0]
+    assert values[0] == 1 and np.isnan(values[1]) and values[2] == 3
+    two = tmp_path / "two.csv"
+    two.write_text('x,y\n1,a\n"",b\n3,a\n', encoding="utf-8")
+    assert np.isnan(np.asarray(read_csv(two).X, dtype=float)[1, 0])

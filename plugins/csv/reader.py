@@ -71,6 +71,7 @@ class _Lines:
         self.number = 0
         self.width: int | None = None
         self.pending: DatasetError | None = None
+        self.last = ""   # the latest line handed out (the csv module does not say whether a cell was quoted)
 
     def __iter__(self) -> Iterator[str]:
         readline = self.text.readline
@@ -90,13 +91,14 @@ class _Lines:
                     and line.count(self.delimiter) + 1 != self.width:
                 raise DatasetError(f"{self.display}:{self.number}: the row has {line.count(self.delimiter) + 1} "
                                    f"cells, the header {self.width}")
+            self.last = line
             yield line
 
 
 def _chunks(path: str | os.PathLike[str], display: str, codec_name: str, encoding: str,
             delimiter: str) -> Iterator[tuple[list[list[str]], list[int]]]:
     """The file's rows in chunks (rows, the line each starts on): a blank line is skipped; a row of empty
-    cells (",,") is a row of missing values, as in WEKA's CSVLoader."""
+    cells (",,", or '""' in a file of one column) is a row of missing values, as in WEKA's CSVLoader."""
     rows: list[list[str]] = []
     lines: list[int] = []
     cells = 0
@@ -110,7 +112,9 @@ def _chunks(path: str | os.PathLike[str], display: str, codec_name: str, encodin
         start = 1
         try:
             for r in reader:
-                if r and not (len(r) == 1 and not r[0].strip(_WS)):
+                # a line of blanks is skipped; a quoted empty cell ('""') is a row (a missing value when the
+                # file has one column)
+                if r and not (len(r) == 1 and not r[0].strip(_WS) and '"' not in source.last):
                     if source.width is None:
                         source.width = len(r)
                     rows.append(r)
