@@ -136,7 +136,7 @@ def test_matches_scikit_learn_multinomial_and_complement_nb():
 
 
 def test_transform_test_false_scores_raw_counts():
-    clf = MultinomialNB(variant="L-M", epsilon=1, weight_test=False).fit(X75, Y75)
+    clf = MultinomialNB(variant="L-M", epsilon=1, transform_test=False).fit(X75, Y75)
     ref = MultinomialNB(variant="L-M", epsilon=1).fit(X75, Y75)
     np.testing.assert_allclose(clf.decision_function(T75), T75 @ ref.coef_.T, rtol=1e-12)
 

@@ -191,7 +191,7 @@ class MultinomialNB(ProbabilisticClassifier):
     :param complement: complement training (None: the variant's).
     :param weight_normalize: divide log-parameters by the sum of their absolute values (None: the variant's).
     :param prior: uniform (the chapter) or mle (|c|/|S|, Schneider).
-    :param weight_test: transform test documents as the training ones (Rennie's pseudo-code: no).
+    :param transform_test: transform test documents as the training ones (Rennie's pseudo-code: no).
     """
 
     checks_infinite_values = True   # as_counts refuses them in its one pass over the values
@@ -204,14 +204,14 @@ class MultinomialNB(ProbabilisticClassifier):
 
     def __init__(self, *, variant: str = "M", epsilon: float = 1.0, weighting: str | None = None,
                  complement: bool | None = None, weight_normalize: bool | None = None,
-                 prior: str = "uniform", weight_test: bool = True):
+                 prior: str = "uniform", transform_test: bool = True):
         self.variant = variant
         self.epsilon = epsilon
         self.weighting = weighting
         self.complement = complement
         self.weight_normalize = weight_normalize
         self.prior = prior
-        self.weight_test = weight_test
+        self.transform_test = transform_test
 
     # ------------------------------------------------------------------ settings
     def _check_params(self) -> None:
@@ -360,7 +360,7 @@ class MultinomialNB(ProbabilisticClassifier):
 
     def _test_counts(self, X: Any) -> sp.csr_matrix:
         X = as_counts(X, "nb-multinomial")
-        if self.weight_test:
+        if self.transform_test:
             return transform_counts(X, self.transform_, self.idf_)
         return X
 
