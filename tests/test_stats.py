@@ -42,6 +42,10 @@ def test_sign_test_vector():
     """algorithms.md 7.9: 17 of 20 -> one-sided 1351/2^20, two-sided twice that."""
     assert stats.sign_test(17, 3) == pytest.approx(1351 / 2**20)
     assert stats.sign_test(17, 3, "two-sided") == pytest.approx(0.00257683, abs=1e-8)
+    # two-sided is symmetric: 3 wins of 20 is as far from chance as 17 (5.2.8's "twice the one-sided p",
+    # read literally, would be 1 here)
+    assert stats.sign_test(3, 17, "two-sided") == pytest.approx(2 * 1351 / 2**20)
+    assert stats.sign_test(10, 10, "two-sided") == 1.0
 
 
 def test_critical_values_and_intervals():

@@ -141,7 +141,9 @@ def significance(result: TestResult, alpha: float) -> int:
 def sign_test(wins: int, losses: int, alternative: str = "greater") -> float:
     """P(X >= wins | X ~ Binomial(wins + losses, 1/2)); ties are dropped before calling.
 
-    ``alternative='two-sided'`` doubles the smaller tail, capped at 1.
+    ``alternative='two-sided'`` doubles the smaller tail, capped at 1. algorithms.md 5.2.8 says "twice the
+    one-sided p": the same whenever ``wins >= losses``, but read literally it gives 1 for 3 wins of 20, as if
+    losing 17 of 20 were no difference; the test is symmetric in wins and losses.
     """
     m = wins + losses
     if m == 0:
