@@ -54,9 +54,9 @@ def test_fixed_split_text_dataset_and_formatting(tmp_path):
     assert {r["n_test"] for r in curve.records} == {604}
     assert curve.protocol["name"] == "fixed"
     table = curve.format("markdown")
-    assert table.count("\n| ") == 5 and "| words | kl | dkl | mi |" in table
+    assert table.count("\n| ") == 5 and "| words | kl | dkl | mi | mi:event_model=token |" in table
     csv = curve.format("csv")
-    assert csv.splitlines()[0] == "dataset,words,kl,dkl,mi"
+    assert csv.splitlines()[0] == "dataset,words,kl,dkl,mi,mi:event_model=token"
     pytest.importorskip("matplotlib")
     png = tmp_path / "curve.png"
     curve.plot(png)
@@ -80,7 +80,9 @@ def test_cli_vocab_curve(tmp_path):
                                  "-q"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["schema"] == "toolkit.vocab-curve/1" and len(doc["records"]) == 3 * 2 * 2
+    # the default selectors: kl, dkl and MI of both event models (algorithms.md 3.2, revision 2: both reported)
+    assert doc["schema"] == "toolkit.vocab-curve/1" and len(doc["records"]) == 4 * 2 * 2
+    assert {r["selector"] for r in doc["records"]} == {"kl", "dkl", "mi", "mi:event_model=token"}
     result = runner.invoke(app, ["vocab-curve", str(path), "--sizes", "5,full", "--runs", "2", "-s", "kl",
                                  "-s", "mi"])
     assert result.exit_code == 0 and "kl" in result.stdout and "mi" in result.stdout

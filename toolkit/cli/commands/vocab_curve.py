@@ -15,7 +15,7 @@ def vocab_curve_command(
     datasets: list[str] = typer.Argument(..., help="Dataset files (string text or word counts; .arff, .csv, .libsvm, each "
                                                             "optionally .gz), bundled names or folders."),
     selector: list[str] = typer.Option([], "--selector", "-s",
-                                       help="Feature selector NAME[:k=v] (repeatable; default kl, dkl, mi)."),
+                                       help="Feature selector NAME[:k=v] (repeatable; default kl, dkl, mi and mi:event_model=token)."),
     sizes: str = typer.Option("20,50,100,200,500,1000,2000,5000,10000,20000,full", "--sizes",
                               help="Comma-separated vocabulary sizes; 'full' = every word."),
     classifier: str = typer.Option("nb-multinomial:epsilon=1,prior=mle", "--classifier", "-c",
@@ -34,15 +34,15 @@ def vocab_curve_command(
     class_attribute: Optional[str] = typer.Option(None, "--class", "-C", help=CLASS_OPTION_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress notes on stderr."),
 ) -> None:
-    """Accuracy against vocabulary size for KL, dKL, MI (Schneider 2004's experiment)."""
+    """Accuracy against vocabulary size for KL, dKL and MI of both event models (Schneider 2004's experiment)."""
     from toolkit.cli.output import progress_bar
     from toolkit.errors import ParameterError
-    from toolkit.evaluation.curves import vocabulary_curve
+    from toolkit.evaluation.curves import DEFAULT_SELECTORS, vocabulary_curve
 
     if fmt not in ("table", "markdown", "csv", "json"):
         raise ParameterError(f"--format must be table, markdown, csv or json, not '{fmt}'")
     check_alpha(alpha)
-    selectors = selector or ["kl", "dkl", "mi"]
+    selectors = selector or list(DEFAULT_SELECTORS)
     if baseline is not None and baseline not in selectors:   # the table marks cells against it, after the run
         raise ParameterError(f"--baseline '{baseline}' is not among the selectors ({', '.join(selectors)})")
     if plot:
