@@ -400,3 +400,59 @@ def test_a_date_attribute_is_the_numeric_attribute_of_its_milliseconds(tmp_path)
     fitted = [WekaNaiveBayes().fit(ds.X, ds.y, schema=Schema.from_dataset(ds)) for ds in (as_date, as_number)]
     assert np.array_equal(fitted[0].predict_proba(query), fitted[1].predict_proba(query))
     assert len(set(fitted[0].predict(query))) == 2
+
+
+def _nominal_reference(X, y, w, J, K, query, estimate, l=1.0, m=None, c0=0.5):
+    """algorithms.md 1.1 by hand: log prior (laplace) + the sum over observed values of log P(v|c)."""
+    n = w.sum()
+    out = np.zeros((len(query), K))
+    for c in range(K):
+        n_c = w[y == c].sum()
+        out[:, c] = np.log((n_c + 1) / (n + K))
+        for j, Jj in enumerate(J):
+            seen = (y == c) & ~np.isnan(X[:, j])
+            observed = w[seen].sum()
+            for r, row in enumerate(query):
+                if np.isnan(row[j]):
+                    continue
+                n_vc = w[seen & (X[:, j] == row[j])].sum()
+                if estimate == "additive":
+                    p = (n_vc + l) / (observed + l * Jj)
+                elif estimate == "m-estimate":
+                    mm = Jj if m is None else m
+                    p = (n_vc + mm / Jj) / (observed + mm)
+                else:
+                    p = c0 / n if n_vc == 0 else n_vc / observed
+                out[r, c] += np.log(p)
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_nominal_estimates_of_algorithms_1_1_equal_a_reference_by_hand(seed):
+    """Additive (Lidstone), m-estimate and no-match (algorithms.md 1.1) on random nominal data with missing
+    values and weights, against the formulas evaluated value by value; the m-estimate with m = J is Laplace."""
+    rng = np.random.default_rng(seed)
+    J, K, n = [2, 3, 5, 4], 3, 40
+    X = np.column_stack([rng.integers(0, Jj, n) for Jj in J]).astype(float)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = rng.integers(0, K, n)
+    y[:K] = np.arange(K)
+    w = rng.choice([0.5, 1.0, 2.0], n)
+    attrs = [Attribute(f"a{j}", "nominal", tuple(f"v{v}" for v in range(Jj))) for j, Jj in enumerate(J)]
+    schema = Schema(attrs, tuple(f"c{k}" for k in range(K)))
+    query = np.column_stack([rng.integers(0, Jj, 25) for Jj in J]).astype(float)
+    query[rng.random(query.shape) < 0.1] = np.nan
+    for params in [dict(estimate="additive", l=0.3), dict(estimate="m-estimate", m=None),
+                   dict(estimate="m-estimate", m=2.5), dict(estimate="no-match", c0=0.5),
+                   dict(estimate="no-match", c0=1.0)]:
+        kwargs = {("laplace" if k == "l" else k): v for k, v in params.items()}
+        clf = WekaNaiveBayes(**kwargs).fit(X, y, sample_weight=w, schema=schema)
+        np.testing.assert_allclose(clf.decision_function(query), _nominal_reference(X, y, w, J, K, query, **params),
+                                   rtol=1e-12, atol=1e-12)
+    laplace = WekaNaiveBayes().fit(X, y, sample_weight=w, schema=schema).decision_function(query)
+    m_is_J = WekaNaiveBayes(estimate="m-estimate").fit(X, y, sample_weight=w, schema=schema).decision_function(query)
+    np.testing.assert_allclose(m_is_J, laplace, rtol=1e-13)
+    with pytest.raises(ParameterError, match="estimate"):
+        WekaNaiveBayes(estimate="lidstone").fit(X, y, schema=schema)
+    with pytest.raises(ParameterError, match="m must"):
+        WekaNaiveBayes(estimate="m-estimate", m=-1).fit(X, y, schema=schema)

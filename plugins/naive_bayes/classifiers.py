@@ -34,6 +34,8 @@ from toolkit.plugins.naive_bayes.shards import FitFromShards
 __all__ = ["NaiveBayes", "WekaNaiveBayes", "GaussianNaiveBayes", "log_prior"]
 
 _PRIORS = ("laplace", "mle", "uniform")
+#: nominal estimates of algorithms.md 1.1: additive (Lidstone, ``laplace`` = l), m-estimate, no-match
+_ESTIMATES = ("additive", "m-estimate", "no-match")
 
 
 def log_prior(counts: np.ndarray, prior: str) -> np.ndarray:
@@ -62,12 +64,16 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
     _default_variant = "weka"
 
     def __init__(self, *, variant: str = "weka", laplace: float = 1.0, prior: str | None = None,
-                 var_smoothing: float = 1e-9, replay: bool = False):
+                 var_smoothing: float = 1e-9, replay: bool = False, estimate: str = "additive",
+                 m: float | None = None, c0: float = 0.5):
         self.variant = variant
         self.laplace = laplace
         self.prior = prior
         self.var_smoothing = var_smoothing
         self.replay = replay
+        self.estimate = estimate
+        self.m = m
+        self.c0 = c0
 
     # ------------------------------------------------------------------ fit
     def _check_params(self) -> str:
@@ -76,7 +82,11 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
         prior = self.prior or ("laplace" if self.variant == "weka" else "mle")
         if prior not in _PRIORS:
             raise ParameterError(f"prior must be one of {', '.join(_PRIORS)}, not '{prior}'")
-        for name in ("laplace", "var_smoothing"):
+        if self.estimate not in _ESTIMATES:
+            raise ParameterError(f"estimate must be one of {', '.join(_ESTIMATES)}, not {self.estimate!r}")
+        if self.estimate != "additive" and self.replay:
+            raise ParameterError("replay=True reproduces WEKA, whose nominal estimate is additive (Laplace)")
+        for name in ("laplace", "var_smoothing", "c0") + (("m",) if self.m is not None else ()):
             value = getattr(self, name)
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
                     or not value >= 0:
@@ -89,7 +99,7 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
         return prior
 
     #: laplace, prior and var_smoothing only shape estimates from counts and moments (algorithms.md 2.1-2.3)
-    grid_params = ("var_smoothing", "laplace", "prior")
+    grid_params = ("var_smoothing", "laplace", "prior", "estimate", "m", "c0")
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> NaiveBayes:
         self._apply_params(self._fit_statistics(X, y, sample_weight, schema))
@@ -159,7 +169,16 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
                                   "undefined; give instances positive weights, or prior 'laplace' or 'uniform'")
         self.class_log_prior_ = log_prior(self.class_count_, prior)
         with np.errstate(divide="ignore"):
-            probs = state["counts"].smoothed(self.laplace)
+            if self.estimate == "m-estimate":
+                probs = state["counts"].m_estimate(self.m)
+            elif self.estimate == "no-match":
+                if not self.class_count_.sum() > 0:
+                    raise CapabilityError("the training instances' weights sum to 0: the no-match estimate "
+                                          "(c0 / n for an unseen value) is undefined; give instances positive "
+                                          "weights, or estimate 'additive'")
+                probs = state["counts"].no_match(self.c0, float(self.class_count_.sum()))
+            else:
+                probs = state["counts"].smoothed(self.laplace)
             self.nominal_log_prob_ = np.log(probs)
         self.nominal_prob_ = probs
         if self.variant != "weka":
@@ -401,15 +420,17 @@ class WekaNaiveBayes(NaiveBayes):
     """WEKA 3.6 NaiveBayes with default options (NormalEstimator for numeric attributes)."""
 
     def __init__(self, *, variant: str = "weka", laplace: float = 1.0, prior: str | None = None,
-                 var_smoothing: float = 1e-9, replay: bool = False):
+                 var_smoothing: float = 1e-9, replay: bool = False, estimate: str = "additive",
+                 m: float | None = None, c0: float = 0.5):
         super().__init__(variant=variant, laplace=laplace, prior=prior, var_smoothing=var_smoothing,
-                         replay=replay)
+                         replay=replay, estimate=estimate, m=m, c0=c0)
 
 
 class GaussianNaiveBayes(NaiveBayes):
     """Gaussian naive Bayes with maximum-likelihood variances plus smoothing (scikit-learn style)."""
 
     def __init__(self, *, variant: str = "gaussian", laplace: float = 1.0, prior: str | None = None,
-                 var_smoothing: float = 1e-9, replay: bool = False):
+                 var_smoothing: float = 1e-9, replay: bool = False, estimate: str = "additive",
+                 m: float | None = None, c0: float = 0.5):
         super().__init__(variant=variant, laplace=laplace, prior=prior, var_smoothing=var_smoothing,
-                         replay=replay)
+                         replay=replay, estimate=estimate, m=m, c0=c0)

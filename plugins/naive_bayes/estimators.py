@@ -67,6 +67,23 @@ class NominalCounts:
         with np.errstate(divide="ignore", invalid="ignore"):
             return (self.counts + laplace) / denom
 
+    def m_estimate(self, m: float | None) -> np.ndarray:
+        """P(v|c) = (n_vc + m p_v) / (n_c + m) with p_v = 1/J (algorithms.md 1.1); ``m=None`` is J for
+        each attribute, which is Laplace."""
+        column_of_row = np.repeat(np.arange(len(self.n_values)), self.n_values)
+        J = self.n_values[column_of_row, None].astype(np.float64)
+        virtual = J if m is None else np.float64(m)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (self.counts + virtual / J) / (self.observed[column_of_row] + virtual)
+
+    def no_match(self, c0: float, n: float) -> np.ndarray:
+        """Kohavi, Becker and Sommerfield's estimate (algorithms.md 1.1): n_vc / n_c, and c0 / n (n: the
+        training set's size) where n_vc is 0. Not a distribution over the values; never the default."""
+        column_of_row = np.repeat(np.arange(len(self.n_values)), self.n_values)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = self.counts / self.observed[column_of_row]
+        return np.where(self.counts > 0, ratio, c0 / n if n > 0 else np.inf)
+
 
 def _columns(X: np.ndarray | sp.csr_matrix, columns: np.ndarray) -> np.ndarray | sp.csr_matrix:
     """``X[:, columns]`` without a copy when every column is taken in order."""
