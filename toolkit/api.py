@@ -61,6 +61,7 @@ from scipy.special import logsumexp
 from toolkit.data.attributes import AttributeList
 from toolkit.data.dataset import Dataset
 from toolkit.errors import CapabilityError, ParameterError, ToolkitError
+from toolkit.evaluation.ranking import rank_key
 
 __all__ = [
     "Schema", "Predictions", "Classifier", "FeatureSelector", "ExampleSelector",
@@ -999,7 +1000,7 @@ class FeatureSelectorBase(_ParamsMixin, _StateMixin):
         if isinstance(k, float) and 0 < k <= 1:
             k = max(1, int(round(k * n)))
         k = int(min(max(int(k), 0), n))
-        order = np.lexsort((np.arange(n), -np.nan_to_num(scores, nan=-np.inf)))
+        order = np.lexsort((np.arange(n), rank_key(np.nan_to_num(scores, nan=-np.inf))))
         return np.sort(order[:k])
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from toolkit.api import Predictions
 import toolkit.evaluation.measures as measures
-from toolkit.evaluation.ranking import average_precision_of_ranking
+from toolkit.evaluation.ranking import average_precision_of_ranking, rank_key
 
 __all__ = ["average_precision", "pr_curve", "bep_micro", "bep_macro", "ranking_scores", "break_even", "class_scores",
            "break_even_scores", "log_odds", "roc_auc", "roc_auc_macro", "pr_auc", "pr_auc_macro"]
@@ -122,9 +122,10 @@ def ranking_scores(p: Predictions, k: int) -> np.ndarray:
 
 def _order(scores: np.ndarray, relevant: np.ndarray, ties: str) -> np.ndarray:
     n = len(scores)
+    key = rank_key(scores)   # scores a few ulps apart (permuted class scores) tie, as in exact arithmetic
     if ties == "pessimistic":  # non-relevant first within a tie
-        return np.lexsort((np.arange(n), relevant.astype(int), -scores))
-    return np.lexsort((np.arange(n), -scores))
+        return np.lexsort((np.arange(n), relevant.astype(int), key))
+    return np.lexsort((np.arange(n), key))
 
 
 def _binary_positive(p: Predictions) -> int:

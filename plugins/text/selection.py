@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 from toolkit.api import FeatureSelectorBase, Schema
 from toolkit.errors import ParameterError
+from toolkit.evaluation.ranking import rank_key
 
 from toolkit.plugins.text.counts import as_counts, class_indicator, row_of_entry, row_sums
 
@@ -216,7 +217,7 @@ class _TextSelector(FeatureSelectorBase):
     def ranking(self) -> np.ndarray:
         """Column indices from best to worst score (ties to the lower index)."""
         n = len(self.scores_)
-        return np.lexsort((np.arange(n), -np.nan_to_num(self.scores_, nan=-np.inf)))
+        return np.lexsort((np.arange(n), rank_key(np.nan_to_num(self.scores_, nan=-np.inf))))
 
 
 class KLSelector(_TextSelector):

@@ -164,7 +164,8 @@ def pr_auc(y_true: np.ndarray, scores: np.ndarray, weights: np.ndarray | None = 
             continue
         tp = np.cumsum(pos_w)
         fp = np.cumsum(neg_w)
-        precision = tp / (tp + fp)
+        # a top group of weight 0 gains no recall: its precision (0/0) counts for nothing, not NaN
+        precision = np.divide(tp, tp + fp, out=np.zeros_like(tp), where=tp + fp > 0)
         out[k] = float(np.sum(pos_w / P * precision))
     return out
 
