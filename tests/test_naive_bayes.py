@@ -456,3 +456,19 @@ def test_the_nominal_estimates_of_algorithms_1_1_equal_a_reference_by_hand(seed)
         WekaNaiveBayes(estimate="lidstone").fit(X, y, schema=schema)
     with pytest.raises(ParameterError, match="m must"):
         WekaNaiveBayes(estimate="m-estimate", m=-1).fit(X, y, schema=schema)
+
+
+def test_gaussian_weights_are_duplicated_rows_epsilon_included():
+    """nb-gaussian's epsilon is var_smoothing times the largest weighted variance, so that a weight of 2 is
+    the row twice (scikit-learn's GaussianNB takes the unweighted variance there; docs/plugins.md says so)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 3)) * [1.0, 5.0, 0.2]
+    y = np.arange(30) % 2
+    w = rng.integers(1, 4, 30)
+    attrs = [Attribute(f"x{j}", "numeric") for j in range(3)]
+    schema = Schema(attrs, ("a", "b"))
+    weighted = GaussianNaiveBayes(var_smoothing=0.1).fit(X, y, sample_weight=w.astype(float), schema=schema)
+    twice = GaussianNaiveBayes(var_smoothing=0.1).fit(np.repeat(X, w, axis=0), np.repeat(y, w), schema=schema)
+    assert weighted.epsilon_ == pytest.approx(twice.epsilon_, rel=1e-12)
+    assert weighted.epsilon_ == pytest.approx(0.1 * np.var(np.repeat(X, w, axis=0), axis=0).max(), rel=1e-12)
+    np.testing.assert_allclose(weighted.decision_function(X), twice.decision_function(X), rtol=1e-10)
