@@ -96,8 +96,9 @@ def predict_command(
     partition_mb: float = typer.Option(64.0, "--partition-mb", help="MiB of the file per task with "
                                                                     "--scheduler / --cluster."),
 ) -> None:
-    """Predict a dataset with a saved model: labels (and probabilities) as a table, CSV, JSON or ARFF; on
-    labelled data also WEKA's evaluation summary (accuracy, kappa, errors, per-class detail, confusion).
+    """Predict a dataset with a saved model: labels (and probabilities) as a table, CSV, JSON or ARFF (the
+    instances with a predicted(CLASS) attribute beside their true class; unlabelled data gets the predicted
+    class in its class column); on labelled data also WEKA's evaluation summary (accuracy, kappa, errors, per-class detail, confusion).
     With --scheduler or --cluster, workers score byte ranges of the file and the predictions are written
     in file order as they come (table, csv or json)."""
     from toolkit.errors import ParameterError
@@ -315,26 +316,48 @@ def _summary(saved, ds, predictions, weights=None):  # type: ignore[no-untyped-d
 
 
 def _as_arff(saved, ds, predictions, proba: bool) -> str:  # type: ignore[no-untyped-def]
-    """The input instances with the class set to the prediction (and probability attributes)."""
+    """The input instances with their predictions. Unlabelled data (every class ?) gets the predicted class
+    in its class column; labelled data keeps its true class, and the prediction comes as a nominal attribute
+    ``predicted(CLASS)`` (as WEKA's AddClassification adds one): writing the predictions over the true labels
+    lost them, and the file then scored 100 % against itself. Probability (or score) attributes follow. The
+    new attributes go before the class when it is last, so that the file's class stays its last attribute."""
     import numpy as np
 
     from toolkit.data import arff
     from toolkit.data.dataset import Attribute
 
     result = ds.subset(np.arange(ds.n_instances))
-    result.y = predictions.y_pred.astype(np.int64)
+    y_pred = predictions.y_pred.astype(np.int64)
+    labelled = result.y is not None and bool((np.asarray(result.y) >= 0).any())
+    extra: list = []
+    columns: list = []
+    if labelled:
+        name = result.class_attribute.name if result.class_attribute is not None else "class"
+        extra.append(Attribute(f"predicted({name})", "nominal", tuple(saved.classes)))
+        columns.append(y_pred.astype(np.float64)[:, None])
+    else:
+        result.y = y_pred
     # without probabilities (liblinear-svm, cmls) the decision scores, labelled as such, as the other formats
     # show them (they were dropped without a word); a class the model never saw scores -Infinity
     values, label = ((predictions.proba, "p") if predictions.proba is not None else (predictions.scores, "score"))
     if proba and values is not None:
-        extra = [Attribute(f"{label}({c})", "numeric") for c in saved.classes]
-        result.attributes = result.attributes + extra
+        extra += [Attribute(f"{label}({c})", "numeric") for c in saved.classes]
+        columns.append(np.asarray(values, dtype=np.float64))
+    if extra:
+        attrs = list(result.attributes)
+        ci = result.class_index
+        if ci is not None and ci == len(attrs) - 1:   # before a last class
+            result.attributes = result.attributes[:ci] + extra + [attrs[ci]]
+            result.class_index = ci + len(extra)
+        else:
+            result.attributes = result.attributes + extra
+        block = np.hstack(columns)
         if result.is_sparse:
             import scipy.sparse as sp
 
-            result.X = sp.hstack([result.X, sp.csr_matrix(values)], format="csr")
+            result.X = sp.hstack([result.X, sp.csr_matrix(block)], format="csr")
         else:
-            result.X = np.hstack([result.X, values])
+            result.X = np.hstack([result.X, block])
     return arff.to_text(result).rstrip("\n")
 
 
