@@ -64,3 +64,15 @@ def test_predict_to_arff_labels_unlabelled_data_in_its_class_column(iris_model, 
     assert [a.name for a in written.attributes][-1] == "class" and len(written.attributes) == 5
     classes = list(written.classes)
     assert [classes[int(c)] for c in written.y] == _predicted_labels(iris_model, unlabelled)
+
+
+def test_a_saved_model_predicts_a_path_or_a_bundled_name(iris_model):
+    """load_model(...).predict("iris") was an AttributeError traceback; load_arff and the CLI take names."""
+    model = toolkit.load_model(iris_model)
+    by_dataset = model.predict(toolkit.load_arff(IRIS))
+    for given in ("iris", str(IRIS), IRIS):
+        got = model.predict(given)
+        np.testing.assert_array_equal(got.y_pred, by_dataset.y_pred)
+        np.testing.assert_array_equal(got.y_true, by_dataset.y_true)
+    with pytest.raises(TypeError, match="Dataset, a path or a bundled name"):
+        model.predict(np.zeros((2, 4)))

@@ -268,8 +268,15 @@ class SavedModel:
                                  f"({len(self.meta['header']['attributes'])} attributes); {ds.name} does not fit: "
                                  f"{problem}")
 
-    def predict(self, ds: Dataset) -> Any:
-        """:class:`toolkit.api.Predictions` for ``ds`` (its class values may be missing)."""
+    def predict(self, ds: Dataset | str | os.PathLike[str]) -> Any:
+        """:class:`toolkit.api.Predictions` for ``ds`` (its class values may be missing): a dataset, or a
+        path or bundled name, read with the training header's class attribute as ``toolkit.predict`` does."""
+        if isinstance(ds, (str, os.PathLike)):
+            from toolkit.models.training import predict_file
+
+            return predict_file(self, ds)[2]
+        if not isinstance(ds, Dataset):
+            raise TypeError(f"predict takes a Dataset, a path or a bundled name, not {type(ds).__name__}")
         self.check_header(ds)
         return self.fitted.predict(ds)
 
