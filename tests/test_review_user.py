@@ -76,3 +76,10 @@ def test_a_saved_model_predicts_a_path_or_a_bundled_name(iris_model):
         np.testing.assert_array_equal(got.y_true, by_dataset.y_true)
     with pytest.raises(TypeError, match="Dataset, a path or a bundled name"):
         model.predict(np.zeros((2, 4)))
+
+
+def test_convert_says_what_it_did_on_stderr_and_keeps_stdout_for_data(tmp_path):
+    """README: messages go to stderr; convert printed its line on stdout (train and predict used stderr)."""
+    result = runner.invoke(app, ["convert", "iris", str(tmp_path / "x.csv")])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "" and "150 instances, 5 attributes" in result.stderr

@@ -167,14 +167,17 @@ def test_predict_arff_with_proba_keeps_the_scores_of_a_model_without_probabiliti
     out = tmp_path / "p.arff"
     result = runner.invoke(app, ["predict", str(model), str(WEATHER), "--proba", "-o", str(out)])
     assert result.exit_code == 0, result.output
-    back = arff.read(out, class_attribute=ds.class_attribute.name)   # the score columns come after it
+    back = arff.read(out)   # the class stays last: the prediction and the score columns come before it
     names = back.attributes.names()
     score_names = [f"score({c})" for c in ds.classes]
-    assert names[-len(score_names):] == score_names
+    assert names[-len(score_names) - 2:] == [f"predicted({ds.class_attribute.name})"] + score_names + \
+        [ds.class_attribute.name]
     columns = [back.features.names().index(n) for n in score_names]
     X = np.asarray(back.X.toarray() if back.is_sparse else back.X)
     assert np.array_equal(X[:, columns], expected.scores)
-    assert np.array_equal(back.y, expected.y_pred)
+    assert np.array_equal(X[:, back.features.names().index(f"predicted({ds.class_attribute.name})")],
+                          expected.y_pred)
+    assert np.array_equal(back.y, ds.y)   # the true labels kept
 
 
 # ------------------------------------------------------------------------------------------ LIBSVM and CSV writers

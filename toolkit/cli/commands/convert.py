@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import CLASS_OPTION_HELP, check_not_an_input, class_attribute as class_value, out
+from toolkit.cli.output import CLASS_OPTION_HELP, check_not_an_input, class_attribute as class_value, err
 
 __all__ = ["register", "convert"]
 
@@ -90,7 +90,7 @@ def convert(
         format_options += (("n_features", n_features),)
     ds = load_dataset(source, LoadOptions(class_attribute=cls, format_options=format_options))
     save_dataset(ds, target, SaveOptions(sparse=sparse))
-    out(f"{ds.n_instances} instances, {len(ds.attributes)} attributes: {source} ({fmt_in}) -> {target} ({fmt_out})")
+    err(f"{ds.n_instances} instances, {len(ds.attributes)} attributes: {source} ({fmt_in}) -> {target} ({fmt_out})")
 
 
 def register(app: typer.Typer) -> None:
