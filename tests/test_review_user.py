@@ -83,3 +83,26 @@ def test_convert_says_what_it_did_on_stderr_and_keeps_stdout_for_data(tmp_path):
     result = runner.invoke(app, ["convert", "iris", str(tmp_path / "x.csv")])
     assert result.exit_code == 0, result.output
     assert result.stdout == "" and "150 instances, 5 attributes" in result.stderr
+
+
+def test_compare_and_report_warn_of_an_unfinished_run(tmp_path):
+    """A results file of a run that stopped early was tabulated as if complete: the missing repetitions
+    looked like failures, and a dataset whose records were all cut off vanished from the table."""
+    full = tmp_path / "r.jsonl"
+    toolkit.evaluate(["iris", "vote"], ["nb-weka"], runs=3, out=full)
+    lines = full.read_text().splitlines(keepends=True)
+    assert len(lines) == 7   # the statement and 2 x 3 records
+    for args in (["compare", str(full)], ["report", str(full), "-o", str(tmp_path / "full.md")]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0 and "Warning" not in result.stderr, result.output
+    part = tmp_path / "part.jsonl"
+    part.write_text("".join(lines[:3]) + lines[3][:100])   # two records, then a line cut off
+    for args in (["compare", str(part)], ["report", str(part), "-o", str(tmp_path / "part.md")]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        warnings = [line for line in result.stderr.splitlines() if line.startswith("Warning: ")]
+        assert len(warnings) == 2, result.stderr
+        assert "last line is cut off" in warnings[0] and str(part) in warnings[0]
+        assert "4 of 6 repetitions of the experiment were not run" in warnings[1] and "--resume" in warnings[1]
+    assert toolkit.Results.from_files([part]).not_run() == (4, 6)
+    assert toolkit.Results.from_files([full]).not_run() == (0, 6)

@@ -54,8 +54,10 @@ def record_key(dataset_sha: str, pipeline: dict[str, Any], protocol: dict[str, A
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
-def read_file(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(experiment records, result records) of a results file; a torn last line (a killed run) is ignored."""
+def read_file(path: str | os.PathLike[str], torn: list[str] | None = None
+              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(experiment records, result records) of a results file; a torn last line (a killed run) is ignored,
+    and the file's name added to ``torn`` when given."""
     path = Path(path)
     if not path.exists():
         raise ResultsFileError(f"{path}: no such results file")
@@ -76,6 +78,8 @@ def read_file(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], list[
             record = json.loads(text)
         except (ValueError, RecursionError):
             if number == len(lines) and not line.endswith("\n"):
+                if torn is not None:
+                    torn.append(str(path))
                 break  # the run was killed while writing this line
             raise ResultsFileError(f"{path}:{number}: not a JSON record ('{text[:40]}...'); "
                                    f"is this a toolkit results file?") from None
@@ -361,6 +365,8 @@ class Results:
 
     records: list[dict[str, Any]] = field(default_factory=list)
     experiment: dict[str, Any] | None = None
+    #: files whose last line was cut off (a run killed while writing it)
+    torn: list[str] = field(default_factory=list)
 
     @classmethod
     def from_files(cls, paths: Iterable[str | os.PathLike[str]]) -> Results:
@@ -369,8 +375,9 @@ class Results:
         records: list[dict[str, Any]] = []
         merged: dict[str, Any] | None = None
         first = None
+        torn: list[str] = []
         for p in paths:
-            experiments, recs = read_file(p)
+            experiments, recs = read_file(p, torn)
             this = file_experiment(p, experiments, recs)
             if this is not None:
                 if merged is None:
@@ -382,7 +389,33 @@ class Results:
                                                f"records cannot be pooled: compare them separately")
                     merged = exp.merge([merged, {**this, "kind": "extension"}])
             records.extend(recs)
-        return cls(latest_records(records), merged)
+        return cls(latest_records(records), merged, torn)
+
+    def not_run(self) -> tuple[int, int]:
+        """(repetitions the experiment statement asks for that have no record, finished or failed; all it
+        asks for): a run stopped early (killed, Ctrl-C) leaves the first above 0. (0, 0) without a statement."""
+        exp_ = self.experiment or {}
+        protocol = exp_.get("protocol") or {}
+        per_cell = int(protocol.get("repetitions") or 1) if protocol.get("name") == "random" else 1
+        datasets = [d.get("name") for d in exp_.get("datasets", ())]
+        pipelines = list(exp_.get("pipelines", ()))
+        counts: dict[tuple[Any, Any], int] = {}
+        for r in self.records:
+            cell = (r.get("dataset", {}).get("name"), r.get("pipeline", {}).get("name"))
+            counts[cell] = counts.get(cell, 0) + 1
+        expected = per_cell * len(datasets) * len(pipelines)
+        missing = sum(max(0, per_cell - counts.get((d, p), 0)) for d in datasets for p in pipelines)
+        return missing, expected
+
+    def incomplete_notes(self) -> list[str]:
+        """What a report of these results should say first when the run that wrote them did not finish."""
+        notes = [f"{path}: its last line is cut off (a run killed while writing it); that repetition is not "
+                 f"counted" for path in self.torn]
+        missing, expected = self.not_run()
+        if missing:
+            notes.append(f"{missing} of {expected} repetitions of the experiment were not run (an interrupted "
+                         f"run?): the tables count the others only; run the same command with --resume to finish")
+        return notes
 
     def ok(self) -> list[dict[str, Any]]:
         return [r for r in self.records if r.get("status") == "ok"]

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import check_alpha, out
+from toolkit.cli.output import check_alpha, err, out
 from toolkit.cli.commands.evaluate import CLASS_HELP
 
 __all__ = ["register"]
@@ -77,6 +77,8 @@ def compare_command(
         from toolkit.evaluation.results import Results
 
         results = Results.from_files(items)
+        for note in results.incomplete_notes():
+            err(note, prefix="Warning: ", color="yellow")
         if not results.ok():
             raise ResultsFileError(f"{', '.join(items)}: no finished repetition; nothing to compare")
         held = results.metrics()

@@ -45,7 +45,12 @@ def report_command(
         if not path.endswith(".jsonl"):
             raise ParameterError(f"{path}: toolkit report reads results files (.jsonl) written by evaluate or "
                                  f"compare --out")
-    written = write_report(results, out, metrics=metric or None, main=report_metric, baseline=baseline, alpha=alpha,
+    from toolkit.evaluation.results import Results
+
+    loaded = Results.from_files(results)
+    for note in loaded.incomplete_notes():
+        err(note, prefix="Warning: ", color="yellow")
+    written = write_report(loaded, out, metrics=metric or None, main=report_metric, baseline=baseline, alpha=alpha,
                            test=significance, rope=rope)
     for path in written:
         err(f"written: {path}")
