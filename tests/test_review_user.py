@@ -106,3 +106,20 @@ def test_compare_and_report_warn_of_an_unfinished_run(tmp_path):
         assert "4 of 6 repetitions of the experiment were not run" in warnings[1] and "--resume" in warnings[1]
     assert toolkit.Results.from_files([part]).not_run() == (4, 6)
     assert toolkit.Results.from_files([full]).not_run() == (0, 6)
+
+
+def test_interval_lcl_shows_the_bound_on_the_worse_side_of_the_metric(tmp_path):
+    """--interval lcl showed 'iris 2.22 (≥ -4.27)' for error: a lower bound of a metric where lower is
+    better (and below 0). The one-sided limit on the worse side is the upper one there."""
+    from scipy import stats as st
+
+    out = tmp_path / "r.jsonl"
+    results = toolkit.evaluate(["iris"], ["nb-weka"], runs=4, out=out, metrics=["error", "accuracy"])
+    errors = np.array([r["metrics"]["error"] for r in results.ok()])
+    half = st.t.ppf(0.95, len(errors) - 1) * errors.std(ddof=1) / np.sqrt(len(errors))
+    assert half > 0
+    shown = runner.invoke(app, ["compare", str(out), "--interval", "lcl"]).stdout
+    assert f"{100 * errors.mean():.2f} (≤ {100 * (errors.mean() + half):.2f})" in shown
+    assert "upper 95% confidence limit" in shown
+    shown = runner.invoke(app, ["compare", str(out), "--interval", "lcl", "-m", "accuracy"]).stdout
+    assert f"{100 * (1 - errors.mean()):.2f} (≥ {100 * (1 - errors.mean() - half):.2f})" in shown

@@ -288,7 +288,14 @@ def _paired_test(results: Results, dataset: str, base: str, other: str, metric: 
     return _Paired(result.p_value, int(np.sign(diff)) if diff == diff else 0, n)
 
 
-def _fmt_cell(c: Cell | None, metric: str, interval: str = "ci", failed: int = 0) -> str:
+def _worse_side_limit(c: Cell, greater_is_better: bool) -> float:
+    """The one-sided 95 % confidence limit on the worse side of the mean: the lower limit of a metric where
+    higher is better (the OTS paper's AP), the upper one of error, log-loss and the like (mean + t s/sqrt(R))."""
+    return c.lcl if greater_is_better else 2.0 * c.mean - c.lcl
+
+
+def _fmt_cell(c: Cell | None, metric: str, interval: str = "ci", failed: int = 0,
+              greater_is_better: bool = True) -> str:
     if c is None:
         return "failed" if failed else "-"
     scale = 100.0 if metric in _PERCENT_METRICS else 1.0
@@ -297,7 +304,7 @@ def _fmt_cell(c: Cell | None, metric: str, interval: str = "ci", failed: int = 0
     text = f"{scale * c.mean:.2f}"
     if interval == "lcl":
         if c.lcl == c.lcl:
-            text += f" (≥ {scale * c.lcl:.2f})"
+            text += f" ({'≥' if greater_is_better else '≤'} {scale * _worse_side_limit(c, greater_is_better):.2f})"
     elif c.ci == c.ci:
         text += f" ± {scale * c.ci:.2f}"
     if c.thesis and c.errors is not None:
@@ -377,7 +384,8 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
     if fmt == "csv-long":
         return _long_csv(comp)
     header = ["dataset"] + comp.pipelines
-    rows = [[d] + [_fmt_cell(comp.cells.get((d, p)), comp.metric, interval, comp.failed.get((d, p), 0))
+    rows = [[d] + [_fmt_cell(comp.cells.get((d, p)), comp.metric, interval, comp.failed.get((d, p), 0),
+                             comp.greater_is_better)
                    for p in comp.pipelines] for d in comp.datasets]
     footer = ["(v/ /*)"] + [("baseline" if p == comp.baseline else "({}/{}/{})".format(*comp.wins.get(p, (0, 0, 0))))
                             for p in comp.pipelines]
@@ -386,7 +394,9 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
     ci_note = (("one test fold's error ± thesis CI 2.228*sqrt(e(1-e)/N), N the whole dataset's instances (not the "
                 "test fold's), error count in ()" if comp.metric == "error" else "one test fold's value")
                if thesis else
-               "mean (≥ one-sided lower 95% confidence limit, Student's t) over repetitions" if interval == "lcl" else
+               ("mean (≥ one-sided lower 95% confidence limit, Student's t) over repetitions" if comp.greater_is_better
+                else "mean (≤ one-sided upper 95% confidence limit, Student's t; lower is better) over repetitions")
+               if interval == "lcl" else
                "mean ± 95% CI over repetitions")
     protocol = _protocol_note(comp)
     test_name = TEST_NAMES.get(comp.test, comp.test)
@@ -680,9 +690,10 @@ def latex_table_parts(comp: Comparison, interval: str = "ci") -> tuple[str, str,
                 continue
             mean = f"{scale * c.mean:.2f}"
             cells.append(f"\\textbf{{{mean}}}" if p in best else mean)
-            spread = c.lcl if interval == "lcl" else c.ci
+            spread = _worse_side_limit(c, comp.greater_is_better) if interval == "lcl" else c.ci
             if spread == spread:
-                cells.append(f"$(\\geq {scale * spread:.2f})$" if interval == "lcl" else f"$\\pm {scale * spread:.2f}$")
+                side = "\\geq" if comp.greater_is_better else "\\leq"
+                cells.append(f"$({side} {scale * spread:.2f})$" if interval == "lcl" else f"$\\pm {scale * spread:.2f}$")
             else:
                 cells.append("")
             mark = {"v": "$\\circ$", "*": "$\\bullet$"}.get(c.mark, "")
