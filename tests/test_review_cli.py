@@ -182,7 +182,7 @@ def test_compare_running_datasets_shows_the_interval_asked_for():
     ran = runner.invoke(app, ["compare", str(TINY), "-c", "nb-weka", "-c", "nb-gaussian", "-r", "2", "-q",
                               "--interval", "lcl"])
     assert ran.exit_code == 0, ran.output
-    assert "(≥ " in ran.stdout and " ± " not in ran.stdout.splitlines()[2]
+    assert "(≤ " in ran.stdout and " ± " not in ran.stdout.splitlines()[2]   # error: the upper limit
 
 
 def test_convert_refuses_two_types_for_one_column(tmp_path):

@@ -123,3 +123,23 @@ def test_interval_lcl_shows_the_bound_on_the_worse_side_of_the_metric(tmp_path):
     assert "upper 95% confidence limit" in shown
     shown = runner.invoke(app, ["compare", str(out), "--interval", "lcl", "-m", "accuracy"]).stdout
     assert f"{100 * (1 - errors.mean()):.2f} (≥ {100 * (1 - errors.mean() - half):.2f})" in shown
+
+
+def test_explain_orders_bma_features_by_their_log_odds_when_the_weights_saturate():
+    """On text most bma-nb weights are exactly 1.0 and explain listed those in column order; the rows now
+    follow SC - (N+1) log H - SAC (the note says so), computed here from the row's own columns."""
+    rng = np.random.default_rng(0)
+    n, F = 200, 12
+    y = np.arange(n) % 2
+    strength = np.linspace(0.5, 3.0, F)                     # later columns separate the classes better
+    X = rng.poisson(np.where(y[:, None] == 1, 1.0 + strength, 1.0)).astype(float)
+    from toolkit.api import Schema
+    from toolkit.data.dataset import Attribute
+
+    schema = Schema([Attribute(f"w{j}", "numeric") for j in range(F)], ("a", "b"))
+    clf = toolkit.get_classifier("bma-nb").fit(X, y, schema=schema)
+    report = clf.explain()
+    rows = report["rows"]
+    assert sum(r[1] == 1.0 for r in rows) >= 3                 # saturated weights: the case at hand
+    logit = [r[2] - (r[4] + 1) * np.log(clf.H) - r[3] for r in rows]
+    assert logit == sorted(logit, reverse=True)

@@ -399,12 +399,16 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
     def explain(self) -> dict[str, Any]:
         """Per-feature weights of the fitted model, for ``toolkit explain``."""
         weights = self.model_feature_weights()
+        # ordered by the log-odds of "used", not by the weight: on text most weights round to exactly 1.0,
+        # and among them the order was the columns'
+        logit = self.sc_ - self._log_penalty() - self.sac_
         names = self.schema_.features.names()
         return {
             "model": "bma-nb",
             "H": self.H,
             "columns": ["feature", "weight_used", "SC", "SAC", "N"],
             "rows": [[names[j], float(weights[j]), float(self.sc_[j]), float(self.sac_[j]), float(self.n_observed_[j])]
-                     for j in np.argsort(-weights, kind="stable")],
-            "note": "weight_used = P(feature used | training data) = sigmoid(SC - (N+1) log H - SAC)",
+                     for j in np.argsort(-logit, kind="stable")],
+            "note": "weight_used = P(feature used | training data) = sigmoid(SC - (N+1) log H - SAC); rows by "
+                    "SC - (N+1) log H - SAC, highest first",
         }
