@@ -143,3 +143,14 @@ def test_explain_orders_bma_features_by_their_log_odds_when_the_weights_saturate
     assert sum(r[1] == 1.0 for r in rows) >= 3                 # saturated weights: the case at hand
     logit = [r[2] - (r[4] + 1) * np.log(clf.H) - r[3] for r in rows]
     assert logit == sorted(logit, reverse=True)
+
+
+def test_csv_tables_have_a_metric_column_whatever_the_number_of_metrics(tmp_path):
+    """With one metric the CSV had no metric column (and named the metric nowhere); with two it had one, so
+    a script written for one run broke on the next."""
+    out = tmp_path / "r.jsonl"
+    toolkit.evaluate(["iris"], ["nb-weka"], runs=2, out=out, metrics=["error", "accuracy"])
+    one = runner.invoke(app, ["compare", str(out), "--format", "csv", "-m", "accuracy"]).stdout.splitlines()
+    two = runner.invoke(app, ["compare", str(out), "--format", "csv", "-m", "error", "-m", "accuracy"]).stdout.splitlines()
+    assert one[0] == two[0] and one[0].startswith("metric,dataset,")
+    assert one[1:] == [line for line in two[1:] if line.startswith("accuracy,")]

@@ -431,7 +431,7 @@ def format_tables(results: Results, metrics: list[str], fmt: str = "table", *, b
                   alpha: float = 0.05, test: str = "corrected-t", interval: str = "ci") -> str:
     """Every metric of ``metrics`` shown: a significance table per scalar metric, summed confusion matrices
     and mean per-class tables for the dict-valued ones (never a table of ``n/a``). With one scalar metric
-    the output is exactly :func:`format_comparison`'s."""
+    the output is exactly :func:`format_comparison`'s, but for CSV, which always has a first column ``metric``."""
     from toolkit.evaluation import detail
 
     scalar = [m for m in metrics if not detail.is_dict_metric(results, m)]
@@ -447,8 +447,7 @@ def format_tables(results: Results, metrics: list[str], fmt: str = "table", *, b
         parts = [format_comparison(c, fmt).splitlines() for c in comps]
         return "\n".join(parts[0] + [line for p in parts[1:] for line in p[1:]]) if parts else ""
     if fmt == "csv":
-        if len(comps) == 1:
-            return format_comparison(comps[0], fmt)
+        # a metric column whatever the number of metrics: a script reading one run's CSV reads the next
         lines: list[str] = []
         for i, c in enumerate(comps):
             rows = format_comparison(c, fmt).splitlines()
