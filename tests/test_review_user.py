@@ -154,3 +154,23 @@ def test_csv_tables_have_a_metric_column_whatever_the_number_of_metrics(tmp_path
     two = runner.invoke(app, ["compare", str(out), "--format", "csv", "-m", "error", "-m", "accuracy"]).stdout.splitlines()
     assert one[0] == two[0] and one[0].startswith("metric,dataset,")
     assert one[1:] == [line for line in two[1:] if line.startswith("accuracy,")]
+
+
+def test_save_proba_keeps_the_scores_of_a_model_without_probabilities(tmp_path):
+    """--save-proba stored nothing for liblinear-svm or cmls: the records held labels only, so average
+    precision and break-even could not be recomputed from the results file. Now their scores are stored,
+    and recomputing AP from them gives the record's own value."""
+    from toolkit.api import Predictions
+
+    results = toolkit.evaluate(["iris"], ["liblinear-svm"], runs=2, out=tmp_path / "r.jsonl", store_proba=True,
+                               metrics=["average-precision"])
+    classes = tuple(toolkit.load_arff(IRIS).classes)
+    ap = toolkit.get_evaluator("average-precision")
+    for record in results.ok():
+        stored = record["predictions"]
+        assert "proba" not in stored and len(stored["scores"]) == len(stored["y_true"])
+        scores = np.array(stored["scores"], dtype=float)
+        p = Predictions(y_true=np.array(stored["y_true"]), y_pred=np.array(stored["y_pred"]), proba=None,
+                        scores=scores, classes=classes)
+        assert ap(p) == record["metrics"]["average-precision"]
+        np.testing.assert_array_equal(np.argmax(scores, axis=1), stored["y_pred"])

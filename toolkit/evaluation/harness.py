@@ -301,6 +301,11 @@ def _evaluate_task(ds: Dataset, pipeline: Pipeline, split: Split, evaluators: Se
                                    "y_pred": pred.y_pred.tolist()}
     if store_proba and pred.proba is not None:
         predictions["proba"] = pred.proba.tolist()  # full precision: summaries and ROC ties need it
+    elif store_proba and pred.scores is not None:
+        # a model without probabilities (liblinear-svm, cmls): its decision scores, from which rankings (AP,
+        # break-even) can be recomputed; a class the model never saw scores -inf, stored as null (JSON has no inf)
+        scores = np.asarray(pred.scores, dtype=np.float64)
+        predictions["scores"] = np.where(np.isfinite(scores), scores, None).tolist()
     if pred.weights is not None and np.any(np.asarray(pred.weights) != 1):  # instance weights, when not all 1
         predictions["weights"] = np.asarray(pred.weights, dtype=np.float64).tolist()
     extra = {}
