@@ -174,3 +174,16 @@ def test_save_proba_keeps_the_scores_of_a_model_without_probabilities(tmp_path):
                         scores=scores, classes=classes)
         assert ap(p) == record["metrics"]["average-precision"]
         np.testing.assert_array_equal(np.argmax(scores, axis=1), stored["y_pred"])
+
+
+def test_pr_plot_names_the_class_it_draws(tmp_path):
+    """On a multi-class result pr-plot drew the first class's curves; neither title nor legend said which."""
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "r.jsonl"
+    toolkit.evaluate(["iris"], ["nb-weka"], runs=1, out=out, metrics=["pr-curve"])
+    for args, shown in (([], "Iris-setosa"), (["-l", "Iris-virginica"], "Iris-virginica")):
+        figure = tmp_path / f"pr-{shown}.svg"
+        result = runner.invoke(app, ["pr-plot", str(out), "-o", str(figure), *args])
+        assert result.exit_code == 0, result.output
+        assert f"class '{shown}' of 3" in result.stderr
+        assert f"class '{shown}', repetition 0" in figure.read_text()

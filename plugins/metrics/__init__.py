@@ -87,5 +87,13 @@ def register_commands(app):  # type: ignore[no-untyped-def]
         check_figure_path(out)
         records = Results.from_files(results).records
         curves = pr_curves_from_records(records, dataset, repetition, label)
-        name = dataset or next(r["dataset"]["name"] for r in records if r.get("status") == "ok")
-        err(f"figure written to {plot_pr_curves(curves, out, f'{name}, repetition {repetition}')}")
+        drawn = [r for r in records if r.get("status") == "ok" and isinstance(r["metrics"].get("pr-curve"), dict)]
+        name = dataset or drawn[0]["dataset"]["name"]
+        # the class drawn, named in the title: with more than two classes the first with a curve was drawn
+        # and neither title nor legend said which
+        classes = next(list(r["metrics"]["pr-curve"]) for r in drawn
+                       if r["dataset"]["name"] == name and r["repetition"] == repetition)
+        shown = label if label is not None else classes[0]
+        title = f"{name}, class '{shown}', repetition {repetition}"
+        err(f"figure written to {plot_pr_curves(curves, out, title)}"
+            + (f" (class '{shown}' of {len(classes)} with curves; --label picks another)" if len(classes) > 1 else ""))
