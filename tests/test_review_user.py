@@ -187,3 +187,17 @@ def test_pr_plot_names_the_class_it_draws(tmp_path):
         assert result.exit_code == 0, result.output
         assert f"class '{shown}' of 3" in result.stderr
         assert f"class '{shown}', repetition 0" in figure.read_text()
+
+
+def test_list_shows_the_text_step_and_its_parameters():
+    """--text word-counts:k=v takes parameters that toolkit list did not show ('toolkit list text' was an error)."""
+    from toolkit.models.text_step import WordCounts
+    import inspect
+
+    for kind in ([], ["text-steps"], ["text"]):
+        result = runner.invoke(app, ["list", *kind])
+        assert result.exit_code == 0, result.output
+        assert "text-steps (1)" in result.stdout and "word-counts" in result.stdout
+    shown = runner.invoke(app, ["list", "text-steps"]).stdout
+    for name in inspect.signature(WordCounts).parameters:
+        assert f"{name}:" in shown, name
