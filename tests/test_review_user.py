@@ -201,3 +201,30 @@ def test_list_shows_the_text_step_and_its_parameters():
     shown = runner.invoke(app, ["list", "text-steps"]).stdout
     for name in inspect.signature(WordCounts).parameters:
         assert f"{name}:" in shown, name
+
+
+def test_compare_runs_with_the_options_of_evaluate(tmp_path):
+    """compare (the README's main command) lacked --no-tune, --validation-fraction, --positive,
+    --positive-below, --text, --dense and --save-proba; each now reaches the run as with evaluate."""
+    cases = {"untuned": ["--no-tune", "--positive", "Iris-setosa", "--save-proba"],
+             "tuned": ["--validation-fraction", "0.3", "--positive-below", "0.4"]}
+    for case, extra in cases.items():
+        for command in ("compare", "evaluate"):
+            result = runner.invoke(app, [command, "iris", "-c", "nb-gaussian", "--runs", "2", "-q", *extra,
+                                         "--out", str(tmp_path / f"{case}-{command}.jsonl")])
+            assert result.exit_code == 0, result.output
+        a = toolkit.Results.from_files([tmp_path / f"{case}-compare.jsonl"]).ok()
+        b = toolkit.Results.from_files([tmp_path / f"{case}-evaluate.jsonl"]).ok()
+        key = lambda r: (r["dataset"]["name"], r["repetition"])   # noqa: E731
+        a, b = sorted(a, key=key), sorted(b, key=key)
+        assert len(a) == len(b) == (2 if case == "untuned" else 6)
+        for x, y in zip(a, b):
+            assert (x["pipeline"], x["dataset"]["name"], x["n_validation"], x["metrics"]["error"]) == \
+                (y["pipeline"], y["dataset"]["name"], y["n_validation"], y["metrics"]["error"])
+            assert ":" in x["dataset"]["name"]   # a one-vs-rest task
+            if case == "untuned":
+                assert x["pipeline"]["tune"] is False and x["predictions"]["proba"] == y["predictions"]["proba"]
+            else:
+                assert x["pipeline"]["tune"] is True and x["n_validation"] > 0.25 * x["n_train"]
+    rejected = runner.invoke(app, ["compare", str(tmp_path / "tuned-compare.jsonl"), "--no-tune"])
+    assert rejected.exit_code == 2 and "--no-tune" in rejected.stderr

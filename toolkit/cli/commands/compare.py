@@ -17,7 +17,9 @@ _RUN_ONLY = {"classifier": "-c", "fs": "--fs", "es": "--es", "protocol": "--prot
              "test_fraction": "--test-fraction", "seed": "--seed", "stratified": "--stratified",
              "class_attribute": "--class", "inner_folds": "--inner-folds", "test": "--test",
              "keep_going": "--keep-going", "scheduler": "--scheduler", "cluster": "--cluster", "jobs": "--jobs",
-             "out_file": "--out", "resume": "--resume"}
+             "out_file": "--out", "resume": "--resume", "text": "--text", "validation_fraction": "--validation-fraction",
+             "positive": "--positive", "positive_below": "--positive-below", "dense": "--dense",
+             "no_tune": "--no-tune", "save_proba": "--save-proba"}
 
 
 def compare_command(
@@ -26,13 +28,24 @@ def compare_command(
     classifier: list[str] = typer.Option([], "--classifier", "-c", help="Classifiers to run on datasets."),
     fs: Optional[str] = typer.Option(None, "--fs", help="Feature selector NAME[:k=v,...]."),
     es: Optional[str] = typer.Option(None, "--es", help="Example selector NAME[:k=v,...]."),
+    text: Optional[str] = typer.Option(None, "--text",
+                                       help="Text step for string attributes, e.g. word-counts:remove_top=500."),
     protocol: str = typer.Option("random", "--protocol", help="random (default), thesis, or fixed (with --test)."),
     runs: int = typer.Option(10, "--runs", "-r", help="Repetitions of the random protocol."),
     test_fraction: float = typer.Option(0.1, "--test-fraction", help="Share held out for testing."),
+    validation_fraction: float = typer.Option(0.1, "--validation-fraction",
+                                              help="Share of the training part that validates the grid."),
     seed: int = typer.Option(1, "--seed", help="Repetition r uses numpy default_rng(seed + r)."),
     stratified: bool = typer.Option(False, "--stratified", help="Keep class shares in every split."),
     class_attribute: list[str] = typer.Option([], "--class", "-C", help=CLASS_HELP),
     inner_folds: Optional[int] = typer.Option(None, "--inner-folds", help="Tune by k-fold CV inside training."),
+    positive: list[str] = typer.Option([], "--positive", "-p",
+                                       help="Binary task: CLASS (code 1) against the rest; repeatable."),
+    positive_below: Optional[float] = typer.Option(None, "--positive-below",
+                                                   help="One CLASS-vs-rest task per class with a share below this."),
+    dense: bool = typer.Option(False, "--dense", help="Load sparse files as dense arrays."),
+    no_tune: bool = typer.Option(False, "--no-tune", help="Use default parameters, skip tuning."),
+    save_proba: bool = typer.Option(False, "--save-proba", help="Store test probabilities (or scores) in --out."),
     metric: list[str] = typer.Option([], "--metric", "-m",
                                      help="Metric to tabulate; repeatable, a table each (default: error)."),
     report_metric: Optional[str] = typer.Option(None, "--report", help="Show only this metric's table."),
@@ -49,7 +62,8 @@ def compare_command(
     fmt: str = typer.Option("table", "--format",
                             help="table, markdown, csv (numbers per pipeline), csv-long (one row per repetition), "
                                  "latex or json."),
-    interval: str = typer.Option("ci", "--interval", help="ci (mean ± 95% CI) or lcl (one-sided 95% lower limit)."),
+    interval: str = typer.Option("ci", "--interval", help="ci (mean ± 95% CI) or lcl (the one-sided 95% limit on "
+                                                         "the worse side: lower, or upper for error and the like)."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -98,11 +112,11 @@ def compare_command(
         raise ParameterError("give classifiers with -c NAME to evaluate datasets, or pass .jsonl result files")
     from toolkit.cli.commands.evaluate import run_and_report
 
-    run_and_report(items, classifier, fs, es, protocol, runs, test_fraction, 0.1, seed, stratified, inner_folds,
-                   test, list(dict.fromkeys([*metrics, "error"])), jobs, out_file, resume, False,
-                   "json" if as_json else fmt, baseline, class_attribute, False, False, False, quiet, report_metric,
-                   alpha, significance, keep_going=keep_going, scheduler=scheduler, cluster=cluster, shown=shown,
-                   interval=interval)
+    run_and_report(items, classifier, fs, es, protocol, runs, test_fraction, validation_fraction, seed, stratified,
+                   inner_folds, test, list(dict.fromkeys([*metrics, "error"])), jobs, out_file, resume, False,
+                   "json" if as_json else fmt, baseline, class_attribute, dense, no_tune, save_proba, quiet,
+                   report_metric, alpha, significance, text, positive, positive_below, keep_going=keep_going,
+                   scheduler=scheduler, cluster=cluster, shown=shown, interval=interval)
 
 
 def _given(ctx: typer.Context, name: str) -> bool:
