@@ -195,6 +195,8 @@ class MultinomialNB(ProbabilisticClassifier):
     """
 
     checks_infinite_values = True   # as_counts refuses them in its one pass over the values
+    #: model files written before the rename to algorithms.md 2.4's name
+    renamed_parameters = {"weight_test": "transform_test"}
 
     _state_schema = {**CLASSIFIER_STATE, "transform_": "str", "complement_": "bool", "weight_normalize_": "bool",
                      "idf_": "array:f1|none", "class_count_": "array:f1", "feature_count_": "array:f2",

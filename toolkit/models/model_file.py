@@ -268,13 +268,21 @@ class SavedModel:
                                  f"({len(self.meta['header']['attributes'])} attributes); {ds.name} does not fit: "
                                  f"{problem}")
 
+    def read(self, dataset: str | os.PathLike[str]) -> Dataset:
+        """A dataset file or bundled name, read with the training header: checked against it whatever its
+        class attribute (the first differing attribute is named), then with the training class."""
+        from toolkit.config import LoadOptions
+        from toolkit.loading import load_dataset
+
+        ds = load_dataset(dataset, LoadOptions(class_attribute=None))
+        self.check_header(ds.with_class(None))
+        return ds.with_class(self.meta["header"]["class_index"])
+
     def predict(self, ds: Dataset | str | os.PathLike[str]) -> Any:
         """:class:`toolkit.api.Predictions` for ``ds`` (its class values may be missing): a dataset, or a
         path or bundled name, read with the training header's class attribute as ``toolkit.predict`` does."""
         if isinstance(ds, (str, os.PathLike)):
-            from toolkit.models.training import predict_file
-
-            return predict_file(self, ds)[2]
+            ds = self.read(ds)
         if not isinstance(ds, Dataset):
             raise TypeError(f"predict takes a Dataset, a path or a bundled name, not {type(ds).__name__}")
         self.check_header(ds)
@@ -531,6 +539,9 @@ def load_model(path: str | os.PathLike[str], *, allow_format_1: bool = False) ->
             params = comp["params"]
             if not isinstance(params, dict):
                 raise _fail(path, f"the {role.replace('_', ' ')}'s parameters are malformed")
+            # a parameter renamed since the file was written (a component's renamed_parameters: old -> new)
+            renamed = getattr(spec.factory, "renamed_parameters", None) or {}
+            params = {renamed.get(k, k): v for k, v in params.items()}
             obj = spec.create(**params)
             from toolkit.api import validate_component
 

@@ -59,12 +59,11 @@ def predict_file(model: str | os.PathLike[str] | SavedModel, dataset: Dataset | 
     """Load a model file (unless given) and a dataset with its training header; return predictions.
     ``allow_format_1`` reads a file of model format 1 (toolkit 0.1), whose metadata no checksum covers."""
     saved = model if isinstance(model, SavedModel) else load_model(model, allow_format_1=allow_format_1)
-    class_index = saved.meta["header"]["class_index"]
-    from toolkit.loading import load_dataset
-
-    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, LoadOptions(class_attribute=None))
-    saved.check_header(ds.with_class(None))  # names the first differing attribute, whatever the class
-    ds = ds.with_class(class_index)
+    if isinstance(dataset, Dataset):
+        saved.check_header(dataset.with_class(None))  # names the first differing attribute, whatever the class
+        ds = dataset.with_class(saved.meta["header"]["class_index"])
+    else:
+        ds = saved.read(dataset)
     return saved, ds, saved.predict(ds)
 
 
