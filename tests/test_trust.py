@@ -392,9 +392,10 @@ def test_csv_is_numeric_and_long_format_has_one_row_per_repetition(tmp_path):
     out = tmp_path / "r.jsonl"
     toolkit.evaluate(TINY, ["nb-weka", "nb-gaussian"], runs=3, out=out)
     wide = runner.invoke(app, ["compare", str(out), "--format", "csv"]).stdout.splitlines()
-    assert wide[0].split(",")[:7] == ["dataset", "nb-weka mean", "nb-weka ci", "nb-weka sd", "nb-weka n",
+    assert wide[0].split(",")[:8] == ["metric", "dataset", "nb-weka mean", "nb-weka ci", "nb-weka sd", "nb-weka n",
                                       "nb-weka p_value", "nb-weka mark"]
-    cells = wide[1].split(",")
+    cells = wide[1].split(",")[1:]
+    assert wide[1].startswith("error,")
     float(cells[1]), float(cells[2]), float(cells[3])  # numbers, not "4.37 ± 6.22"
     assert cells[4] == "3"
     long = runner.invoke(app, ["compare", str(out), "--format", "csv-long"]).stdout.splitlines()
