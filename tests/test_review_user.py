@@ -228,3 +228,21 @@ def test_compare_runs_with_the_options_of_evaluate(tmp_path):
                 assert x["pipeline"]["tune"] is True and x["n_validation"] > 0.25 * x["n_train"]
     rejected = runner.invoke(app, ["compare", str(tmp_path / "tuned-compare.jsonl"), "--no-tune"])
     assert rejected.exit_code == 2 and "--no-tune" in rejected.stderr
+
+
+def test_train_does_not_write_a_model_that_would_not_load(tmp_path, monkeypatch):
+    """A plugin whose _state_schema leaves out part of its state: train wrote the file ("model written") and
+    predict then refused it, blaming the file. The model is now read back before it replaces anything."""
+    from toolkit.plugins.naive_bayes.classifiers import NaiveBayes
+
+    schema = dict(NaiveBayes._state_schema)
+    del schema["mean_"]
+    monkeypatch.setattr(NaiveBayes, "_state_schema", schema)
+    target = tmp_path / "m.tkm"
+    target.write_bytes(b"an older model, kept")
+    result = runner.invoke(app, ["train", str(IRIS), "-c", "nb-weka", "-o", str(target)])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "not written" in lines[0] and "'nb-weka'" in lines[0] and "Traceback" not in lines[0]
+    assert target.read_bytes() == b"an older model, kept"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.tkm"]

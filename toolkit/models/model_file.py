@@ -223,6 +223,15 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str], training:
             if not unbounded:
                 break
             stored |= unbounded
+        # read back before it replaces anything: a component whose saved state does not restore it (a plugin's
+        # incomplete _state_schema, a predict that fails) made a file that train wrote and predict refused
+        try:
+            load_model(tmp)
+        except ModelFileError as exc:
+            why = str(exc).split(": ", 1)[-1]
+            owners = sorted({f"'{c['name']}' of plugin {c.get('plugin')}" for c in components.values()})
+            raise ModelFileError(f"{path}: not written: the model saved would not load back ({why}); the "
+                                 f"state of {', '.join(owners)} does not restore it (a plugin bug)") from None
 
 
 def _checksum(members: dict[str, bytes]) -> str:
