@@ -10,12 +10,14 @@ import tomllib
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import toolkit
 from typer.testing import CliRunner
 
 from toolkit import Capabilities, hookimpl
+from toolkit.api import ClassifierBase
 from toolkit.errors import ParameterError, PluginError, PluginLoadError, ToolkitWarning, UnknownComponentError
 from toolkit.plugin_host.manager import BUILTIN_PLUGINS, get_plugin_manager, reset_default_manager
 from toolkit.plugin_host.registry import Registry, parse_component
@@ -436,3 +438,84 @@ def test_plugins_listing_does_not_say_none_installed_above_failed_ones(tmp_path)
     lines = run.stdout.splitlines()
     assert lines[0] == "no third-party plugin loaded (1 failed, below) (--all shows the built-ins)"
     assert lines[1].startswith("FAILED ") and "boom at import" in lines[1]
+
+
+# ----------------------------------------------------------------------------- a plugin author's review (2026-12-07)
+
+class _NotAClassifier:
+    """A selector-like object registered as a classifier: it has fit but no predict."""
+
+    def fit(self, X, y):
+        return self
+
+
+class _ScoresOnly(ClassifierBase):
+    """A classifier with decision scores and no predict_proba of its own."""
+
+    def fit(self, X, y, sample_weight=None, schema=None):
+        X, y, _ = self._validate_fit(X, y, sample_weight, schema)
+        K = len(self.classes_)
+        self.centroids_ = np.vstack([X[y == k].mean(axis=0) if np.any(y == k) else np.zeros(X.shape[1])
+                                     for k in range(K)])
+        return self
+
+    def decision_function(self, X):
+        X = self._validate_predict(X)
+        return -((X[:, None, :] - self.centroids_[None]) ** 2).sum(axis=2)
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+
+def test_a_factory_of_the_wrong_kind_is_refused_at_registration():
+    """It was listed, passed the checks before a run, then failed at the first repetition with an
+    AttributeError (and train wrote its model)."""
+    _refused(_manager_with(_Plugin("not-a-classifier", _NotAClassifier)), "has no predict method")
+
+
+def test_a_classifier_without_predict_proba_is_registered_without_probabilities():
+    """Registered without probabilities=False (the docs' example leaves capabilities out), it failed every
+    repetition with 'gives no probabilities', even with -m error."""
+    import toolkit
+
+    manager = _manager_with(_Plugin("scores-only", _ScoresOnly))
+    spec = manager.registry.get("classifier", "scores-only")
+    assert spec.capabilities.probabilities is False
+    assert manager.registry.get("classifier", "nb-weka").capabilities.probabilities is True
+    reset_default_manager(manager)
+    try:
+        res = toolkit.evaluate("iris", ["scores-only"], runs=2, metrics=["error"])
+        assert len(res.ok()) == 2 and all(r["metrics"]["error"] < 0.2 for r in res.ok())
+    finally:
+        reset_default_manager(None)
+
+
+class _Evaluators:
+    def __init__(self, **kw):
+        self.kw = kw
+
+    @hookimpl
+    def register_evaluators(self, register):
+        register("my-metric", lambda p: 0.0, description="x", **self.kw)
+
+
+def test_an_evaluator_must_say_which_way_is_better():
+    """greater_is_better defaulted to True: an error-like metric had its v / * marks turned round."""
+    with pytest.warns(ToolkitWarning, match="greater_is_better=True or False"):
+        registry = _manager_with(_Evaluators(needs_proba=False)).registry
+    assert "my-metric" not in registry.names("evaluator")
+    assert "my-metric" in _manager_with(_Evaluators(greater_is_better=False)).registry.names("evaluator")
+    assert "my-metric" in _manager_with(_Evaluators(scalar=False)).registry.names("evaluator")
+
+
+class _Twice:
+    @hookimpl
+    def register_classifiers(self, register):
+        from toolkit.plugins.naive_bayes.classifiers import WekaNaiveBayes
+
+        register("own-nb", WekaNaiveBayes, description="x")
+        register("own-nb", WekaNaiveBayes, description="x")
+
+
+def test_one_plugin_registering_a_name_twice_is_told_so():
+    _refused(_manager_with(_Twice()), "plugin 'p0' .*registers classifier 'own-nb' twice")

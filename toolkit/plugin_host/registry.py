@@ -7,6 +7,7 @@ at once; a problem raises :class:`toolkit.errors.PluginError` naming the plugin.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import inspect
@@ -19,6 +20,19 @@ from typing import Any, Protocol
 
 from toolkit.plugin_host.capabilities import Capabilities
 from toolkit.errors import ParameterError, PluginError, UnknownComponentError
+
+#: the methods the harness calls on what a factory of each kind makes
+_METHODS = {"classifier": ("fit", "predict"), "feature-selector": ("fit",), "example-selector": ("select",)}
+
+
+def _gives_probabilities(obj: Any) -> bool:
+    """Whether a classifier has a predict_proba of its own (not the base class's, which refuses)."""
+    method = getattr(type(obj), "predict_proba", None)
+    if method is None:
+        return False
+    from toolkit.api import ClassifierBase
+
+    return method is not getattr(ClassifierBase, "predict_proba", None)
 
 __all__ = [
     "ComponentSpec", "ClassifierSpec", "FeatureSelectorSpec", "ExampleSelectorSpec", "EvaluatorSpec",
@@ -230,6 +244,9 @@ class Registry:
         for key in set(extra) & allowed_extra:
             if not isinstance(extra[key], bool):
                 raise fail(f"{key} must be True or False, not {extra[key]!r}")
+        if kind == "evaluator" and extra.get("scalar", True) and "greater_is_better" not in extra:
+            # defaulting to True turned round the v / * marks of a metric where lower is better
+            raise fail("say whether a larger value is better: greater_is_better=True or False")
         grid: dict[str, tuple[JSONScalar, ...]] = {}
         params = factory_parameters(factory)
         for key, values in (param_grid or {}).items():
@@ -243,19 +260,32 @@ class Registry:
                     raise fail(f"grid value {value!r} for '{key}' is not a JSON scalar")
             grid[key] = tuple(values)
         needs_instance = kind != "evaluator" or inspect.isclass(factory)
+        caps = capabilities or Capabilities()
         if needs_instance:
             try:
-                factory()
+                made = factory()
             except Exception as exc:  # the plugin's own bug, reported as its problem
                 raise fail(f"calling the factory with its defaults failed ({type(exc).__name__}: {exc})") from None
+            # what each kind is called with: a factory of another kind passed every check and failed at the
+            # first repetition (and train still wrote its model)
+            lacking = [m for m in _METHODS.get(kind, ()) if not callable(getattr(made, m, None))]
+            if lacking:
+                raise fail(f"what the factory makes ({type(made).__name__}) has no {' or '.join(lacking)} method, "
+                           f"which {KINDS[kind][2]} need")
+            if kind == "classifier" and caps.probabilities and not _gives_probabilities(made):
+                # a classifier with scores only, registered without probabilities=False, failed every
+                # repetition ("gives no probabilities"), whatever the metric
+                caps = dataclasses.replace(caps, probabilities=False)
         existing = self._specs[kind].get(name)
         if existing is not None:
+            if existing.plugin == plugin:
+                raise PluginError(f"{who} registers {human} '{name}' twice")
             other = f"plugin '{existing.plugin}'" + (f" ({existing.distribution})" if existing.distribution else "")
             raise PluginError(f"{human} name '{name}' is registered twice: by {other} and by {who}; "
                               f"uninstall one or block it with TOOLKIT_BLOCK_PLUGINS")
         spec_cls = _SPEC_CLASSES[kind]
         spec = spec_cls(kind=kind, name=name, factory=factory, description=description.strip(),
-                        param_grid=grid, capabilities=capabilities or Capabilities(),
+                        param_grid=grid, capabilities=caps,
                         references=tuple(references), plugin=plugin, distribution=distribution,
                         **extra)
         self._specs[kind][name] = spec
