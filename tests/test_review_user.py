@@ -246,3 +246,31 @@ def test_train_does_not_write_a_model_that_would_not_load(tmp_path, monkeypatch)
     assert len(lines) == 1 and "not written" in lines[0] and "'nb-weka'" in lines[0] and "Traceback" not in lines[0]
     assert target.read_bytes() == b"an older model, kept"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.tkm"]
+
+
+def test_a_component_bug_in_train_or_predict_is_one_line_naming_the_pipeline(tmp_path, monkeypatch, iris_model):
+    """A plugin raising a plain Exception in fit printed a full traceback from train (evaluate records the
+    same as a failed repetition)."""
+    from toolkit.plugins.naive_bayes.classifiers import NaiveBayes
+
+    def boom(self, *args, **kwargs):
+        raise Exception("boom")
+
+    monkeypatch.setattr(NaiveBayes, "fit", boom)
+    result = runner.invoke(app, ["train", str(IRIS), "-c", "nb-weka", "-o", str(tmp_path / "m.tkm")])
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 1 and len(lines) == 1, result.output
+    assert "nb-weka failed while fitting iris: Exception: boom" in lines[0] and "Traceback" not in result.output
+    assert not (tmp_path / "m.tkm").exists()
+    monkeypatch.undo()
+    real = NaiveBayes._joint_log_likelihood
+
+    def boom_on_data(self, X):   # the load-time probe (two rows) passes; the data's 150 rows do not
+        if X.shape[0] > 2:
+            raise Exception("boom")
+        return real(self, X)
+
+    monkeypatch.setattr(NaiveBayes, "_joint_log_likelihood", boom_on_data)
+    result = runner.invoke(app, ["predict", str(iris_model), str(IRIS)])
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 1 and len(lines) == 1 and "failed while predicting iris" in lines[0], result.output

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 __all__ = [
     "ToolkitError",
     "Interrupted",
+    "ComponentFailed",
     "DatasetError",
     "ArffFormatError",
     "UnknownComponentError",
@@ -122,6 +123,13 @@ class ModelFileError(ToolkitError):
 
 class ResultsFileError(ToolkitError):
     """A results (JSON lines) file that cannot be read or does not match the run."""
+
+
+class ComponentFailed(ToolkitError):
+    """A component raised an exception that is no ToolkitError while fitting or predicting: a bug in it or
+    in its plugin (the harness records such a repetition as failed; train and predict stop on it)."""
+
+    exit_code = 1
 
 
 class Interrupted(ToolkitError):

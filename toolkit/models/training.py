@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from toolkit.config import LoadOptions
 from toolkit.data.dataset import Dataset
-from toolkit.errors import ParameterError
+from toolkit.errors import ComponentFailed, ParameterError, ToolkitError
 from toolkit.evaluation.api import load_datasets
 from toolkit.evaluation.harness import _tune
 from toolkit.evaluation.resampling import Split, _split_head, ceil_share
@@ -17,6 +19,25 @@ from toolkit.models.model_file import SavedModel, load_model, save_model
 from toolkit.models.pipeline import FittedPipeline, Pipeline
 
 __all__ = ["train", "predict", "predict_file", "prediction_rows"]
+
+
+@contextlib.contextmanager
+def _component_bugs(what: str) -> Iterator[None]:
+    """An exception that is no ToolkitError, raised by a component, as one error naming the pipeline (a
+    plugin's bug printed a traceback from train); TOOLKIT_DEBUG=1 keeps the traceback."""
+    try:
+        yield
+    except ToolkitError:
+        raise
+    except (KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as exc:
+        from toolkit.config import debug_enabled
+
+        if debug_enabled():
+            raise
+        raise ComponentFailed(f"{what}: {type(exc).__name__}: {str(exc)[:300]} (a bug in the component or its "
+                              f"plugin; TOOLKIT_DEBUG=1 shows the traceback)") from exc
 
 
 def train(dataset: Dataset | str | os.PathLike[str], classifier: Any, *, feature_selector: Any = None,
@@ -44,11 +65,12 @@ def train(dataset: Dataset | str | os.PathLike[str], classifier: Any, *, feature
     pipeline.validate_components()
     pipeline.check_data(ds)
     chosen: dict[str, Any] = {}
-    if tune and len(pipeline.grid_points()) > 1:
-        perm = np.random.default_rng(seed).permutation(ds.n_instances)
-        validation, fit = _split_head(perm, ceil_share(ds.n_instances, validation_fraction), None)
-        chosen, _trace = _tune(pipeline, ds, Split(0, seed, perm, np.zeros(0, np.int64), fit, validation), seed)
-    fitted = pipeline.fit(ds, chosen, seed=seed)
+    with _component_bugs(f"{pipeline.name} failed while fitting {ds.name}"):
+        if tune and len(pipeline.grid_points()) > 1:
+            perm = np.random.default_rng(seed).permutation(ds.n_instances)
+            validation, fit = _split_head(perm, ceil_share(ds.n_instances, validation_fraction), None)
+            chosen, _trace = _tune(pipeline, ds, Split(0, seed, perm, np.zeros(0, np.int64), fit, validation), seed)
+        fitted = pipeline.fit(ds, chosen, seed=seed)
     if out is not None:
         save_model(fitted, ds, out)
     return fitted
@@ -64,7 +86,9 @@ def predict_file(model: str | os.PathLike[str] | SavedModel, dataset: Dataset | 
         ds = dataset.with_class(saved.meta["header"]["class_index"])
     else:
         ds = saved.read(dataset)
-    return saved, ds, saved.predict(ds)
+    with _component_bugs(f"{saved.meta.get('pipeline', 'the model')} failed while predicting {ds.name}"):
+        predictions = saved.predict(ds)
+    return saved, ds, predictions
 
 
 predict = predict_file
