@@ -470,7 +470,8 @@ class _ScoresOnly(ClassifierBase):
 def test_a_factory_of_the_wrong_kind_is_refused_at_registration():
     """It was listed, passed the checks before a run, then failed at the first repetition with an
     AttributeError (and train wrote its model)."""
-    _refused(_manager_with(_Plugin("not-a-classifier", _NotAClassifier)), "has no predict method")
+    _refused(_manager_with(_Plugin("not-a-classifier", _NotAClassifier)),
+             "has no predict or predict_proba or decision_function method")
 
 
 def test_a_classifier_without_predict_proba_is_registered_without_probabilities():

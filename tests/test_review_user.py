@@ -274,3 +274,22 @@ def test_a_component_bug_in_train_or_predict_is_one_line_naming_the_pipeline(tmp
     result = runner.invoke(app, ["predict", str(iris_model), str(IRIS)])
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.exit_code == 1 and len(lines) == 1 and "failed while predicting iris" in lines[0], result.output
+
+
+def test_the_api_takes_one_classifier_alone_and_spec_strings_everywhere():
+    """tk.evaluate("iris", "nb-weka") failed with "unknown classifier 'n'" (the name iterated letter by
+    letter); tk.get_classifier("bma-nb:H=1.1") was refused although -c, Pipeline and train take it; a class
+    given for an object failed with get_params() missing 'self'."""
+    from toolkit.errors import ParameterError
+    from toolkit.plugins.naive_bayes.classifiers import WekaNaiveBayes
+
+    alone = toolkit.evaluate("iris", "nb-weka", runs=2)
+    listed = toolkit.evaluate("iris", ["nb-weka"], runs=2)
+    assert [r["metrics"] for r in alone.ok()] == [r["metrics"] for r in listed.ok()] and len(alone.ok()) == 2
+    assert len(toolkit.evaluate("iris", WekaNaiveBayes(), runs=1).ok()) == 1
+    assert toolkit.get_classifier("bma-nb:H=1.1").H == 1.1
+    assert toolkit.get_classifier("nb-weka:prior=mle", laplace=2.0).get_params()["prior"] == "mle"
+    with pytest.raises(ParameterError, match="given in the name and as a keyword"):
+        toolkit.get_classifier("bma-nb:H=1.1", H=2.0)
+    with pytest.raises(ParameterError, match="not the class itself"):
+        toolkit.evaluate("iris", [WekaNaiveBayes], runs=1)

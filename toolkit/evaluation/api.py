@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -125,8 +126,19 @@ def make_pipelines(classifiers: Sequence[Any] | None, pipelines: Sequence[Pipeli
                    text: Any = "auto") -> list[Pipeline]:
     """The pipelines of a run: the given ones, then one per classifier with the shared selectors;
     refuses none at all and duplicate names."""
+    # one classifier or pipeline given alone: a name was iterated letter by letter ("unknown classifier 't'")
+    if isinstance(classifiers, (str, tuple)) and classifiers and isinstance(classifiers[0], str) \
+            and (isinstance(classifiers, str) or (len(classifiers) == 2 and isinstance(classifiers[1], dict))):
+        classifiers = [classifiers]
+    elif classifiers is not None and (isinstance(classifiers, Pipeline) or hasattr(classifiers, "fit")):
+        classifiers = [classifiers]
+    if isinstance(pipelines, Pipeline):
+        pipelines = [pipelines]
     out = list(pipelines or [])
     for clf in classifiers or []:
+        if inspect.isclass(clf):
+            raise ParameterError(f"give a {clf.__name__} object ({clf.__name__}(...)) or a registered name, not "
+                                 f"the class itself")
         out.append(clf if isinstance(clf, Pipeline) else
                    Pipeline(clf, feature_selector=feature_selector, example_selector=example_selector,
                             tune=tune, text=text))

@@ -25,7 +25,18 @@ def _create(kind: str, name: str, params: dict[str, Any]) -> Any:
     run checks them: a value of the wrong type would otherwise fit and fail later, or be saved in a
     model file that cannot be loaded."""
     from toolkit.api import validate_component
+    from toolkit.errors import ParameterError
+    from toolkit.plugin_host.registry import parse_component
 
+    if isinstance(name, str) and ":" in name:   # "bma-nb:H=1.1", as -c, Pipeline and train take it
+        name, grid = parse_component(name)
+        several = [k for k, values in grid.items() if len(values) != 1]
+        if several:
+            raise ParameterError(f"'{several[0]}' is given several values (a grid); one component takes one")
+        clash = sorted(set(grid) & set(params))
+        if clash:
+            raise ParameterError(f"'{clash[0]}' is given in the name and as a keyword; give it once")
+        params = {**{k: values[0] for k, values in grid.items()}, **params}
     obj = get_spec(kind, name).create(**params)
     validate_component(obj, name)
     return obj

@@ -22,7 +22,8 @@ from toolkit.plugin_host.capabilities import Capabilities
 from toolkit.errors import ParameterError, PluginError, UnknownComponentError
 
 #: the methods the harness calls on what a factory of each kind makes
-_METHODS = {"classifier": ("fit", "predict"), "feature-selector": ("fit",), "example-selector": ("select",)}
+_METHODS = {"classifier": (("fit",), ("predict", "predict_proba", "decision_function")),
+            "feature-selector": (("fit",),), "example-selector": (("select",),)}
 
 
 def _gives_probabilities(obj: Any) -> bool:
@@ -268,10 +269,11 @@ class Registry:
                 raise fail(f"calling the factory with its defaults failed ({type(exc).__name__}: {exc})") from None
             # what each kind is called with: a factory of another kind passed every check and failed at the
             # first repetition (and train still wrote its model)
-            lacking = [m for m in _METHODS.get(kind, ()) if not callable(getattr(made, m, None))]
+            lacking = [" or ".join(m) for m in _METHODS.get(kind, ())
+                       if not any(callable(getattr(made, one, None)) for one in m)]
             if lacking:
-                raise fail(f"what the factory makes ({type(made).__name__}) has no {' or '.join(lacking)} method, "
-                           f"which {KINDS[kind][2]} need")
+                raise fail(f"what the factory makes ({type(made).__name__}) has no {' and no '.join(lacking)} "
+                           f"method, which {KINDS[kind][2]} need")
             if kind == "classifier" and caps.probabilities and not _gives_probabilities(made):
                 # a classifier with scores only, registered without probabilities=False, failed every
                 # repetition ("gives no probabilities"), whatever the metric
