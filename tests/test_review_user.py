@@ -293,3 +293,20 @@ def test_the_api_takes_one_classifier_alone_and_spec_strings_everywhere():
         toolkit.get_classifier("bma-nb:H=1.1", H=2.0)
     with pytest.raises(ParameterError, match="not the class itself"):
         toolkit.evaluate("iris", [WekaNaiveBayes], runs=1)
+
+
+def test_baseline_names_the_classifier_when_a_selector_prefixes_every_pipeline(tmp_path):
+    """--baseline as -c was written failed with --fs: the pipelines are 'SELECTOR + CLASSIFIER'."""
+    from toolkit.models.pipeline import resolve_pipeline_name
+
+    names = ["mi:k=50 + nb-multinomial", "mi:k=50 + dcm"]
+    assert resolve_pipeline_name("dcm", names) == "mi:k=50 + dcm"
+    assert resolve_pipeline_name("nb-multinomial", names) == "mi:k=50 + nb-multinomial"
+    assert resolve_pipeline_name("nb-weka", names) is None
+    # ambiguous: the same classifier behind two selectors is not guessed
+    assert resolve_pipeline_name("dcm", ["kl:k=5 + dcm", "mi:k=5 + dcm"]) is None
+    text = ROOT / "datasets" / "ReutersGrain-train.arff.gz"
+    shown = runner.invoke(app, ["compare", str(text), "-c", "nb-multinomial", "-c", "dcm", "--fs", "mi:k=20",
+                                "--runs", "2", "-q", "--baseline", "dcm"])
+    assert shown.exit_code == 0, shown.output
+    assert "worse than mi:k=20 + dcm" in shown.stdout

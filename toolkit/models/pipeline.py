@@ -157,7 +157,13 @@ def resolve_pipeline_name(text: str, names: Sequence[str]) -> str | None:
     if text in names:
         return text
     wanted = canonical_pipeline_name(text)
-    return next((n for n in names if canonical_pipeline_name(n) == wanted), None)
+    found = next((n for n in names if canonical_pipeline_name(n) == wanted), None)
+    if found is None and " + " not in str(text):
+        # the classifier as -c wrote it, when a selector (--fs, --es) put its name in front of every pipeline
+        by_classifier = [n for n in names if canonical_pipeline_name(n.rsplit(" + ", 1)[-1]) == wanted]
+        if len(by_classifier) == 1:
+            found = by_classifier[0]
+    return found
 
 
 class Pipeline:
