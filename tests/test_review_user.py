@@ -310,3 +310,15 @@ def test_baseline_names_the_classifier_when_a_selector_prefixes_every_pipeline(t
                                 "--runs", "2", "-q", "--baseline", "dcm"])
     assert shown.exit_code == 0, shown.output
     assert "worse than mi:k=20 + dcm" in shown.stdout
+
+
+def test_what_the_api_returns_and_raises_is_exported():
+    """Comparison (what compare returns), SavedModel, FittedPipeline, RunFailed and the like lived only in
+    submodules, RunFailed in one not on the public list."""
+    results = toolkit.evaluate("iris", "nb-weka", runs=2)
+    assert isinstance(toolkit.compare(results), toolkit.Comparison)
+    fitted = toolkit.Pipeline("nb-weka").fit(toolkit.load_arff("iris"))
+    assert isinstance(fitted, toolkit.FittedPipeline)
+    for name in ("SavedModel", "SufficientStatistics", "RunFailed", "WorkerDied", "ComponentFailed"):
+        assert name in dir(toolkit) and isinstance(getattr(toolkit, name), type), name
+    assert issubclass(toolkit.RunFailed, toolkit.ToolkitError) and issubclass(toolkit.ComponentFailed, toolkit.ToolkitError)

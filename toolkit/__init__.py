@@ -66,6 +66,14 @@ _LAZY: dict[str, str] = {
     "explain": "toolkit.evaluation.api",
     "describe": "toolkit.evaluation.api",
     "write_report": "toolkit.reporting",
+    # what those return or raise, for type hints and except clauses
+    "Comparison": "toolkit.evaluation.report",
+    "SavedModel": "toolkit.models.model_file",
+    "FittedPipeline": "toolkit.models.pipeline",
+    "SufficientStatistics": "toolkit.api",
+    "RunFailed": "toolkit.evaluation.harness",
+    "WorkerDied": "toolkit.evaluation.harness",
+    "ComponentFailed": "toolkit.errors",
 }
 
 install_moved_module_aliases()
