@@ -95,6 +95,7 @@ def test_compare_and_report_warn_of_an_unfinished_run(tmp_path):
     for args in (["compare", str(full)], ["report", str(full), "-o", str(tmp_path / "full.md")]):
         result = runner.invoke(app, args)
         assert result.exit_code == 0 and "Warning" not in result.stderr, result.output
+    assert f"from {full}." in (tmp_path / "full.md").read_text()   # the file, not "results in memory"
     part = tmp_path / "part.jsonl"
     part.write_text("".join(lines[:3]) + lines[3][:100])   # two records, then a line cut off
     for args in (["compare", str(part)], ["report", str(part), "-o", str(tmp_path / "part.md")]):

@@ -367,6 +367,8 @@ class Results:
     experiment: dict[str, Any] | None = None
     #: files whose last line was cut off (a run killed while writing it)
     torn: list[str] = field(default_factory=list)
+    #: the files read (from_files), which a report names
+    sources: list[str] = field(default_factory=list)
 
     @classmethod
     def from_files(cls, paths: Iterable[str | os.PathLike[str]]) -> Results:
@@ -376,6 +378,7 @@ class Results:
         merged: dict[str, Any] | None = None
         first = None
         torn: list[str] = []
+        paths = list(paths)
         for p in paths:
             experiments, recs = read_file(p, torn)
             this = file_experiment(p, experiments, recs)
@@ -389,7 +392,7 @@ class Results:
                                                f"records cannot be pooled: compare them separately")
                     merged = exp.merge([merged, {**this, "kind": "extension"}])
             records.extend(recs)
-        return cls(latest_records(records), merged, torn)
+        return cls(latest_records(records), merged, torn, [os.fspath(p) for p in paths])
 
     def not_run(self) -> tuple[int, int]:
         """(repetitions the experiment statement asks for that have no record, finished or failed; all it

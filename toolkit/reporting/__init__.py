@@ -95,6 +95,8 @@ def write_report(results: Any, out: str | os.PathLike[str] | Sequence[str | os.P
     if not isinstance(results, Results):
         files = [os.fspath(p) for p in ([results] if isinstance(results, (str, os.PathLike)) else results)]
         results = Results.from_files(files)
+    else:
+        files = list(results.sources)   # read by from_files: the report names them
     report = build_report(results, metrics=list(metrics) if metrics else None, main=main, baseline=baseline,
                           alpha=alpha, test=test, rope=DEFAULT_ROPE if rope is None else rope, files=files)
     figures = [path for path in outputs if os.path.splitext(path)[1].lower() in FIGURE_FORMATS]
