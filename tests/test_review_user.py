@@ -105,6 +105,9 @@ def test_compare_and_report_warn_of_an_unfinished_run(tmp_path):
         assert len(warnings) == 2, result.stderr
         assert "last line is cut off" in warnings[0] and str(part) in warnings[0]
         assert "4 of 6 repetitions of the experiment were not run" in warnings[1] and "--resume" in warnings[1]
+    # and the report itself says it, for a reader without the terminal
+    assert "**Warning:** 4 of 6 repetitions of the experiment were not run" in (tmp_path / "part.md").read_text()
+    assert "Warning" not in (tmp_path / "full.md").read_text()
     assert toolkit.Results.from_files([part]).not_run() == (4, 6)
     assert toolkit.Results.from_files([full]).not_run() == (0, 6)
 

@@ -61,6 +61,12 @@ class Report:
     datasets: list[dict[str, Any]] = field(default_factory=list)
     pipelines: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def warnings(self) -> list[str]:
+        """What a reader must know first: the run that wrote the results did not finish (repetitions without
+        a record, a last line cut off); the report is shared without the terminal that showed them."""
+        return self.results.incomplete_notes()
+
     # ------------------------------------------------------------------ per-cell views
     def values(self, dataset: str, pipeline: str, metric: str | None = None) -> list[float]:
         return self.results.values(dataset, pipeline, metric or self.main.metric)

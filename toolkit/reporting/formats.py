@@ -84,6 +84,7 @@ def render_latex(report: Report) -> str:
            + latex_escape(", ".join(exp.get("metrics", [])) or "not stated") + ". Versions: "
            + latex_escape(", ".join(f"{k} {versions[k]}" for k in ("toolkit", "python", "numpy", "scipy") if k in versions))
            + ".", ""]
+    out += [f"\\paragraph{{Warning.}} {latex_escape(w)}\n" for w in report.warnings]
     out += _longtable("\\scriptsize", "lrrl", 4, "dataset & instances & classes & sha256 \\\\",
                       [f"{latex_escape(d['name'])} & {d.get('n_instances')} & {d.get('n_classes')} & "
                        f"\\texttt{{{latex_escape((d.get('sha256') or '')[:16])}...}} \\\\" for d in report.datasets],
@@ -138,7 +139,8 @@ def render_markdown(report: Report, cd_svg: str | None) -> str:
     md = markdown_escape
     lines = [f"# {len(comp.pipelines)} pipelines on {len(comp.datasets)} datasets: {comp.metric}", "",
              f"Written by toolkit {report.toolkit_version} on {report.created_utc} from "
-             f"{md(', '.join(report.files)) or 'results in memory'}.", "", "## Experiment", "",
+             f"{md(', '.join(report.files)) or 'results in memory'}.", "",
+             *[f"**Warning:** {md(w)}\n" for w in report.warnings], "## Experiment", "",
              f"- protocol: {report.protocol_line() or 'not stated'}"]
     for key, value in (exp.get("protocol") or {}).items():
         lines.append(f"  - {key}: {'none' if value is None else value}")
@@ -236,7 +238,8 @@ def render_summary_csv(report: Report) -> str:
 def render_json(report: Report) -> str:
     doc: dict[str, Any] = {
         "schema": "toolkit.report/1", "toolkit": report.toolkit_version, "created_utc": report.created_utc,
-        "files": report.files, "experiment": report.experiment, "datasets": report.datasets,
+        "files": report.files, "warnings": report.warnings, "experiment": report.experiment,
+        "datasets": report.datasets,
         "pipelines": report.pipelines, "main_metric": report.main.metric,
         "tables": [c.as_dict() for c in report.tables], "across_datasets": report.across.as_dict(),
         "bayesian": {"rope": report.rope, "baseline": report.main.baseline,

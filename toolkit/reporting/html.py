@@ -30,7 +30,7 @@ nav ul{columns:3;list-style:none;padding:0}nav a{text-decoration:none}figure{mar
 figcaption{font-size:.88em;color:#444}details{margin:6px 0}summary{cursor:pointer;font-weight:600}
 .grid{display:flex;flex-wrap:wrap;gap:18px}.cm td{min-width:2.2em}.cm td.diag{background:#e6f0e6}
 th.sortable{cursor:pointer}th.sortable:after{content:" \\2195";color:#999;font-size:.8em}
-.muted{color:#777}.small{font-size:.86em}
+.muted{color:#777}.warning{color:#8a4b00;background:#fff4e0;padding:.4em .6em;border-left:4px solid #e69500}.small{font-size:.86em}
 @media print{nav{display:none}details{display:block}}
 """
 
@@ -354,7 +354,8 @@ def render_html(report: Report) -> str:
 <body>
 <header><h1>{_e(title)}</h1>
 <p class="muted">Report written by toolkit {_e(report.toolkit_version)} on {_e(report.created_utc)} from
-{_e(", ".join(report.files) or "results in memory")}. {_e(protocol)}</p></header>
+{_e(", ".join(report.files) or "results in memory")}. {_e(protocol)}</p>
+{"".join(f'<p class="warning" role="alert"><b>Warning:</b> {_e(w)}</p>' for w in report.warnings)}</header>
 <nav><ul>{nav}</ul></nav>
 {"".join(body)}
 <script type="application/json" id="report-meta">{meta}</script>
