@@ -88,7 +88,44 @@ def test_rank_key_groups_only_rounding_apart_scores():
     inf, nan = np.inf, np.nan
     s = np.array([-inf, 30.0, -30.0, inf, -inf, 30.0 * (1 + 2e-16), 29.999, 1e-20, -1e-20, 0.0, nan, inf])
     key = rank_key(s)
-    # +inf (twice) first, then 30 and its rounding neighbour, 29.999, the three scores that are 0 up to
-    # rounding at this scale, -30, -inf (twice), NaN last
-    assert key.tolist() == [5, 1, 4, 0, 5, 1, 2, 3, 3, 3, 6, 0]
+    # +inf (twice) first, then 30 and its rounding neighbour, 29.999, 1e-20, 0, -1e-20 (relative
+    # tolerance only: tiny scores are not tied to each other), -30, -inf (twice), NaN last
+    assert key.tolist() == [7, 1, 6, 0, 7, 1, 2, 3, 5, 4, 8, 0]
     assert rank_key(np.array([])).tolist() == [] and rank_key(np.array([2.0])).tolist() == [0]
+    # ties do not chain: 1,000 scores 9e-13 apart (relative) are not one group
+    assert len(set(rank_key(1.0 + np.arange(1000) * 9e-13).tolist())) == 500
+
+
+def test_words_absent_from_the_training_part_do_not_tie_every_other_word():
+    """A word absent from the training part scores -inf; np.nan_to_num made it -1.8e308, a finite score whose
+    size made every real score tie, and the first k columns were kept instead of the k best (a review of
+    this fix found it). Brute force: the k best by score, ties to the lower index."""
+    from toolkit.api import FeatureSelectorBase
+
+    assert FeatureSelectorBase.top_k(np.array([1.0, 2.0, 3.0, -np.inf]), 2).tolist() == [1, 2]
+    assert FeatureSelectorBase.top_k(np.array([0.5, 0.9, 1e15]), 2).tolist() == [1, 2]
+    assert FeatureSelectorBase.top_k(np.array([np.nan, 1.0, 1.0]), 1).tolist() == [1]
+    rng = np.random.default_rng(0)
+    y = np.arange(200) % 2
+    X = rng.poisson(0.5, (200, 50)).astype(float)
+    X[:, 40] += 5 * y
+    X[:, 49] = 0                       # absent from the training data
+    for name in ("mi", "kl", "dkl"):
+        sel = toolkit.get_feature_selector(name, k=3).fit(X, y)
+        s = np.asarray(sel.scores_)
+        assert s[49] == -np.inf
+        want = sorted(np.lexsort((np.arange(50), -s))[:3].tolist())
+        assert sorted(sel.support_.tolist()) == want and 40 in want, name
+        assert sel.ranking()[-1] == 49
+
+
+def test_tiny_probabilities_keep_their_order():
+    """With probabilities that are not a softmax of scores (liblinear-lr), 1e-30 and 1e-20 tied."""
+    proba = np.array([[1e-30, 0.5, 0.5 - 1e-30], [1e-20, 0.5, 0.5 - 1e-20], [0.9, 0.05, 0.05],
+                      [0.05, 0.9, 0.05], [0.05, 0.05, 0.9]])
+    y = np.array([1, 0, 0, 1, 2])
+    p = Predictions(y_true=y, y_pred=np.argmax(proba, axis=1), proba=proba, scores=None, classes=tuple("abc"))
+    from toolkit.plugins.metrics import ranking
+
+    order = ranking._order(ranking._known_class_scores(p)[0][:, 0], y == 0, "stable")
+    assert order.tolist() == [2, 3, 4, 1, 0]   # 0.05 twice ties (rows in order), then 1e-20 before 1e-30

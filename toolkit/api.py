@@ -1000,7 +1000,9 @@ class FeatureSelectorBase(_ParamsMixin, _StateMixin):
         if isinstance(k, float) and 0 < k <= 1:
             k = max(1, int(round(k * n)))
         k = int(min(max(int(k), 0), n))
-        order = np.lexsort((np.arange(n), rank_key(np.nan_to_num(scores, nan=-np.inf))))
+        s = np.asarray(scores, dtype=np.float64)
+        # NaN ranks with -inf (np.nan_to_num would also turn -inf into -1.8e308, a finite score)
+        order = np.lexsort((np.arange(n), rank_key(np.where(np.isnan(s), -np.inf, s))))
         return np.sort(order[:k])
 
 

@@ -12,8 +12,9 @@ the log posterior odds ``s_k - logsumexp_{j != k} s_j`` (:func:`log_odds`, :func
 whenever the probabilities are the softmax of the decision scores (every NB-family model, whose scores
 are joint log-likelihoods). Those order the instances as the posterior does, but a posterior rounds to
 1.0 for many text documents (their log-odds reach hundreds), which tied them and let the order of the
-test rows decide. Only instances with equal scores (say, two identical documents) still tie, and those
-keep the row order, as 0.2 prescribes. WEKA's per-class ROC and PR areas (:func:`class_scores`, used
+test rows decide. Only instances with equal scores (say, two identical documents), or scores within
+1e-12 of each other relative to their size (equal in exact arithmetic, apart by rounding:
+:func:`toolkit.evaluation.ranking.rank_key`), still tie, and those keep the row order, as 0.2 prescribes. WEKA's per-class ROC and PR areas (:func:`class_scores`, used
 by ``per-class``) stay on the probabilities, as WEKA computes them.
 """
 

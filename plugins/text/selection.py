@@ -217,7 +217,8 @@ class _TextSelector(FeatureSelectorBase):
     def ranking(self) -> np.ndarray:
         """Column indices from best to worst score (ties to the lower index)."""
         n = len(self.scores_)
-        return np.lexsort((np.arange(n), rank_key(np.nan_to_num(self.scores_, nan=-np.inf))))
+        s = np.asarray(self.scores_, dtype=np.float64)
+        return np.lexsort((np.arange(n), rank_key(np.where(np.isnan(s), -np.inf, s))))
 
 
 class KLSelector(_TextSelector):
