@@ -63,7 +63,7 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
 
     _default_variant = "weka"
 
-    def __init__(self, *, variant: str = "weka", laplace: float = 1.0, prior: str | None = "laplace",
+    def __init__(self, *, variant: str = "weka", laplace: float = 1.0, prior: str | None = None,
                  var_smoothing: float = 1e-9, replay: bool = False, estimate: str = "additive",
                  m: float | None = None, c0: float = 0.5):
         self.variant = variant
@@ -419,7 +419,7 @@ def _indicator(rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int) -> 
 class WekaNaiveBayes(NaiveBayes):
     """WEKA 3.6 NaiveBayes with default options (NormalEstimator for numeric attributes)."""
 
-    def __init__(self, *, variant: str = "weka", laplace: float = 1.0, prior: str | None = "laplace",
+    def __init__(self, *, variant: str = "weka", laplace: float = 1.0, prior: str | None = None,
                  var_smoothing: float = 1e-9, replay: bool = False, estimate: str = "additive",
                  m: float | None = None, c0: float = 0.5):
         super().__init__(variant=variant, laplace=laplace, prior=prior, var_smoothing=var_smoothing,
@@ -429,7 +429,7 @@ class WekaNaiveBayes(NaiveBayes):
 class GaussianNaiveBayes(NaiveBayes):
     """Gaussian naive Bayes with maximum-likelihood variances plus smoothing (scikit-learn style)."""
 
-    def __init__(self, *, variant: str = "gaussian", laplace: float = 1.0, prior: str | None = "mle",
+    def __init__(self, *, variant: str = "gaussian", laplace: float = 1.0, prior: str | None = None,
                  var_smoothing: float = 1e-9, replay: bool = False, estimate: str = "additive",
                  m: float | None = None, c0: float = 0.5):
         super().__init__(variant=variant, laplace=laplace, prior=prior, var_smoothing=var_smoothing,
