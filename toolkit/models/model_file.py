@@ -205,6 +205,17 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str], training:
         if len(data) > MAX_MEMBER_BYTES:
             raise ModelFileError(f"{path}: the model's {name} holds {len(data):,} bytes, more than the "
                                  f"{MAX_MEMBER_BYTES:,} a model file may hold (it could not be loaded)")
+    # rebuilt as a load would rebuild it, before anything is written: a component whose saved state does not
+    # restore it (a plugin's incomplete _state_schema, a predict that fails) made a file that train wrote and
+    # predict refused. From the same meta.json text and the arrays in memory (reading the file back doubled
+    # the time and memory of saving a large model)
+    try:
+        _build(os.fspath(path), json.loads(meta_bytes), dict(arrays), FORMAT_VERSION)
+    except Exception as exc:
+        why = str(exc).split(": ", 1)[-1] if isinstance(exc, ModelFileError) else f"{type(exc).__name__}: {exc}"
+        owners = sorted({f"'{c['name']}' of plugin {c.get('plugin')}" for c in components.values()})
+        raise ModelFileError(f"{path}: not written: the model saved would not load back ({why[:300]}); the "
+                             f"state of {', '.join(owners)} does not restore it (a plugin bug)") from None
     with replaced_atomically(path, ModelFileError) as tmp:
         # loading refuses a member inflating past MAX_INFLATION times its compressed size (a zip bomb); a
         # mostly-zero array (a vocabulary mostly unseen in training) deflates further than that, so such a
@@ -223,15 +234,6 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str], training:
             if not unbounded:
                 break
             stored |= unbounded
-        # read back before it replaces anything: a component whose saved state does not restore it (a plugin's
-        # incomplete _state_schema, a predict that fails) made a file that train wrote and predict refused
-        try:
-            load_model(tmp)
-        except ModelFileError as exc:
-            why = str(exc).split(": ", 1)[-1]
-            owners = sorted({f"'{c['name']}' of plugin {c.get('plugin')}" for c in components.values()})
-            raise ModelFileError(f"{path}: not written: the model saved would not load back ({why}); the "
-                                 f"state of {', '.join(owners)} does not restore it (a plugin bug)") from None
 
 
 def _checksum(members: dict[str, bytes]) -> str:
@@ -506,12 +508,17 @@ def _probe(fitted: Any, attrs: AttributeList, class_index: int | None, path: str
 
 def load_model(path: str | os.PathLike[str], *, allow_format_1: bool = False) -> SavedModel:
     """Read a model file, refusing damaged, tampered or incompatible files with a clear error."""
+    path = os.fspath(path)
+    meta, arrays, version = _read_archive(path, allow_format_1)
+    return _build(path, meta, arrays, version)
+
+
+def _build(path: str, meta: dict[str, Any], arrays: dict[str, np.ndarray], version: int) -> SavedModel:
+    """The model a file's meta.json and arrays describe, checked part by part and by a probe prediction."""
     from toolkit.errors import warn
     from toolkit.models.pipeline import FittedPipeline, Pipeline, Step
     from toolkit.plugin_host.components import get_registry
 
-    path = os.fspath(path)
-    meta, arrays, version = _read_archive(path, allow_format_1)
     try:
         if meta.get("format") != FORMAT or meta.get("format_version") != version:
             raise _fail(path, "meta.json does not match the file's format")
