@@ -520,3 +520,20 @@ class _Twice:
 
 def test_one_plugin_registering_a_name_twice_is_told_so():
     _refused(_manager_with(_Twice()), "plugin 'p0' .*registers classifier 'own-nb' twice")
+
+
+class _Forwarding:
+    """A wrapper that forwards everything to another library's model through __getattr__."""
+
+    def __init__(self):
+        from toolkit.plugins.naive_bayes.classifiers import WekaNaiveBayes
+
+        self._inner = WekaNaiveBayes()
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["_inner"], name)
+
+
+def test_a_predict_proba_forwarded_by_getattr_counts_as_probabilities():
+    spec = _manager_with(_Plugin("forwarding", _Forwarding)).registry.get("classifier", "forwarding")
+    assert spec.capabilities.probabilities is True

@@ -27,13 +27,14 @@ _METHODS = {"classifier": (("fit",), ("predict", "predict_proba", "decision_func
 
 
 def _gives_probabilities(obj: Any) -> bool:
-    """Whether a classifier has a predict_proba of its own (not the base class's, which refuses)."""
-    method = getattr(type(obj), "predict_proba", None)
-    if method is None:
+    """Whether a classifier has a predict_proba (on the object: a wrapper may forward it through
+    __getattr__) that is not ClassifierBase's, which refuses."""
+    if not callable(getattr(obj, "predict_proba", None)):
         return False
     from toolkit.api import ClassifierBase
 
-    return method is not getattr(ClassifierBase, "predict_proba", None)
+    own = getattr(type(obj), "predict_proba", None)
+    return not (isinstance(obj, ClassifierBase) and own is getattr(ClassifierBase, "predict_proba", None))
 
 __all__ = [
     "ComponentSpec", "ClassifierSpec", "FeatureSelectorSpec", "ExampleSelectorSpec", "EvaluatorSpec",
