@@ -229,3 +229,7 @@ def test_csv_of_one_column_reads_a_quoted_empty_cell_as_a_missing_value(tmp_path
     two = tmp_path / "two.csv"
     two.write_text('x,y\n1,a\n"",b\n3,a\n', encoding="utf-8")
     assert np.isnan(np.asarray(read_csv(two).X, dtype=float)[1, 0])
+    # a line '""' in a file of several columns is still skipped as blank (as before), not a short row
+    blank = tmp_path / "blank.csv"
+    blank.write_text('x,y\n1,a\n""\n3,b\n', encoding="utf-8")
+    assert read_csv(blank).n_instances == 2

@@ -112,9 +112,9 @@ def _chunks(path: str | os.PathLike[str], display: str, codec_name: str, encodin
         start = 1
         try:
             for r in reader:
-                # a line of blanks is skipped; a quoted empty cell ('""') is a row (a missing value when the
-                # file has one column)
-                if r and not (len(r) == 1 and not r[0].strip(_WS) and '"' not in source.last):
+                # a line of blanks is skipped; so is a line '""' in a file of several columns (as before), but
+                # in a file of one column it is a row, the missing value
+                if r and not (len(r) == 1 and not r[0].strip(_WS) and ('"' not in source.last or source.width != 1)):
                     if source.width is None:
                         source.width = len(r)
                     rows.append(r)
