@@ -666,4 +666,5 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
         _STATE.clear()
     # a resumed file may hold a failed record of a task retried now, or a record written twice: the last of
     # each key, as compare and report read the file
-    return Results(latest_records(records), writer.file_experiment or statement)
+    return Results(latest_records(records), writer.file_experiment or statement,
+                   sources=[os.fspath(out)] if out is not None else [])
