@@ -225,7 +225,7 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
             jll = self._replay(X)
         else:
             jll = self._sparse_jll(X) if sp.issparse(X) else self._dense_jll(X)
-            if self.variant == "weka":
+            if self.variant == "weka" and self.estimate == "additive":   # WEKA's ties: WEKA's estimate only
                 jll = self._replay_ties(X, jll)
         # algorithms.md 2.1: a class scored -inf loses; when every class is (laplace 0, a value unseen in
         # every class), the prior alone decides
