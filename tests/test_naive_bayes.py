@@ -472,3 +472,36 @@ def test_gaussian_weights_are_duplicated_rows_epsilon_included():
     assert weighted.epsilon_ == pytest.approx(twice.epsilon_, rel=1e-12)
     assert weighted.epsilon_ == pytest.approx(0.1 * np.var(np.repeat(X, w, axis=0), axis=0).max(), rel=1e-12)
     np.testing.assert_allclose(weighted.decision_function(X), twice.decision_function(X), rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["breast-cancer", "soybean", "vote"])
+def test_estimates_that_give_a_value_probability_0_score_sparse_input_as_dense(name):
+    """laplace=0, the m-estimate with m=0 and no-match with c0=0 give some value 0 a probability 0: the
+    sparse path added log P(0|c) = -inf to every row and took it back at the stored entries (-inf + inf =
+    NaN); and l = 0 or m = 0 with nothing observed in a class made 0/0 (every class NaN on soybean)."""
+    ds = arff.read(ROOT / "datasets" / f"{name}.arff")
+    schema = Schema.from_dataset(ds)
+    X = np.asarray(ds.X, dtype=float)
+    for params in [dict(laplace=0.0), dict(estimate="m-estimate", m=0.0), dict(estimate="no-match", c0=0.0)]:
+        dense = WekaNaiveBayes(**params).fit(X, ds.y, schema=schema)
+        sparse = WekaNaiveBayes(**params).fit(sp.csr_matrix(X), ds.y, schema=schema)
+        a, b = dense.decision_function(X), sparse.decision_function(sp.csr_matrix(X))
+        assert not np.isnan(a).any() and not np.isnan(b).any(), params
+        np.testing.assert_array_equal(np.isinf(a), np.isinf(b))
+        np.testing.assert_allclose(np.where(np.isinf(a), 0, a), np.where(np.isinf(b), 0, b), rtol=1e-10, atol=1e-9)
+        np.testing.assert_array_equal(dense.predict(X), sparse.predict(sp.csr_matrix(X)))
+        assert np.mean(dense.predict(X) == ds.y) > 0.7, params
+
+
+def test_a_class_with_nothing_observed_gets_uniform_value_probabilities_at_l_or_m_0():
+    """algorithms.md 2.1: an absent class keeps uniform value probabilities 1/J; at l = 0 (or m = 0) that is
+    the estimate's limit, where the formula is 0/0."""
+    ds = weather()
+    schema = Schema.from_dataset(ds)
+    keep = ds.y == 0                                   # the second class is absent from training
+    for params in [dict(laplace=0.0), dict(estimate="m-estimate", m=0.0)]:
+        clf = WekaNaiveBayes(**params).fit(ds.X[keep], ds.y[keep], schema=schema)
+        absent = clf.nominal_prob_[:, 1]
+        J = np.repeat(schema.n_values[clf.nominal_columns_], schema.n_values[clf.nominal_columns_])
+        np.testing.assert_allclose(absent, 1.0 / J, rtol=1e-15)
+        assert not np.isnan(clf.decision_function(ds.X)).any()

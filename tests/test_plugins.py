@@ -537,3 +537,59 @@ class _Forwarding:
 def test_a_predict_proba_forwarded_by_getattr_counts_as_probabilities():
     spec = _manager_with(_Plugin("forwarding", _Forwarding)).registry.get("classifier", "forwarding")
     assert spec.capabilities.probabilities is True
+
+
+class _PredictOnly(ClassifierBase):
+    """fit and predict only: ClassifierBase's decision_function (the log of predict_proba) does not apply."""
+
+    def fit(self, X, y, sample_weight=None, schema=None):
+        X, y, _ = self._validate_fit(X, y, sample_weight, schema)
+        self.top_ = int(np.bincount(y).argmax())
+        return self
+
+    def predict(self, X):
+        X = self._validate_predict(X)
+        return np.full(X.shape[0], self.classes_[self.top_])
+
+
+class _DeepState(ClassifierBase):
+    """A state of nested dicts deeper than a model file may hold."""
+
+    _state_schema = {**__import__("toolkit.api", fromlist=["CLASSIFIER_STATE"]).CLASSIFIER_STATE, "tree_": "*"}
+
+    def fit(self, X, y, sample_weight=None, schema=None):
+        X, y, _ = self._validate_fit(X, y, sample_weight, schema)
+        node = {"leaf": int(np.bincount(y).argmax())}
+        for _ in range(70):
+            node = {"left": node}
+        self.tree_ = node
+        return self
+
+    def predict(self, X):
+        X = self._validate_predict(X)
+        return np.zeros(X.shape[0], dtype=np.int64)
+
+
+def test_a_classifier_with_fit_and_predict_only_is_evaluated_by_its_predict(tmp_path):
+    """A ClassifierBase subclass with only fit and predict failed every repetition ('gives no probabilities'):
+    the pipeline asked ClassifierBase's decision_function, the log of predict_proba."""
+    manager = _manager_with(_Plugin("predict-only", _PredictOnly))
+    reset_default_manager(manager)
+    try:
+        res = toolkit.evaluate("iris", ["predict-only"], runs=2, metrics=["error"])
+        assert len(res.ok()) == 2 and all(abs(r["metrics"]["error"] - 2 / 3) < 0.25 for r in res.ok())
+    finally:
+        reset_default_manager(None)
+
+
+def test_train_refuses_a_state_that_a_model_file_cannot_hold(tmp_path):
+    """save_model's check before writing read meta.json with json.loads, without the depth limit that loading
+    applies: train wrote a file that load_model refused."""
+    manager = _manager_with(_Plugin("deep-state", _DeepState))
+    reset_default_manager(manager)
+    try:
+        with pytest.raises(toolkit.ModelFileError, match="not written.*nests deeper"):
+            toolkit.train("iris", "deep-state", out=tmp_path / "m.tkm")
+        assert not (tmp_path / "m.tkm").exists()
+    finally:
+        reset_default_manager(None)

@@ -323,6 +323,12 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
         if len(self.numeric_columns_):
             zero_terms[self.numeric_columns_] = self._numeric_log_terms(
                 np.zeros((1, len(self.numeric_columns_))))[0]
+        # a value 0 of probability 0 (laplace 0, m 0, c0 0): log P(0|c) = -inf cannot be added to every row and
+        # taken back at the stored entries (-inf + inf = NaN); rows where such a column is an implicit 0 are
+        # set to -inf after the sums instead
+        impossible_zero = ~np.isfinite(zero_terms)
+        zero_terms = np.where(impossible_zero, 0.0, zero_terms)
+        n_impossible = impossible_zero.sum(axis=0)
         jll = np.tile(self.class_log_prior_ + zero_terms.sum(axis=0), (n, 1))
         position = np.full(F, -1, dtype=np.int64)
         position[self.nominal_columns_] = np.arange(len(self.nominal_columns_))
@@ -365,6 +371,9 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
             gather = sp.csr_matrix((np.ones(len(vals)), np.arange(len(vals)), part.indptr),
                                    shape=(part.shape[0], len(vals)))
             jll[rows] += gather @ terms
+            if n_impossible.any():   # impossible columns stored in the row (with any value) do not count
+                stored = gather @ impossible_zero[cols].astype(np.float64)
+                jll[rows] = np.where(stored < n_impossible, -np.inf, jll[rows])
         return jll
 
     # ------------------------------------------------------------------ WEKA replay

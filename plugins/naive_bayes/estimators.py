@@ -65,7 +65,9 @@ class NominalCounts:
         column_of_row = np.repeat(np.arange(len(self.n_values)), self.n_values)
         denom = self.observed[column_of_row] + laplace * self.n_values[column_of_row, None]
         with np.errstate(divide="ignore", invalid="ignore"):
-            return (self.counts + laplace) / denom
+            # l = 0 and nothing observed in the class (an absent class, a column all missing): 0/0, which
+            # made every score NaN; the limit of the estimate as l -> 0 there is 1/J
+            return np.where(denom > 0, (self.counts + laplace) / denom, 1.0 / self.n_values[column_of_row, None])
 
     def m_estimate(self, m: float | None) -> np.ndarray:
         """P(v|c) = (n_vc + m p_v) / (n_c + m) with p_v = 1/J (algorithms.md 1.1); ``m=None`` is J for
@@ -73,8 +75,9 @@ class NominalCounts:
         column_of_row = np.repeat(np.arange(len(self.n_values)), self.n_values)
         J = self.n_values[column_of_row, None].astype(np.float64)
         virtual = J if m is None else np.float64(m)
+        denom = self.observed[column_of_row] + virtual
         with np.errstate(divide="ignore", invalid="ignore"):
-            return (self.counts + virtual / J) / (self.observed[column_of_row] + virtual)
+            return np.where(denom > 0, (self.counts + virtual / J) / denom, 1.0 / J)   # m = 0, nothing seen: p_v
 
     def no_match(self, c0: float, n: float) -> np.ndarray:
         """Kohavi, Becker and Sommerfield's estimate (algorithms.md 1.1): n_vc / n_c, and c0 / n (n: the

@@ -210,7 +210,13 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str], training:
     # predict refused. From the same meta.json text and the arrays in memory (reading the file back doubled
     # the time and memory of saving a large model)
     try:
-        _build(os.fspath(path), json.loads(meta_bytes), dict(arrays), FORMAT_VERSION)
+        for key, value in arrays.items():   # what _load_arrays refuses in a file, refused before writing one
+            if value.dtype.hasobject:
+                raise _fail(os.fspath(path), f"arrays.npz holds an object array ({key}); model files hold numbers only")
+            if any(n > len(blob) for n in value.shape):
+                raise _fail(os.fspath(path), f"arrays.npz member {key!r} declares the shape {value.shape}, an extent "
+                                             f"beyond the {len(blob)} bytes of all arrays")
+        _build(os.fspath(path), _parse_json(meta_bytes, os.fspath(path), "meta.json"), dict(arrays), FORMAT_VERSION)
     except Exception as exc:
         why = str(exc).split(": ", 1)[-1] if isinstance(exc, ModelFileError) else f"{type(exc).__name__}: {exc}"
         owners = sorted({f"'{c['name']}' of plugin {c.get('plugin')}" for c in components.values()})

@@ -505,7 +505,7 @@ class FittedPipeline:
             if caps.probabilities and hasattr(clf, "predict_proba"):
                 proba = np.asarray(clf.predict_proba(X), dtype=np.float64)
             scores = (np.asarray(clf.decision_function(X), dtype=np.float64)
-                      if hasattr(clf, "decision_function") else None)
+                      if _gives_scores(clf, caps.probabilities) else None)
         if scores is not None and scores.ndim == 1:  # binary margin -> two columns
             scores = np.column_stack([-scores, scores])
         basis = scores if scores is not None else proba
@@ -520,6 +520,18 @@ class FittedPipeline:
         return Predictions(y_true=y_true, y_pred=y_pred, proba=proba, scores=scores,
                            classes=tuple(self.schema.classes) if self.schema else tuple(map(str, clf.classes_)),
                            weights=np.asarray(ds.weights), model=clf if keep_model else None, X=X)
+
+
+def _gives_scores(clf: Any, probabilities: bool) -> bool:
+    """Whether ``clf.decision_function`` gives scores: ClassifierBase's own is the log of predict_proba, so
+    a subclass with neither (fit and predict only) is predicted by its predict (every repetition failed
+    with 'gives no probabilities')."""
+    if not hasattr(clf, "decision_function"):
+        return False
+    from toolkit.api import ClassifierBase
+
+    inherited = getattr(type(clf), "decision_function", None) is ClassifierBase.decision_function
+    return not (isinstance(clf, ClassifierBase) and inherited and not probabilities)
 
 
 def _expand(values: np.ndarray | None, clf: Any, K: int, fill: float = 0.0) -> np.ndarray | None:
