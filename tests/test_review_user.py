@@ -300,6 +300,13 @@ def test_the_api_takes_one_classifier_alone_and_spec_strings_everywhere():
         toolkit.get_classifier("bma-nb:H=1.1", H=2.0)
     with pytest.raises(ParameterError, match="not the class itself"):
         toolkit.evaluate("iris", [WekaNaiveBayes], runs=1)
+    # one (name, params) in any mapping form, a {name: params} dict, and a tuple of two names
+    for given, names in ((("nb-weka", [("laplace", 2.0)]), ["nb-weka:laplace=2.0"]),
+                         (("nb-weka", {"laplace": 2.0}), ["nb-weka:laplace=2.0"]),
+                         ({"nb-weka": {"laplace": 2.0}, "nb-gaussian": {}}, ["nb-gaussian", "nb-weka:laplace=2.0"]),
+                         (("nb-weka", "nb-gaussian"), ["nb-gaussian", "nb-weka"])):
+        ran = toolkit.evaluate("iris", given, runs=1)
+        assert sorted({r["pipeline"]["name"] for r in ran.ok()}) == names, given
 
 
 def test_baseline_names_the_classifier_when_a_selector_prefixes_every_pipeline(tmp_path):

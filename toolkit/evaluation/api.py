@@ -127,9 +127,12 @@ def make_pipelines(classifiers: Sequence[Any] | None, pipelines: Sequence[Pipeli
     """The pipelines of a run: the given ones, then one per classifier with the shared selectors;
     refuses none at all and duplicate names."""
     # one classifier or pipeline given alone: a name was iterated letter by letter ("unknown classifier 't'")
-    if isinstance(classifiers, (str, tuple)) and classifiers and isinstance(classifiers[0], str) \
-            and (isinstance(classifiers, str) or (len(classifiers) == 2 and isinstance(classifiers[1], dict))):
-        classifiers = [classifiers]
+    if isinstance(classifiers, dict):   # {name: params}: each a (name, params) component
+        classifiers = list(classifiers.items())
+    elif isinstance(classifiers, (str, tuple)) and classifiers and isinstance(classifiers[0], str) \
+            and (isinstance(classifiers, str)
+                 or (len(classifiers) == 2 and isinstance(classifiers[1], (dict, list, tuple)))):
+        classifiers = [classifiers]   # one name, or one (name, params)
     elif classifiers is not None and (isinstance(classifiers, Pipeline) or hasattr(classifiers, "fit")):
         classifiers = [classifiers]
     if isinstance(pipelines, Pipeline):
