@@ -66,7 +66,7 @@ from toolkit.evaluation.ranking import rank_key
 __all__ = [
     "Schema", "Predictions", "Classifier", "FeatureSelector", "ExampleSelector",
     "ClassifierBase", "ProbabilisticClassifier", "FeatureSelectorBase", "ExampleSelectorBase",
-    "as_matrix", "refuse_infinite", "accepts_argument", "validate_component", "check_state", "STATE_TYPES",
+    "as_matrix", "refuse_infinite", "accepts_argument", "inherits_base_method", "validate_component", "check_state", "STATE_TYPES",
     "CLASSIFIER_STATE",
     "SufficientStatistics", "statistics_support", "schema_digest",
 ]
@@ -850,6 +850,13 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
     def predict(self, X: Any) -> np.ndarray:
         scores = self.decision_function(X)
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+def inherits_base_method(obj: Any, name: str) -> bool:
+    """Whether ``obj`` is a ClassifierBase whose ``name`` (``predict_proba``, ``decision_function``) is the
+    base class's: those stand for a method the subclass did not write (predict_proba refuses, and
+    decision_function is the log of predict_proba)."""
+    return isinstance(obj, ClassifierBase) and getattr(type(obj), name, None) is getattr(ClassifierBase, name)
 
 
 def _nominal_in_domain(X: Any, schema: Schema) -> Any:

@@ -60,31 +60,35 @@ class NominalCounts:
     n_values: np.ndarray        # (F_nom,) declared values per column
     observed: np.ndarray        # (F_nom, K) weighted non-missing count per column and class
 
+    def _per_row(self) -> tuple[np.ndarray, np.ndarray]:
+        """(n_c of each row's column and class, (total values, K); J of each row's column, (total values, 1))."""
+        column_of_row = np.repeat(np.arange(len(self.n_values)), self.n_values)
+        return self.observed[column_of_row], self.n_values[column_of_row, None].astype(np.float64)
+
     def smoothed(self, laplace: float) -> np.ndarray:
         """P(v|c) = (n_vc + l) / (n_c + l J), (total values, K)."""
-        column_of_row = np.repeat(np.arange(len(self.n_values)), self.n_values)
-        denom = self.observed[column_of_row] + laplace * self.n_values[column_of_row, None]
+        observed, J = self._per_row()
+        denom = observed + laplace * J
         with np.errstate(divide="ignore", invalid="ignore"):
             # l = 0 and nothing observed in the class (an absent class, a column all missing): 0/0, which
             # made every score NaN; the limit of the estimate as l -> 0 there is 1/J
-            return np.where(denom > 0, (self.counts + laplace) / denom, 1.0 / self.n_values[column_of_row, None])
+            return np.where(denom > 0, (self.counts + laplace) / denom, 1.0 / J)
 
     def m_estimate(self, m: float | None) -> np.ndarray:
         """P(v|c) = (n_vc + m p_v) / (n_c + m) with p_v = 1/J (algorithms.md 1.1); ``m=None`` is J for
         each attribute, which is Laplace."""
-        column_of_row = np.repeat(np.arange(len(self.n_values)), self.n_values)
-        J = self.n_values[column_of_row, None].astype(np.float64)
+        observed, J = self._per_row()
         virtual = J if m is None else np.float64(m)
-        denom = self.observed[column_of_row] + virtual
+        denom = observed + virtual
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(denom > 0, (self.counts + virtual / J) / denom, 1.0 / J)   # m = 0, nothing seen: p_v
 
     def no_match(self, c0: float, n: float) -> np.ndarray:
         """Kohavi, Becker and Sommerfield's estimate (algorithms.md 1.1): n_vc / n_c, and c0 / n (n: the
         training set's size) where n_vc is 0. Not a distribution over the values; never the default."""
-        column_of_row = np.repeat(np.arange(len(self.n_values)), self.n_values)
+        observed, _J = self._per_row()
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = self.counts / self.observed[column_of_row]
+            ratio = self.counts / observed
         return np.where(self.counts > 0, ratio, c0 / n if n > 0 else np.inf)
 
 

@@ -211,11 +211,9 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str], training:
     # the time and memory of saving a large model)
     try:
         for key, value in arrays.items():   # what _load_arrays refuses in a file, refused before writing one
-            if value.dtype.hasobject:
-                raise _fail(os.fspath(path), f"arrays.npz holds an object array ({key}); model files hold numbers only")
-            if any(n > len(blob) for n in value.shape):
-                raise _fail(os.fspath(path), f"arrays.npz member {key!r} declares the shape {value.shape}, an extent "
-                                             f"beyond the {len(blob)} bytes of all arrays")
+            problem = _array_problem(key, value.dtype, value.shape, len(blob))
+            if problem:
+                raise _fail(os.fspath(path), problem)
         _build(os.fspath(path), _parse_json(meta_bytes, os.fspath(path), "meta.json"), dict(arrays), FORMAT_VERSION)
     except Exception as exc:
         why = str(exc).split(": ", 1)[-1] if isinstance(exc, ModelFileError) else f"{type(exc).__name__}: {exc}"
@@ -285,13 +283,16 @@ class SavedModel:
                                  f"({len(self.meta['header']['attributes'])} attributes); {ds.name} does not fit: "
                                  f"{problem}")
 
-    def read(self, dataset: str | os.PathLike[str]) -> Dataset:
-        """A dataset file or bundled name, read with the training header: checked against it whatever its
-        class attribute (the first differing attribute is named), then with the training class."""
-        from toolkit.config import LoadOptions
-        from toolkit.loading import load_dataset
+    def read(self, dataset: Dataset | str | os.PathLike[str]) -> Dataset:
+        """A dataset (or a file or bundled name, read) with the training header: checked against it whatever
+        its class attribute (the first differing attribute is named), then with the training class."""
+        if isinstance(dataset, Dataset):
+            ds = dataset
+        else:
+            from toolkit.config import LoadOptions
+            from toolkit.loading import load_dataset
 
-        ds = load_dataset(dataset, LoadOptions(class_attribute=None))
+            ds = load_dataset(dataset, LoadOptions(class_attribute=None))
         self.check_header(ds.with_class(None))
         return ds.with_class(self.meta["header"]["class_index"])
 
@@ -377,6 +378,20 @@ def _parse_json(data: bytes, path: str, member: str) -> Any:
         raise _fail(path, f"{member} is not valid JSON ({str(exc)[:120]})") from None
 
 
+def _array_problem(name: str, dtype: np.dtype, shape: tuple[int, ...], total: int,
+                   in_a_file: bool = False) -> str | None:
+    """What a model file may not hold in an array of ``arrays.npz`` (``total`` bytes): objects, or an extent
+    beyond every array's bytes; None when the array is fine. Checked at load and before a save."""
+    if dtype.hasobject:
+        return f"arrays.npz holds an object array ({name}); model files hold numbers only"
+    if any(n > total for n in shape):
+        # only an empty array can have an extent beyond the bytes of every array (shape (0, 10**15)); a
+        # component would size its work by it (nb-weka's probe asked for 56 PiB)
+        return (f"arrays.npz member {name!r} declares the shape {shape}, an extent beyond the {total} bytes of "
+                f"all arrays" + (": damaged or altered" if in_a_file else ""))
+    return None
+
+
 def _load_arrays(blob: bytes, path: str) -> dict[str, np.ndarray]:
     """Arrays of ``arrays.npz``, each .npy header checked against its member's size before reading."""
     from numpy.lib import format as npy
@@ -401,14 +416,10 @@ def _load_arrays(blob: bytes, path: str) -> dict[str, np.ndarray]:
                     shape, fortran, dtype = npy.read_array_header_2_0(fh)
                 else:
                     raise _fail(path, f"arrays.npz member {info.filename!r} has .npy version {version}")
-                if dtype.hasobject:
-                    raise _fail(path, f"arrays.npz holds an object array ({info.filename}); model files hold numbers only")
+                problem = _array_problem(info.filename, dtype, shape, len(blob), in_a_file=True)
+                if problem:
+                    raise _fail(path, problem)
                 nbytes = int(np.prod(shape, dtype=np.float64)) * dtype.itemsize
-                if any(n > len(blob) for n in shape):
-                    # only an empty array can have an extent beyond the bytes of every array (shape
-                    # (0, 10**15)); a component would size its work by it (nb-weka's probe asked for 56 PiB)
-                    raise _fail(path, f"arrays.npz member {info.filename!r} declares the shape {shape}, an "
-                                      f"extent beyond the {len(blob)} bytes of all arrays: damaged or altered")
                 if nbytes > info.file_size:
                     raise _fail(path, f"arrays.npz member {info.filename!r} declares {nbytes} bytes in "
                                       f"{info.file_size}: damaged or altered")

@@ -526,12 +526,9 @@ def _gives_scores(clf: Any, probabilities: bool) -> bool:
     """Whether ``clf.decision_function`` gives scores: ClassifierBase's own is the log of predict_proba, so
     a subclass with neither (fit and predict only) is predicted by its predict (every repetition failed
     with 'gives no probabilities')."""
-    if not hasattr(clf, "decision_function"):
-        return False
-    from toolkit.api import ClassifierBase
+    from toolkit.api import inherits_base_method
 
-    inherited = getattr(type(clf), "decision_function", None) is ClassifierBase.decision_function
-    return not (isinstance(clf, ClassifierBase) and inherited and not probabilities)
+    return hasattr(clf, "decision_function") and (probabilities or not inherits_base_method(clf, "decision_function"))
 
 
 def _expand(values: np.ndarray | None, clf: Any, K: int, fill: float = 0.0) -> np.ndarray | None:

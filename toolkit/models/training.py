@@ -27,9 +27,7 @@ def _component_bugs(what: str) -> Iterator[None]:
     plugin's bug printed a traceback from train); TOOLKIT_DEBUG=1 keeps the traceback."""
     try:
         yield
-    except ToolkitError:
-        raise
-    except (KeyboardInterrupt, MemoryError):
+    except (ToolkitError, MemoryError):
         raise
     except Exception as exc:
         from toolkit.config import debug_enabled
@@ -81,11 +79,7 @@ def predict_file(model: str | os.PathLike[str] | SavedModel, dataset: Dataset | 
     """Load a model file (unless given) and a dataset with its training header; return predictions.
     ``allow_format_1`` reads a file of model format 1 (toolkit 0.1), whose metadata no checksum covers."""
     saved = model if isinstance(model, SavedModel) else load_model(model, allow_format_1=allow_format_1)
-    if isinstance(dataset, Dataset):
-        saved.check_header(dataset.with_class(None))  # names the first differing attribute, whatever the class
-        ds = dataset.with_class(saved.meta["header"]["class_index"])
-    else:
-        ds = saved.read(dataset)
+    ds = saved.read(dataset)
     with _component_bugs(f"{saved.meta.get('pipeline', 'the model')} failed while predicting {ds.name}"):
         predictions = saved.predict(ds)
     return saved, ds, predictions

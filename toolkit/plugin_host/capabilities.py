@@ -35,7 +35,7 @@ class Capabilities:
     def as_dict(self) -> dict[str, bool | int]:
         return asdict(self)
 
-    def summary(self) -> str:
+    def summary(self, leave_out: tuple[str, ...] = ()) -> str:
         """Comma-separated list of what is supported, e.g. ``numeric, nominal, missing``."""
-        names = [k for k, v in self.as_dict().items() if v is True]
+        names = [k for k, v in self.as_dict().items() if v is True and k not in leave_out]
         return ", ".join(names)

@@ -29,12 +29,9 @@ _METHODS = {"classifier": (("fit",), ("predict", "predict_proba", "decision_func
 def _gives_probabilities(obj: Any) -> bool:
     """Whether a classifier has a predict_proba (on the object: a wrapper may forward it through
     __getattr__) that is not ClassifierBase's, which refuses."""
-    if not callable(getattr(obj, "predict_proba", None)):
-        return False
-    from toolkit.api import ClassifierBase
+    from toolkit.api import inherits_base_method
 
-    own = getattr(type(obj), "predict_proba", None)
-    return not (isinstance(obj, ClassifierBase) and own is getattr(ClassifierBase, "predict_proba", None))
+    return callable(getattr(obj, "predict_proba", None)) and not inherits_base_method(obj, "predict_proba")
 
 __all__ = [
     "ComponentSpec", "ClassifierSpec", "FeatureSelectorSpec", "ExampleSelectorSpec", "EvaluatorSpec",

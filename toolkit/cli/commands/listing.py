@@ -62,10 +62,8 @@ def list_components(
             if k == "text":
                 out(pad + "accepts: string attributes (--text word-counts:k=v before any selector or classifier)")
             elif k != "evaluator":
-                accepts = s.capabilities.summary()
-                if k != "classifier":   # "probabilities" says what a classifier gives, not what a selector takes
-                    accepts = ", ".join(a for a in accepts.split(", ") if a != "probabilities")
-                out(pad + f"accepts: {accepts}")
+                # "probabilities" says what a classifier gives, not what a selector takes
+                out(pad + f"accepts: {s.capabilities.summary(() if k == 'classifier' else ('probabilities',))}")
             else:
                 if not getattr(s, "scalar", True):
                     direction = "a table per test part (no better or worse)"
