@@ -112,20 +112,28 @@ class Pairs:
 
 
 def interleaved(what: str, anchor_name: str, anchor: Callable[[], object], ours_name: str,
-                ours: Callable[[], object], pairs: int = 7, warmup: bool = True) -> Pairs:
-    """Time ``anchor`` and ``ours`` in ``pairs`` interleaved pairs (which one goes first alternates)."""
+                ours: Callable[[], object], pairs: int = 7, warmup: bool = True, gap: float = 0.0) -> Pairs:
+    """Time ``anchor`` and ``ours`` in ``pairs`` interleaved pairs (which one goes first alternates);
+    ``gap`` seconds of sleep before each timed call (not timed) let what one call leaves running settle
+    before the next (OpenBLAS's new threads spin ~0.1 s after a ``--jobs`` run gives the cores back)."""
     if warmup:
         anchor()
         ours()
     result = Pairs(what, anchor_name, ours_name)
+
+    def after_gap(fn: Callable[[], object]) -> float:
+        if gap > 0:
+            time.sleep(gap)
+        return timed(fn)
+
     for i in range(pairs):
         result.load.append(load_average())
         if i % 2 == 0:
-            a = timed(anchor)
-            o = timed(ours)
+            a = after_gap(anchor)
+            o = after_gap(ours)
         else:
-            o = timed(ours)
-            a = timed(anchor)
+            o = after_gap(ours)
+            a = after_gap(anchor)
         result.anchor.append(a)
         result.ours.append(o)
     return result

@@ -123,11 +123,45 @@ def test_workers_cap_blas_and_openmp_threads():
     for jobs in (1, 2, cores + 3):
         threads = harness._threads_per_worker(jobs)
         assert threads == max(1, cores // jobs)
+        with harness.forked_pool(jobs) as pool:
+            pools, omp, openblas = pool.submit(_worker_threads).result()
+        assert pools and all(n <= threads for n in pools), pools
+        assert omp == openblas == str(threads)
+        # a worker's own start-up sets what the parent's cap did not reach
         with cf.ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"),
                                     initializer=harness._init_worker, initargs=(threads,)) as pool:
             pools, omp, openblas = pool.submit(_worker_threads).result()
         assert pools and all(n <= threads for n in pools), pools
-        assert omp == openblas == str(threads)
+
+
+def _os_and_python_threads_after_blas():
+    import os
+    import threading
+
+    a = np.random.default_rng(0).random((400, 400))
+    a @ a   # large enough for OpenBLAS to use every thread it may
+    return len(os.listdir("/proc/self/task")), threading.active_count()
+
+
+def test_workers_do_not_start_blas_threads_they_may_not_use():
+    """The cap is set in the parent before the fork: set in a forked worker, OpenBLAS re-creates the thread
+    pool the fork shut down, and its threads spin ~0.1 s each beside the worker's own work (on the main job
+    that was a tenth of --jobs 2's CPU). The parent gets its own cap back after the run."""
+    import os
+    import sys
+
+    from threadpoolctl import threadpool_info
+
+    from toolkit.evaluation import harness
+
+    blas = [p for p in threadpool_info() if p["internal_api"] == "openblas"]
+    if not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2 or not blas:
+        pytest.skip("needs Linux's /proc, two cores and numpy on OpenBLAS")
+    before = [(p["filepath"], p["num_threads"]) for p in threadpool_info()]
+    with harness.forked_pool(2) as pool:
+        os_threads, python_threads = pool.submit(_os_and_python_threads_after_blas).result()
+    assert os_threads == python_threads, (os_threads, python_threads)
+    assert [(p["filepath"], p["num_threads"]) for p in threadpool_info()] == before
 
 
 def test_repetition_groups_are_short_in_time_and_cover_the_order_once():

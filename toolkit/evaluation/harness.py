@@ -20,7 +20,8 @@ import multiprocessing
 import os
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -213,6 +214,26 @@ def _class_counts(ds: Dataset, rows: np.ndarray) -> list[float]:
     return np.bincount(y[known], weights=weights, minlength=len(ds.classes)).tolist()
 
 
+def _split_fields(ds: Dataset, split: Split) -> dict[str, Any]:
+    """What a record says of its split."""
+    return {
+        "repetition": split.repetition,
+        "split_seed": split.seed,
+        "n_train": int(len(split.train)),
+        "n_test": int(len(split.test)),
+        # the parts tuning used: with inner folds the first fold's (the others differ by one at most),
+        # not the validation share's, which inner folds leave unused
+        "n_fit": int(len(split.inner[0][0]) if split.inner else len(split.fit)),
+        "n_validation": int(len(split.inner[0][1]) if split.inner else len(split.validation)),
+        "train_class_counts": _class_counts(ds, split.train),
+    }
+
+
+#: the body's key for :func:`_split_fields`, made where the repetition ran (a ``--jobs`` parent would
+#: otherwise make every split a second time); the record takes them into its header
+_SPLIT_FIELDS = "_split_fields"
+
+
 def _errors(pred_codes: np.ndarray, true_codes: np.ndarray) -> int:
     known = true_codes >= 0
     return int(np.sum(pred_codes[known] != true_codes[known]))
@@ -352,18 +373,41 @@ def _init_worker(threads: int) -> None:
     and OpenMP thread pools are capped so that N workers do not oversubscribe the cores.
 
     The pools of libraries already loaded (numpy's and scipy's OpenBLAS, loaded before the fork) no
-    longer read environment variables, so threadpoolctl calls their own setters; the variables cover
-    libraries the worker loads later.
+    longer read environment variables: :func:`forked_pool` caps them in the parent before the fork, and
+    only a pool still above the cap is set here (setting OpenBLAS's count in a forked child re-creates the
+    thread pool that the fork shut down, and its new threads spin ~0.1 s each beside the worker's own
+    work). The variables cover libraries the worker loads later.
     """
     die_with_parent()
     for name in _THREAD_VARIABLES:
         os.environ[name] = str(threads)
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import ThreadpoolController
 
-    threadpool_limits(limits=threads)
+    for pool in ThreadpoolController().lib_controllers:
+        if pool.num_threads > threads:
+            pool.set_num_threads(threads)
     # the objects inherited from the parent stay out of this worker's garbage collections, which would
     # otherwise touch (and so copy) every page that holds one
     gc.freeze()
+
+
+@contextmanager
+def forked_pool(jobs: int) -> Iterator[cf.ProcessPoolExecutor]:
+    """A pool of ``jobs`` forked workers, each with its share of the cores for BLAS and OpenMP.
+
+    The share is set in this process while the workers fork (they inherit it; see :func:`_init_worker`)
+    and this process's own limits come back when the pool is shut down.
+    """
+    from threadpoolctl import threadpool_limits
+
+    threads = _threads_per_worker(jobs)
+    with threadpool_limits(limits=threads):
+        pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                                      initializer=_init_worker, initargs=(threads,))
+        try:
+            yield pool
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # on a failure: the groups not started are dropped
 
 
 def _run_tasks_at(indices: Sequence[int]) -> list[dict[str, Any]]:
@@ -377,17 +421,13 @@ def _run_on_workers(order: Sequence[Task], jobs: int, finish: Callable[[Task, di
     none waits for the parent; ``finish`` gets each record as its group comes back."""
     groups = RepetitionGroups([(t.dataset_index, t.pipeline_index) for t in order], [t.pipeline_index for t in order],
                               workers=jobs)
-    context = multiprocessing.get_context("fork")
-    pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
-                                  initargs=(_threads_per_worker(jobs),))
     in_flight: dict[cf.Future[list[dict[str, Any]]], list[int]] = {}
+    with forked_pool(jobs) as pool:
+        def refill() -> None:
+            while groups and len(in_flight) < 2 * jobs:
+                group = groups.next()
+                in_flight[pool.submit(_run_tasks_at, group)] = group
 
-    def refill() -> None:
-        while groups and len(in_flight) < 2 * jobs:
-            group = groups.next()
-            in_flight[pool.submit(_run_tasks_at, group)] = group
-
-    try:
         refill()
         while in_flight:
             done, _ = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
@@ -399,8 +439,6 @@ def _run_on_workers(order: Sequence[Task], jobs: int, finish: Callable[[Task, di
                                                                     "predict_seconds")))
                     finish(order[i], body)
             refill()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # on a failure: the groups not started are dropped
 
 
 def _run_task(task: Task) -> dict[str, Any]:
@@ -412,8 +450,9 @@ def _run_task(task: Task) -> dict[str, Any]:
 
 def _execute(ds: Dataset, pipeline: Pipeline, task: Task, evaluators: Sequence[ComponentSpec],
              store_proba: bool) -> dict[str, Any]:
+    split = task.split
     try:
-        body = _evaluate_task(ds, pipeline, task.split, evaluators, store_proba)
+        body = _evaluate_task(ds, pipeline, split, evaluators, store_proba)
         body["status"] = "ok"
     except ToolkitError as exc:  # what this training part cannot do (e.g. a class absent from it)
         body = {"status": "failed", "error": str(exc), "error_kind": type(exc).__name__, "timing": {}}
@@ -421,6 +460,7 @@ def _execute(ds: Dataset, pipeline: Pipeline, task: Task, evaluators: Sequence[C
         body = {"status": "failed", "error": f"{type(exc).__name__}: {exc}", "error_kind": "bug",
                 "traceback": traceback.format_exc(limit=8), "timing": {}}
     body["timing"]["finished_utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    body[_SPLIT_FIELDS] = _split_fields(ds, split)
     return body
 
 
@@ -582,10 +622,10 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
 
     class_lists = [list(ds.classes) for ds in prepared]   # one label list per dataset, shared by its records
 
-    def header(task: Task) -> dict[str, Any]:
+    def header(task: Task, about_split: dict[str, Any] | None) -> dict[str, Any]:
         """What a record says of its dataset, pipeline and split (made as its repetition finishes, so
-        that --jobs workers start sooner)."""
-        ds, split = prepared[task.dataset_index], task.split
+        that --jobs workers start sooner; the split's part comes with the body when the repetition ran)."""
+        ds = prepared[task.dataset_index]
         return {
             "schema": RECORD_SCHEMA,
             "key": task.key,
@@ -594,15 +634,7 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
                         "relation": ds.relation},
             "pipeline": descriptions[task.pipeline_index],
             "protocol": protocol_desc,
-            "repetition": split.repetition,
-            "split_seed": split.seed,
-            "n_train": int(len(split.train)),
-            "n_test": int(len(split.test)),
-            # the parts tuning used: with inner folds the first fold's (the others differ by one at most),
-            # not the validation share's, which inner folds leave unused
-            "n_fit": int(len(split.inner[0][0]) if split.inner else len(split.fit)),
-            "n_validation": int(len(split.inner[0][1]) if split.inner else len(split.validation)),
-            "train_class_counts": _class_counts(ds, split.train),
+            **(about_split if about_split is not None else _split_fields(ds, task.split)),
             "env": {**versions, "plugins": _plugin_versions(pipelines[task.pipeline_index])},
         }
 
@@ -619,7 +651,8 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
 
     def finish(task: Task, body: dict[str, Any]) -> None:
         nonlocal done
-        record = {**header(task), **body}
+        about_split = body.pop(_SPLIT_FIELDS, None)
+        record = {**header(task, about_split), **body}
         writer.write(record)
         records.append(record if keep_predictions else {k: v for k, v in record.items() if k != "predictions"})
         done += 1
@@ -627,7 +660,7 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
             progress(done, total, label(task))
         if record["status"] != "ok" and not keep_going:
             where = f"; finished results are in {out} (--resume continues)" if out else ""
-            raise RunFailed(f"{label(task)} (repetition {task.split.repetition}) failed: {record['error']}{where}; "
+            raise RunFailed(f"{label(task)} (repetition {record['repetition']}) failed: {record['error']}{where}; "
                             f"--keep-going runs past failures")
 
     if progress is not None and tasks:
