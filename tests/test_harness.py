@@ -511,6 +511,16 @@ DAMAGE = {  # one field of the second record, as a hand-edited or foreign file m
     "no key": (lambda r: r.pop("key"), "'key' must be the record's identity"),
     "no protocol": (lambda r: r.pop("protocol"), "'protocol' must be an object"),
     "no n_test": (lambda r: r.pop("n_test"), "'n_test' must be a whole number"),
+    # report summed a confusion matrix of the stored codes: a traceback (reshape) on a code past the classes
+    "a prediction past the classes": (lambda r: r["predictions"]["y_pred"].__setitem__(0, 99),
+                                      "'predictions.y_pred' holds class code 99, outside -1 (missing) to 1"),
+    "a true class below -1": (lambda r: r["predictions"]["y_true"].__setitem__(0, -2),
+                              "'predictions.y_true' holds class code -2"),
+    "a code as text": (lambda r: r["predictions"]["y_pred"].__setitem__(0, "1"),
+                       "'predictions.y_pred' must hold class codes"),
+    "a stored confusion matrix of other classes": (
+        lambda r: r["metrics"].__setitem__("confusion-matrix", {"labels": ["a"], "matrix": [[1.0]]}),
+        "metric 'confusion-matrix' must be 2 x 2 numbers"),
 }
 
 

@@ -271,6 +271,17 @@ def test_edited_state_is_refused(vote_model, tmp_path, edit, needle):
     _refused(edited, needle)
 
 
+@pytest.mark.parametrize("class_index", ["16", 16.5, -1, 17, True])
+def test_a_class_index_that_is_not_an_attribute_position_is_refused(vote_model, tmp_path, class_index):
+    """A text or fractional class index gave a TypeError traceback in predict (exit 1)."""
+    meta = _meta(vote_model)
+    assert meta["header"]["class_index"] == 16
+    meta["header"]["class_index"] = class_index
+    edited = _copy(vote_model, tmp_path, "index.tkm")
+    _resign(edited, "meta.json", json.dumps(meta).encode())
+    _refused(edited, str(edited), f"class index {class_index!r} is not the position of one of its 17 attributes")
+
+
 def test_inconsistent_arrays_are_refused(vote_model, tmp_path):
     """Arrays of the right types but shapes that do not fit together: the load-time probe refuses them."""
     with zipfile.ZipFile(vote_model) as zf:

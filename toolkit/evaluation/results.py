@@ -176,7 +176,31 @@ def _record_problem(rec: dict[str, Any]) -> str:
             return "'predictions' must hold lists"
         if len(set(lengths.values())) > 1:
             return f"'predictions' lists of different lengths ({', '.join(f'{k} {n}' for k, n in lengths.items())})"
+    n_classes = _n_classes(ds)
+    if isinstance(predictions, dict):
+        for key in ("y_true", "y_pred"):
+            codes = predictions.get(key, [])
+            if not all(type(c) is int for c in codes):
+                return f"'predictions.{key}' must hold class codes (whole numbers)"
+            if codes and (min(codes) < -1 or (n_classes is not None and max(codes) >= n_classes)):
+                bad = next(c for c in codes if c < -1 or (n_classes is not None and c >= n_classes))
+                return (f"'predictions.{key}' holds class code {bad}, outside -1 (missing) to "
+                        f"{'the classes' if n_classes is None else n_classes - 1}")
+    matrix = metrics.get("confusion-matrix")
+    if isinstance(matrix, dict) and "matrix" in matrix and n_classes is not None:
+        rows = matrix["matrix"]
+        if not (isinstance(rows, list) and len(rows) == n_classes and all(
+                isinstance(row, list) and len(row) == n_classes and all(_is_number(v) for v in row) for row in rows)):
+            return f"metric 'confusion-matrix' must be {n_classes} x {n_classes} numbers (the dataset's classes)"
     return ""
+
+
+def _n_classes(ds: dict[str, Any]) -> int | None:
+    """A record's number of classes, when it says."""
+    if isinstance(ds.get("classes"), list):
+        return len(ds["classes"])
+    n = ds.get("n_classes")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
 
 
 def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

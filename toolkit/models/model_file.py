@@ -13,7 +13,10 @@ A model file (format 2) is a zip archive with exactly three members:
 Reading is bounded: a member may not inflate past 64 times its compressed size (nor past a fixed
 cap), JSON nesting and sizes are limited, and state is restored only through each component's
 declared ``_state_schema``; after loading, the model predicts two synthetic rows so that an edited,
-inconsistent state is refused here rather than failing later. Every problem is a
+inconsistent state (shapes that do not fit, NaN) is refused here rather than failing later. Values of
+the right type and shape that are merely wrong (a negated variance in a file whose checksum was
+recomputed by hand) are not found: the checksum guards against damage, not against an editor who
+knows the format. Every problem is a
 :class:`ModelFileError` naming the file. Files of format 1 (whose meta.json no checksum covers) are
 refused unless the caller opts in (``allow_format_1=True``, ``--allow-format-1``).
 
@@ -543,11 +546,15 @@ def _build(path: str, meta: dict[str, Any], arrays: dict[str, np.ndarray], versi
         header = meta["header"]
         attrs = AttributeList.from_records(header["attributes"])
         class_index = header["class_index"]
+        if class_index is not None and not (isinstance(class_index, int) and not isinstance(class_index, bool)
+                                            and 0 <= class_index < len(attrs)):
+            raise _fail(path, f"meta.json's class index {class_index!r} is not the position of one of its "
+                              f"{len(attrs)} attributes")
         classes = meta["classes"]
         if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
             raise _fail(path, "meta.json's class list is malformed")
         if class_index is not None:
-            declared = list(attrs[int(class_index)].values)
+            declared = list(attrs[class_index].values)
             if declared != classes:
                 raise _fail(path, "the class list does not match the training header's class attribute")
         components = meta["components"]
