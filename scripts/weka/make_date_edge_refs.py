@@ -49,6 +49,16 @@ PARSE = [
     ("y-MM-dd", "999-05-05"), ("dd MMM yyyy", "29 Feb 1500"), ("EEE dd MMM yyyy", "Wed 01 Jan 1500"),
     (ISO_MS, "1200-06-15 13:14:15.016"), ("yyyy-MM-dd HH:mm:ss Z", "1500-01-01 00:30:00 +0100"),
     ("yyyy-MM-dd HH:mm", "1582-10-04 23:59"),
+    # text fields: a weekday must be the date's (strict), and without a day of month it picks the month's first
+    # such day; AM/PM must agree with a 24-hour H; long and short names are read for any number of letters
+    ("EEE, dd MMM yyyy", "Mon, 01 Feb 2003"), ("EEE, dd MMM yyyy", "Sat, 01 Feb 2003"),
+    ("dd MMM yyyy EEE", "01 Feb 2003 sat"), ("EEE dd MMM yyyy", "Mon 01 Jan 1500"),
+    ("EEE", "Mon"), ("EEE", "Thu"), ("EEE", "Sunday"), ("yyyy-MM EEE", "2003-02 Mon"), ("yyyy-MM EEE", "2003-02 Sat"),
+    ("yyyy-MM EEEE", "2003-02 Friday"), ("EEEE yyyy-MM-dd", "Sat 2003-02-01"), ("EEE yyyy-MM-dd", "Saturday 2003-02-01"),
+    ("dd MMM yyyy", "01 February 2003"), ("dd MMMM yyyy", "01 Feb 2003"), ("dd MMMM yyyy", "01 may 2003"),
+    ("HH:mm a", "10:30 PM"), ("HH:mm a", "22:30 PM"), ("HH:mm a", "13:30 AM"), ("HH:mm a", "10:30 AM"),
+    ("HH:mm a", "00:30 am"), ("a HH:mm", "PM 10:30"), ("a HH:mm", "PM 22:30"), ("hh:mm a", "10:30 PM"),
+    ("hh:mm a", "12:30 AM"),
 ]
 # no zones here: WEKA formats a date in the zone its format last parsed
 FORMAT_PATTERNS = ["yyyy-MM-dd HH:mm:ss.SSS", "yyyyMMddHHmmss.SSS", "yyyyMMddHHmmssSSS", "yyyy-MM-dd HH:mm:ss.SSSS",

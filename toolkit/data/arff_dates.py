@@ -116,6 +116,24 @@ def _strptime_format(elements: list[tuple[str, Any]]) -> str:
     return "".join(arg.replace("%", "%%") if letter == "'" else _directive(letter, arg) for letter, arg in elements)
 
 
+def _parse_format(elements: list[tuple[str, Any]]) -> str:
+    """strptime's format for reading: month and weekday names by their short forms (values are read
+    through :func:`_short_names`), and every field but S (found by the locator)."""
+    parts = []
+    for letter, arg in elements:
+        if letter == "'":
+            parts.append(_short_names(arg).replace("%", "%%"))
+        elif letter == "S":
+            continue
+        elif letter == "E":
+            parts.append("%a")
+        elif letter == "M" and arg >= 3:
+            parts.append("%b")
+        else:
+            parts.append(_directive(letter, arg))
+    return "".join(parts)
+
+
 def _translate(pattern: str) -> tuple[str, bool]:
     """Java pattern -> (strftime pattern, has milliseconds)."""
     elements = _elements(pattern)
@@ -147,7 +165,9 @@ def _locator(elements: list[tuple[str, Any]]) -> re.Pattern[str]:
             zone = r"Z|[+-]\d\d(?::?\d\d(?::?\d\d(?:\.\d+)?)?)?"
             # X alone is Java's ISO offset of hours ("-08"), which strptime reads with minutes only
             parts.append(f"(?P<X>{zone})" if letter == "X" and arg == 1 else f"(?:{zone})")
-        else:  # names: months, days, AM/PM
+        elif letter in "Ea":   # the weekday and AM/PM, which strptime reads but does not check
+            parts.append(rf"(?P<{letter}>\D+?)")
+        else:  # month names
             parts.append(r"\D+?")
     return re.compile("".join(parts), re.IGNORECASE)
 
@@ -159,6 +179,15 @@ _EPOCH_JDN = 2_440_588    # its Julian day number
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_LONG_NAME = re.compile(r"(?<![A-Za-z])(?:" + "|".join(n for n in _MONTHS + _WEEKDAYS if len(n) > 3) + r")(?![A-Za-z])",
+                        re.IGNORECASE)
+_WEEKDAY_OF = {name[:3].lower(): k for k, name in enumerate(_WEEKDAYS)}
+
+
+def _short_names(value: str) -> str:
+    """Month and weekday names in their three-letter forms: Java reads either form whatever the number of
+    letters (MMM reads "February", EEEE reads "Sat")."""
+    return _LONG_NAME.sub(lambda m: m.group(0)[:3], value)
 
 
 def _days_from_fields(year: int, month: int, day: int, extra: int = 0) -> int | None:
@@ -244,8 +273,15 @@ class DateCodec:
         except (ValueError, re.error) as exc:
             raise UnsupportedDateFormat(f"date format {pattern!r} cannot be used ({exc})") from None
         # strptime reads every field but S (found by the locator and added as milliseconds)
-        self._parse_format = _strptime_format([e for e in self.elements if e[0] != "S"])
+        self._parse_format = _parse_format(self.elements)
         self._locator = _locator(self.elements)
+        letters = {letter for letter, _ in self.elements}
+        self.names = "E" in letters or any(letter == "M" and arg >= 3 for letter, arg in self.elements)
+        # strptime takes a weekday without checking it, and AM/PM only with h: Java checks both against the
+        # date and a 24-hour H (its strict calendar), and without a day of month a weekday picks the day
+        self.weekday = "E" in letters
+        self.day_of_month = "d" in letters
+        self.am_pm_with_24_hours = "a" in letters and "H" in letters
 
     def _strptime_input(self, value: str, found: re.Match[str], *, day: str | None = None,
                         pad_year: bool = False) -> str:
@@ -282,9 +318,11 @@ class DateCodec:
             value = _ZONE_NAME.sub(_zone_offset, value)
             if not self.iso_zone and re.search(r"[A-Za-z]{2}", value):
                 value = _java_zone_names()[0].sub(_named_zone_offset, value)
+        if self.names:
+            value = _short_names(value)
         millis = 0
         found = None
-        if self.millis or self.iso_zone:
+        if self.millis or self.iso_zone or self.weekday or self.am_pm_with_24_hours:
             # Java's S is a number of milliseconds ("5" is 5 ms, "0123" 123 ms; 1000 or more is refused,
             # as WEKA's strict SimpleDateFormat does), read up to the next non-digit, or as many digits
             # as there are S when another number follows without a separator ("ssSSSHH"); X reads an
@@ -318,6 +356,19 @@ class DateCodec:
         days = _days_from_fields(moment.year, moment.month, moment.day, extra_day)
         if days is None:  # 5-14 October 1582: Java's calendar skips them
             raise ValueError(text)
+        if self.weekday:
+            weekday = _WEEKDAY_OF.get(found.group("E").strip().lower()[:3]) if found is not None else None
+            if weekday is None:
+                raise ValueError(text)
+            if self.day_of_month:
+                if (days + 3) % 7 != weekday:   # Monday 0; 1970-01-01 was a Thursday
+                    raise ValueError(text)
+            else:   # the month's first such day (Java: day of week in month 1)
+                days += (weekday - (days + 3)) % 7
+        if self.am_pm_with_24_hours:
+            am_pm = found.group("a").strip().lower() if found is not None else ""
+            if am_pm not in ("am", "pm") or (am_pm == "pm") != (moment.hour >= 12):
+                raise ValueError(text)
         seconds = moment.hour * 3600 + moment.minute * 60 + moment.second
         offset = moment.utcoffset() or timedelta(0)
         return float(days * 86_400_000 + seconds * 1000 + millis + moment.microsecond // 1000
