@@ -542,6 +542,36 @@ def test_a_damaged_record_is_one_error_line_naming_the_file_and_line(case, tmp_p
     assert not (tmp_path / "r.html").exists()
 
 
+def test_parallel_runs_in_two_threads_of_one_process_keep_their_own_tasks():
+    """--jobs workers fork with the run's state in a module global: a second run in another thread
+    replaced it before the first run's fork, whose workers then ran the other dataset's repetitions (iris
+    records with vote's predictions); and the runs' BLAS caps, saved and put back out of order, left the
+    process at one thread. Parallel runs of one process now take turns."""
+    import threading
+
+    from threadpoolctl import threadpool_info
+
+    before = [p["num_threads"] for p in threadpool_info()]
+    serial = {name: toolkit.evaluate(name, ["nb-weka"], runs=12, metrics=["error"]).records for name in ("iris", "vote")}
+    got: dict[str, list] = {}
+
+    def run(name):
+        got[name] = toolkit.evaluate(name, ["nb-weka"], runs=12, metrics=["error"], jobs=2).records
+
+    for _ in range(3):
+        threads = [threading.Thread(target=run, args=(name,)) for name in ("iris", "vote")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for name in ("iris", "vote"):
+            def canon(records):
+                return sorted(json.dumps({k: v for k, v in r.items() if k != "timing"}, sort_keys=True) for r in records)
+
+            assert canon(got[name]) == canon(serial[name]), name
+        assert [p["num_threads"] for p in threadpool_info()] == before
+
+
 def test_a_killed_worker_is_one_error_line_and_resume_finishes(tmp_path):
     """kill -9 of a --jobs worker (what the kernel's out-of-memory killer does) gave a 93-line
     BrokenProcessPool traceback; now one line that says what was kept, and --resume finishes the run."""

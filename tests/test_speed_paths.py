@@ -164,6 +164,30 @@ def test_workers_do_not_start_blas_threads_they_may_not_use():
     assert [(p["filepath"], p["num_threads"]) for p in threadpool_info()] == before
 
 
+def _blas_threads():
+    from threadpoolctl import threadpool_info
+
+    return sorted(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+
+
+def test_a_lower_thread_limit_of_the_caller_is_kept(monkeypatch):
+    """forked_pool lowers pools above the workers' share of the cores; it raised a limit the caller had
+    set lower (to 4 on 8 cores, for the parent during the run and for the workers)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from toolkit.evaluation import harness
+
+    if not any(p["user_api"] == "blas" for p in threadpool_info()):
+        pytest.skip("no BLAS library loaded")
+    monkeypatch.setattr(harness, "_usable_cores", lambda: 8)   # 4 threads per worker of 2
+    with threadpool_limits(limits=1, user_api="blas"):
+        with harness.forked_pool(2) as pool:
+            assert _blas_threads() == [1] * len(_blas_threads())
+            worker = pool.submit(_blas_threads).result()
+        assert worker and set(worker) == {1}
+        assert set(_blas_threads()) == {1}
+
+
 def test_repetition_groups_are_short_in_time_and_cover_the_order_once():
     """--jobs sends repetitions in groups: every position once, in order; an unmeasured kind alone; a group
     of several stays within the seconds budget by the measured times of its kinds."""

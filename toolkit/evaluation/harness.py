@@ -18,6 +18,7 @@ import concurrent.futures as cf
 import gc
 import multiprocessing
 import os
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -344,8 +345,10 @@ def _evaluate_task(ds: Dataset, pipeline: Pipeline, split: Split, evaluators: Se
     }
 
 
-# state shared with worker processes (set before forking)
+# state shared with worker processes (set before forking), one run's at a time: runs of one process in
+# several threads take turns (``_FORKING``), or a run's workers would fork with another's tasks
 _STATE: dict[str, Any] = {}
+_FORKING = threading.Lock()
 
 #: environment variables read by BLAS / OpenMP libraries that a worker loads after it starts
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
@@ -383,9 +386,9 @@ def _init_worker(threads: int) -> None:
         os.environ[name] = str(threads)
     from threadpoolctl import ThreadpoolController
 
-    for pool in ThreadpoolController().lib_controllers:
-        if pool.num_threads > threads:
-            pool.set_num_threads(threads)
+    for library in ThreadpoolController().lib_controllers:
+        if library.num_threads > threads:
+            library.set_num_threads(threads)
     # the objects inherited from the parent stay out of this worker's garbage collections, which would
     # otherwise touch (and so copy) every page that holds one
     gc.freeze()
@@ -395,19 +398,27 @@ def _init_worker(threads: int) -> None:
 def forked_pool(jobs: int) -> Iterator[cf.ProcessPoolExecutor]:
     """A pool of ``jobs`` forked workers, each with its share of the cores for BLAS and OpenMP.
 
-    The share is set in this process while the workers fork (they inherit it; see :func:`_init_worker`)
-    and this process's own limits come back when the pool is shut down.
+    The share is set in this process while the workers fork (they inherit it; see :func:`_init_worker`);
+    a library already limited lower keeps its limit, and this process's own limits come back when the
+    pool is shut down.
     """
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import ThreadpoolController
 
     threads = _threads_per_worker(jobs)
-    with threadpool_limits(limits=threads):
+    lowered = [(library, library.num_threads) for library in ThreadpoolController().lib_controllers
+               if library.num_threads > threads]   # a limit already lower (the user's) stays
+    for library, _ in lowered:
+        library.set_num_threads(threads)
+    try:
         pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
                                       initializer=_init_worker, initargs=(threads,))
         try:
             yield pool
         finally:
             pool.shutdown(wait=True, cancel_futures=True)  # on a failure: the groups not started are dropped
+    finally:
+        for library, count in lowered:
+            library.set_num_threads(count)
 
 
 def _run_tasks_at(indices: Sequence[int]) -> list[dict[str, Any]]:
@@ -683,20 +694,22 @@ def run(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline], protocol: Pr
             # the largest first (longest-processing-time order): the run does not end waiting for one big
             # repetition that started last
             order = _largest_first(tasks, prepared)
-            _STATE.update(datasets=prepared, pipelines=list(pipelines), evaluators=list(evaluators),
-                          store_proba=store_proba, tasks=order)
-            try:
-                # a forked pool starts all of its workers at once: no more than the repetitions, and no more
-                # than 4 per core (each holds a copy of its working memory; more would only thrash)
-                _run_on_workers(order, min(jobs, total, 4 * _usable_cores()), finish)
-            except BrokenProcessPool:
-                where = (f"the {done} repetitions finished are in {out}: run the same command with --resume to "
-                         f"finish" if out else "run again (--out F keeps each finished repetition)")
-                raise WorkerDied(f"a worker process of --jobs {jobs} died (killed, or out of memory) after {done} "
-                                 f"of {total} repetitions; {where}") from None
+            with _FORKING:   # the workers fork with this run's state; another run's waits (each uses every core)
+                _STATE.update(datasets=prepared, pipelines=list(pipelines), evaluators=list(evaluators),
+                              store_proba=store_proba, tasks=order)
+                try:
+                    # a forked pool starts all of its workers at once: no more than the repetitions, and no
+                    # more than 4 per core (each holds a copy of its working memory; more would only thrash)
+                    _run_on_workers(order, min(jobs, total, 4 * _usable_cores()), finish)
+                except BrokenProcessPool:
+                    where = (f"the {done} repetitions finished are in {out}: run the same command with --resume "
+                             f"to finish" if out else "run again (--out F keeps each finished repetition)")
+                    raise WorkerDied(f"a worker process of --jobs {jobs} died (killed, or out of memory) after "
+                                     f"{done} of {total} repetitions; {where}") from None
+                finally:
+                    _STATE.clear()
     finally:
         writer.close()
-        _STATE.clear()
     # a resumed file may hold a failed record of a task retried now, or a record written twice: the last of
     # each key, as compare and report read the file
     return Results(latest_records(records), writer.file_experiment or statement,
