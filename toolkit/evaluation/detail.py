@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.evaluation.measures import confusion_matrix
+from toolkit.evaluation.measures import MAX_CONFUSION_CLASSES, confusion_matrix
 from toolkit.evaluation.results import Results
 
 __all__ = ["class_labels", "summed_confusion", "per_class_means", "format_confusion", "format_per_class",
@@ -52,12 +52,15 @@ def class_labels(records: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def summed_confusion(results: Results, dataset: str, pipeline: str) -> tuple[list[str], np.ndarray] | None:
-    """(labels, K x K counts summed over the cell's repetitions), or None without records."""
+    """(labels, K x K counts summed over the cell's repetitions), or None without records or with more
+    classes than a confusion matrix may have (:data:`~toolkit.evaluation.measures.MAX_CONFUSION_CLASSES`)."""
     records = results.cell(dataset, pipeline)
     if not records:
         return None
     labels = class_labels(records)
     K = len(labels)
+    if K > MAX_CONFUSION_CLASSES:
+        return None
     total = np.zeros((K, K))
     for r in records:
         cm = r["metrics"].get("confusion-matrix")
@@ -152,7 +155,11 @@ def format_dict_metric(results: Results, metric: str, fmt: str = "table") -> str
                 continue
             title = f"{metric}: {d} / {p} ({len(records)} repetitions)"
             if metric == "confusion-matrix":
-                labels, matrix = summed_confusion(results, d, p)  # type: ignore[misc]
+                got = summed_confusion(results, d, p)
+                if got is None:
+                    blocks.append(f"{title}: left out, more than {MAX_CONFUSION_CLASSES:,} classes")
+                    continue
+                labels, matrix = got
                 title = f"confusion matrix: {d} / {p}, summed over {len(records)} repetitions"
                 if fmt == "markdown":
                     blocks.append(f"**{title}**\n\n{_markdown_matrix(labels, matrix)}")

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["confusion_matrix", "class_rates", "averaged", "kappa", "matthews", "roc_auc", "pr_auc",
+from toolkit.errors import ToolkitError
+
+__all__ = ["MAX_CONFUSION_CLASSES", "confusion_matrix", "class_rates", "averaged", "kappa", "matthews", "roc_auc", "pr_auc",
            "class_weighted_mean", "brier", "absolute_squared_errors", "AVERAGES"]
 
 #: the averages of per-class precision, recall and F1 that :func:`averaged` knows
@@ -25,10 +27,19 @@ def _weights(n: int, weights: np.ndarray | None) -> np.ndarray:
     return np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
 
 
+#: classes a confusion matrix may have: K x K cells of 8 bytes (8,192 classes: 512 MiB)
+MAX_CONFUSION_CLASSES = 8192
+
+
 def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, n_classes: int,
                      weights: np.ndarray | None = None) -> np.ndarray:
     """(K, K) summed weights of (true class, predicted class); rows with a missing class (code < 0) and
-    unpredicted rows (code < 0) are left out."""
+    unpredicted rows (code < 0) are left out. More than :data:`MAX_CONFUSION_CLASSES` classes is an
+    error, not an allocation of K x K cells."""
+    if n_classes > MAX_CONFUSION_CLASSES:
+        raise ToolkitError(f"a confusion matrix of {n_classes:,} classes ({n_classes * n_classes:,} cells) is past "
+                           f"the limit of {MAX_CONFUSION_CLASSES:,} classes; choose metrics that need none "
+                           f"(error, accuracy)")
     y_true = np.asarray(y_true, dtype=np.int64)
     y_pred = np.asarray(y_pred, dtype=np.int64)
     w = _weights(len(y_true), weights)

@@ -467,8 +467,9 @@ def _dict_metric_data(results: Results, metric: str) -> list[dict[str, Any]]:
             if not results.cell(d, p):
                 continue
             if metric == "confusion-matrix":
-                labels, matrix = detail.summed_confusion(results, d, p)  # type: ignore[misc]
-                out.append({"dataset": d, "pipeline": p, "labels": labels, "summed_matrix": matrix.tolist()})
+                got = detail.summed_confusion(results, d, p)
+                if got is not None:   # None: more classes than a confusion matrix may have
+                    out.append({"dataset": d, "pipeline": p, "labels": got[0], "summed_matrix": got[1].tolist()})
             elif metric == "per-class":
                 means = detail.per_class_means(results, d, p)
                 if means is not None:

@@ -389,6 +389,23 @@ def _refuse_weights(step: Step, weights: np.ndarray) -> None:
                               f"indices only, or a classifier that accepts weights")
 
 
+#: cells of a classifier's class x nominal-value tables (counts, log-probabilities, one-hot weights): 2^28
+#: cells are 2 GiB of float64, each copy
+MAX_TABLE_CELLS = 1 << 28
+
+
+def _check_table_size(name: str, schema: Schema, nominal: np.ndarray) -> None:
+    """Refuse up front a classifier's per-class tables of nominal values past :data:`MAX_TABLE_CELLS` (a
+    100,000-value attribute with a 100,000-value class asked for 75 GiB in the first repetition)."""
+    values = np.asarray(schema.n_values, dtype=np.int64)[nominal]
+    cells = len(schema.classes) * int(values.sum())
+    if cells > MAX_TABLE_CELLS:
+        widest = int(nominal[int(np.argmax(values))])
+        raise CapabilityError(f"{name}: {len(schema.classes):,} classes x {int(values.sum()):,} nominal values (the "
+                              f"most in '{schema.features.name(widest)}': {int(values.max()):,}) make tables of "
+                              f"{cells:,} cells, past the limit of {MAX_TABLE_CELLS:,}; merge rare values or classes")
+
+
 def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, schema: Schema,
                         column_kinds: bool = True, class_count: bool = True) -> None:
     """Refuse data the step cannot take; ``column_kinds=False`` skips what depends on which columns are
@@ -415,6 +432,8 @@ def _check_capabilities(step: Step, X: Any, y: np.ndarray, weights: np.ndarray, 
         names = [schema.features.name(int(i)) for i in nominal[:3]]
         raise CapabilityError(f"{name} does not handle nominal attributes ({', '.join(names)}, ...); "
                               f"choose a {kind} that does")
+    if len(nominal) and step.role == "classifier":
+        _check_table_size(name, schema, nominal)
     data = X.data if sp.issparse(X) else np.asarray(X)
     # one pass for both checks: most data are all finite, and then neither looks further
     if column_kinds and data.size and not np.isfinite(data).all():

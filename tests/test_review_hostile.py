@@ -1,0 +1,84 @@
+"""Found by a hostile-input review (2026-12-07, afternoon): memory that grew with the square or the
+product of declared sizes, not with the input's bytes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from toolkit.cli import app
+from toolkit.errors import ToolkitError
+from toolkit.evaluation import measures
+
+runner = CliRunner()
+
+
+def _one_error_line(result, *needles):
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert "Traceback" not in result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def _wide(path, n_values: int, n_classes: int) -> None:
+    head = ["@relation wide", "@attribute a {" + ",".join(f"v{i}" for i in range(n_values)) + "}",
+            "@attribute x numeric", "@attribute class {" + ",".join(f"c{i}" for i in range(n_classes)) + "}", "@data"]
+    rows = [f"v{r},{r},c{r % 3}" for r in range(40)]
+    path.write_text("\n".join(head + rows) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("classifier", ["nb-weka", "bma-nb", "liblinear-lr"])
+def test_class_by_value_tables_past_the_limit_are_refused_before_any_repetition(tmp_path, classifier, monkeypatch):
+    """A 100,000-value attribute with a 100,000-value class (a 1.3 MB file) made the first repetition ask
+    for 75 GiB (MemoryError, exit 1); now exit 2 before any repetition, naming the attribute."""
+    import toolkit.evaluation.harness as harness
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a repetition ran")
+
+    monkeypatch.setattr(harness, "_execute", forbidden)
+    path = tmp_path / "wide.arff"
+    _wide(path, 20_000, 20_000)   # 4e8 cells: past 2^28
+    _one_error_line(runner.invoke(app, ["evaluate", str(path), "-c", classifier, "--runs", "2"]),
+                    classifier, "20,000 classes x 20,000 nominal values", "'a'", "400,000,000 cells")
+
+
+def test_class_by_value_tables_within_the_limit_run(tmp_path):
+    path = tmp_path / "wide.arff"
+    _wide(path, 20_000, 10)
+    result = runner.invoke(app, ["evaluate", str(path), "-c", "nb-weka", "--runs", "2", "-q"])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_confusion_matrix_past_the_class_limit_is_an_error_not_an_allocation():
+    K = measures.MAX_CONFUSION_CLASSES
+    cm = measures.confusion_matrix(np.array([0, K - 1]), np.array([K - 1, K - 1]), K)
+    assert cm.shape == (K, K) and cm[0, K - 1] == 1 and cm[K - 1, K - 1] == 1 and cm.sum() == 2
+    del cm
+    with pytest.raises(ToolkitError, match="confusion matrix of 200,000 classes"):
+        measures.confusion_matrix(np.array([0]), np.array([1]), 200_000)
+
+
+def test_report_of_records_with_more_classes_than_a_confusion_matrix_may_have(tmp_path):
+    """report summed K x K matrices: a 2 MB results file whose records declare 200,000 classes ran out
+    of memory. The matrix is left out; the rest of the report is written."""
+    good = tmp_path / "good.jsonl"
+    assert runner.invoke(app, ["evaluate", "iris", "-c", "nb-weka", "--runs", "2", "-q", "-o", str(good)]).exit_code == 0
+    lines = good.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        record = json.loads(line)
+        if record.get("schema") == "toolkit.result/1":
+            record["dataset"]["classes"] += [f"extra{k}" for k in range(200_000)]
+            record["dataset"]["n_classes"] = len(record["dataset"]["classes"])
+            lines[i] = json.dumps(record)
+    wide = tmp_path / "wide.jsonl"
+    wide.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for out in ("r.html", "r.md", "r.json"):
+        result = runner.invoke(app, ["report", str(wide), "-o", str(tmp_path / out)])
+        assert result.exit_code == 0, result.output
+        assert (tmp_path / out).stat().st_size > 0
