@@ -136,7 +136,10 @@ def test_libsvm_reading(tmp_path):
     assert ds.class_attribute.values == ("-1", "1", "2.5") and ds.y.tolist() == [1, 0, 2]
     for text, problem in (("1 0:1\n", "indices start at 1"), ("1,2 1:1\n", "multi-label"),
                           ("1 1:1 1:2\n", "appears twice"), ("1 a:1\n", "not index:value"),
-                          ("1 1:1_0\n", "is not a number"), ("x 1:1\n", "label 'x' is not a number")):
+                          ("1 1:1_0\n", "is not a number"), ("x 1:1\n", "label 'x' is not a number"),
+                          # 1e400 overflowed to Infinity where 'inf' is refused; qid:x was skipped unread
+                          ("1 1:1\n-1 2:1e400\n", r"d\.svm:2: value '1e400' is not a finite number"),
+                          ("1 qid:1 1:1\n-1 qid:x 2:1\n", r"d\.svm:2: 'qid:x' is not qid:n")):
         path.write_text(text)
         with pytest.raises(DatasetError, match=problem):
             load_dataset(path)

@@ -80,6 +80,9 @@ class _Entries:
             k = int(np.flatnonzero(np.isnan(values))[0])
             raise DatasetError(f"{display}:{line_of(k)}: value '{split[k][2][:80]}' is not a number "
                                f"(LIBSVM has no missing values)")
+        if np.isinf(values).any():                 # '1e400' overflows where 'inf' is refused above
+            k = int(np.flatnonzero(np.isinf(values))[0])
+            raise DatasetError(f"{display}:{line_of(k)}: value '{split[k][2][:80]}' is not a finite number")
         if len(index) and index.min() < 1:
             k = int(np.argmin(index))
             raise DatasetError(f"{display}:{line_of(k)}: index 0 in '{pairs[k][:80]}'; LIBSVM indices start at 1")
@@ -151,6 +154,11 @@ def _parse(text: io.TextIOBase, display: str) -> _Entries:
                 labelled = True
                 body = body[1:]
             items = [t for t in body if not t.startswith("qid:")]
+            if len(items) != len(body):
+                bad_qid = next((t for t in body if t.startswith("qid:") and not (t[4:].isascii() and t[4:].isdigit())),
+                               None)
+                if bad_qid is not None:
+                    raise DatasetError(f"{display}:{line}: '{bad_qid[:80]}' is not qid:n (a whole number)")
             if items:
                 pairs.extend(items)
                 seg_rows.append(entries.rows - 1)
