@@ -8,9 +8,11 @@ the same errors (compared here with the tokenizer's reading on random lines).
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
@@ -132,3 +134,19 @@ def test_random_lists_read_as_the_tokenizer_reads_them(monkeypatch):
         plain += arff_header._plain_nominal(line) is not None
         _compare(line, monkeypatch)
     assert plain > 500  # the fast reading was exercised, not only the fallback
+
+
+WEKA_LISTS = json.loads((Path(__file__).parent / "golden" / "weka_nominal_lists.json").read_text(encoding="utf-8"))
+
+
+def test_nominal_lists_read_as_weka_reads_them():
+    """tests/golden/weka_nominal_lists.json (scripts/weka/make_nominal_list_refs.py): WEKA 3.6.14's values of
+    1,300 attribute lines, or its refusal. WEKA separates values by commas or white space and skips empty
+    items (``{a b, c}`` is a, b, c; ``{x,,y,}`` is x, y), which the toolkit refused."""
+    wrong = []
+    for line, weka_values in WEKA_LISTS["lines"]:
+        got = _read(line)
+        ours = None if isinstance(got, str) else list(got[0][2])
+        if ours != weka_values:
+            wrong.append((line, weka_values, ours if ours is not None else got))
+    assert not wrong, f"{len(wrong)} of {len(WEKA_LISTS['lines'])} lines differ, e.g. {wrong[:3]}"

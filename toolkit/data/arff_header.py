@@ -117,22 +117,21 @@ def _tokens(src: ByteSource, line_no: int, line: str) -> list[Token]:
 
 def _parse_nominal(src: ByteSource, line_no: int, line: str, name: str,
                    tokens: list[Token]) -> tuple[tuple[str, ...], int]:
-    """Values of a ``{a, b, ...}`` spec starting at tokens[0]; returns (values, tokens used)."""
+    """Values of a ``{a, b, ...}`` spec starting at tokens[0]; returns (values, tokens used).
+
+    As WEKA's ArffLoader reads a list: commas and white space both separate values and an empty item is
+    no value, so ``{a b, c}`` is a, b, c and ``{x,,y,}`` is x, y (a value with a space is quoted)."""
     values: list[str] = []
     seen: dict[str, int] = {}
     i = 1
-    expect_value = True
     while True:
         if i >= len(tokens):
             raise _error(src, line_no, f"nominal values of attribute '{clip(name)}' are not closed with '}}'",
                          line, "a value may contain an unescaped quote or comma")
         tok = tokens[i]
         if tok.kind == "}":
-            if expect_value and values:
-                raise _error(src, line_no, f"empty nominal value in attribute '{clip(name)}'", line,
-                             "remove the extra comma or quote the empty value ''")
             return tuple(values), i + 1
-        if expect_value:
+        if tok.kind != ",":
             if tok.kind not in ("word", "quoted"):
                 raise _error(src, line_no, f"expected a nominal value of attribute '{clip(name)}', found '{clip(tok.text)}'",
                              line)
@@ -141,12 +140,6 @@ def _parse_nominal(src: ByteSource, line_no: int, line: str, name: str,
                              line, "nominal values must be unique")
             seen[tok.text] = len(values)
             values.append(tok.text)
-            expect_value = False
-        else:
-            if tok.kind != ",":
-                raise _error(src, line_no, f"expected ',' or '}}' between nominal values of attribute '{clip(name)}', "
-                             f"found '{clip(tok.text)}'", line, "quote values that contain spaces")
-            expect_value = True
         i += 1
 
 
