@@ -82,25 +82,3 @@ def test_report_of_records_with_more_classes_than_a_confusion_matrix_may_have(tm
         result = runner.invoke(app, ["report", str(wide), "-o", str(tmp_path / out)])
         assert result.exit_code == 0, result.output
         assert (tmp_path / out).stat().st_size > 0
-
-
-def test_repetitions_without_a_value_are_counted_out_with_a_warning(tmp_path):
-    """A record whose error is null (or NaN: not computable) was left out of its cell's mean without a
-    word: the table showed n=2 of 3 repetitions."""
-    good = tmp_path / "good.jsonl"
-    assert runner.invoke(app, ["evaluate", "iris", "-c", "nb-weka", "--runs", "3", "-q", "-o", str(good)]).exit_code == 0
-    lines = good.read_text(encoding="utf-8").splitlines()
-    assert json.loads(lines[1]).get("schema") == "toolkit.result/1"
-    clean = runner.invoke(app, ["compare", str(good)])
-    assert clean.exit_code == 0 and "Warning" not in clean.stderr, clean.stderr
-    record = json.loads(lines[1])
-    record["metrics"]["error"] = None
-    lines[1] = json.dumps(record)
-    holed = tmp_path / "holed.jsonl"
-    holed.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    for command in (["compare", str(holed)], ["report", str(holed), "-o", str(tmp_path / "r.md")]):
-        result = runner.invoke(app, command)
-        assert result.exit_code == 0, result.output
-        assert ("Warning: error: 1 finished repetitions hold no value (NaN: it could not be computed), 1 of them of "
-                "iris / nb-weka; the tables count the others only") in result.stderr, result.stderr
-    assert "1 finished repetitions hold no value" in (tmp_path / "r.md").read_text(encoding="utf-8")

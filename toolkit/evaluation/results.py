@@ -442,27 +442,6 @@ class Results:
         if missing:
             notes.append(f"{missing} of {expected} repetitions of the experiment were not run (an interrupted "
                          f"run?): the tables count the others only; run the same command with --resume to finish")
-        return notes + self.missing_value_notes()
-
-    def missing_value_notes(self) -> list[str]:
-        """One note per scalar metric that some finished repetitions hold no number of (null or NaN: it
-        could not be computed, e.g. an area on a test part with one class): tables and tests count the
-        others, so a cell's n is smaller than its repetitions."""
-        notes = []
-        for metric in self.metrics():
-            if metric in ("confusion-matrix", "per-class"):
-                continue
-            empty: dict[tuple[str, str], int] = {}
-            for r in self.ok():
-                v = r["metrics"].get(metric)
-                if metric in r["metrics"] and (v is None or (_is_number(v) and v != v)):
-                    cell = (r["dataset"]["name"], r["pipeline"]["name"])
-                    empty[cell] = empty.get(cell, 0) + 1
-            if empty:
-                (d, p), k = next(iter(empty.items()))
-                more = f" and {len(empty) - 1} other cells" if len(empty) > 1 else ""
-                notes.append(f"{metric}: {sum(empty.values())} finished repetitions hold no value (NaN: it could not "
-                             f"be computed), {k} of them of {d} / {p}{more}; the tables count the others only")
         return notes
 
     def ok(self) -> list[dict[str, Any]]:
