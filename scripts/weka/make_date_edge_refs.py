@@ -59,6 +59,12 @@ PARSE = [
     ("HH:mm a", "10:30 PM"), ("HH:mm a", "22:30 PM"), ("HH:mm a", "13:30 AM"), ("HH:mm a", "10:30 AM"),
     ("HH:mm a", "00:30 am"), ("a HH:mm", "PM 10:30"), ("a HH:mm", "PM 22:30"), ("hh:mm a", "10:30 PM"),
     ("hh:mm a", "12:30 AM"),
+    # quoted literals that hold month and weekday names are matched as written
+    ("'Sunday' yyyy-MM-dd", "Sunday 2003-02-02"), ("yyyy-MM-dd 'August'", "2003-02-02 August"),
+    ("'Saturday' EEE yyyy-MM-dd", "Saturday Sat 2003-02-01"), ("'Saturday' EEE yyyy-MM-dd", "Saturday Saturday 2003-02-01"),
+    ("'Monday' dd MMM yyyy HH:mm:ss.SSS", "Monday 03 Feb 2003 10:00:00.000"), ("'Monday' dd MMM yyyy", "Mon 03 Feb 2003"),
+    ("'March' MMM yyyy", "Mar Feb 2003"), ("'March' MMMM yyyy", "March February 2003"),
+    ("yyyy-MM EEE", "1582-10 Fri"), ("yyyy-MM-dd a", "2003-02-01 PM"),
 ]
 # no zones here: WEKA formats a date in the zone its format last parsed
 FORMAT_PATTERNS = ["yyyy-MM-dd HH:mm:ss.SSS", "yyyyMMddHHmmss.SSS", "yyyyMMddHHmmssSSS", "yyyy-MM-dd HH:mm:ss.SSSS",

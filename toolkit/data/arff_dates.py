@@ -15,6 +15,12 @@ of hours alone ("-08"). The calendar is Java's default GregorianCalendar: Julian
 (29 February 1500 exists; 5 to 14 October 1582 do not and are refused, as by WEKA's strict format),
 Gregorian from then on, for reading and writing. Years are written zero-padded to the number of y
 (yyyy: 0999) and read with any number of digits, as Java does.
+
+Text fields as Java's strict calendar reads them: month and weekday names in their long or short form
+whatever the number of letters, any case; a weekday must be the date's when the pattern has a day of
+month, and without one it picks the month's first such day; AM/PM must agree with a 24-hour H, and alone
+(no h or H) PM is 12:00. Quoted literals are matched as written. Not reproduced: Java ignores text after
+the pattern ("10:30 AMX", a trailing "PM"), which is refused here, and the letters G, k, K, w, D.
 """
 
 from __future__ import annotations
@@ -117,12 +123,13 @@ def _strptime_format(elements: list[tuple[str, Any]]) -> str:
 
 
 def _parse_format(elements: list[tuple[str, Any]]) -> str:
-    """strptime's format for reading: month and weekday names by their short forms (values are read
-    through :func:`_short_names`), and every field but S (found by the locator)."""
+    """strptime's format for reading: month and weekday names by their short forms (the locator finds
+    the names in a value and :meth:`DateCodec._strptime_input` shortens them), and every field but S
+    (found by the locator)."""
     parts = []
     for letter, arg in elements:
         if letter == "'":
-            parts.append(_short_names(arg).replace("%", "%%"))
+            parts.append(arg.replace("%", "%%"))
         elif letter == "S":
             continue
         elif letter == "E":
@@ -167,8 +174,8 @@ def _locator(elements: list[tuple[str, Any]]) -> re.Pattern[str]:
             parts.append(f"(?P<X>{zone})" if letter == "X" and arg == 1 else f"(?:{zone})")
         elif letter in "Ea":   # the weekday and AM/PM, which strptime reads but does not check
             parts.append(rf"(?P<{letter}>\D+?)")
-        else:  # month names
-            parts.append(r"\D+?")
+        else:  # month names (N: M is a number's letter)
+            parts.append(r"(?P<N>\D+?)")
     return re.compile("".join(parts), re.IGNORECASE)
 
 
@@ -282,6 +289,7 @@ class DateCodec:
         self.weekday = "E" in letters
         self.day_of_month = "d" in letters
         self.am_pm_with_24_hours = "a" in letters and "H" in letters
+        self.am_pm_alone = "a" in letters and not letters & {"h", "H"}   # PM is hour 12 (Java: 12 x AM_PM + 0)
 
     def _strptime_input(self, value: str, found: re.Match[str], *, day: str | None = None,
                         pad_year: bool = False) -> str:
@@ -301,6 +309,8 @@ class DateCodec:
                 edits.append((start, end, day))
             elif name == "y" and pad_year and int(text) <= 9999:
                 edits.append((start, end, f"{int(text):04d}"))
+            elif name in "EN":   # a month's or weekday's long name where the format reads the short one
+                edits.append((start, end, _short_names(text)))
         for start, end, new in sorted(edits, reverse=True):
             value = value[:start] + new + value[end:]
         return value
@@ -318,11 +328,9 @@ class DateCodec:
             value = _ZONE_NAME.sub(_zone_offset, value)
             if not self.iso_zone and re.search(r"[A-Za-z]{2}", value):
                 value = _java_zone_names()[0].sub(_named_zone_offset, value)
-        if self.names:
-            value = _short_names(value)
         millis = 0
         found = None
-        if self.millis or self.iso_zone or self.weekday or self.am_pm_with_24_hours:
+        if self.millis or self.iso_zone or self.names or self.am_pm_with_24_hours or self.am_pm_alone:
             # Java's S is a number of milliseconds ("5" is 5 ms, "0123" 123 ms; 1000 or more is refused,
             # as WEKA's strict SimpleDateFormat does), read up to the next non-digit, or as many digits
             # as there are S when another number follows without a separator ("ssSSSHH"); X reads an
@@ -363,12 +371,19 @@ class DateCodec:
             if self.day_of_month:
                 if (days + 3) % 7 != weekday:   # Monday 0; 1970-01-01 was a Thursday
                     raise ValueError(text)
-            else:   # the month's first such day (Java: day of week in month 1)
-                days += (weekday - (days + 3)) % 7
-        if self.am_pm_with_24_hours:
+            else:   # the month's first such day (Java: day of week in month 1); none in 5-14 October 1582
+                first = _days_from_fields(moment.year, moment.month, 1, extra_day)
+                found_day = None if first is None else _days_from_fields(
+                    moment.year, moment.month, 1 + (weekday - (first + 3)) % 7, extra_day)
+                if found_day is None:
+                    raise ValueError(text)
+                days = found_day
+        if self.am_pm_with_24_hours or self.am_pm_alone:
             am_pm = found.group("a").strip().lower() if found is not None else ""
-            if am_pm not in ("am", "pm") or (am_pm == "pm") != (moment.hour >= 12):
+            if am_pm not in ("am", "pm") or (self.am_pm_with_24_hours and (am_pm == "pm") != (moment.hour >= 12)):
                 raise ValueError(text)
+            if self.am_pm_alone and am_pm == "pm":
+                moment = moment.replace(hour=12)
         seconds = moment.hour * 3600 + moment.minute * 60 + moment.second
         offset = moment.utcoffset() or timedelta(0)
         return float(days * 86_400_000 + seconds * 1000 + millis + moment.microsecond // 1000
