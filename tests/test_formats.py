@@ -139,10 +139,13 @@ def test_libsvm_reading(tmp_path):
                           ("1 1:1_0\n", "is not a number"), ("x 1:1\n", "label 'x' is not a number"),
                           # 1e400 overflowed to Infinity where 'inf' is refused; qid:x was skipped unread
                           ("1 1:1\n-1 2:1e400\n", r"d\.svm:2: value '1e400' is not a finite number"),
-                          ("1 qid:1 1:1\n-1 qid:x 2:1\n", r"d\.svm:2: 'qid:x' is not qid:n")):
+                          ("1 qid:1 1:1\n-1 qid:x 2:1\n", r"d\.svm:2: 'qid:x' is not qid:n"),
+                          ("1 qid:-1 1:1\n-1 qid:1.5 2:1\n", r"d\.svm:2: 'qid:1.5' is not qid:n")):
         path.write_text(text)
         with pytest.raises(DatasetError, match=problem):
             load_dataset(path)
+    path.write_text("1 qid:-1 1:1\n-1 qid:+2 2:1\n")   # signed query ids, as scikit-learn reads them
+    assert load_dataset(path).X.shape == (2, 2)
     path.write_text("# header\n1 1:1 2:2\n\n-1 4:1 2:1 4:3\n")
     with pytest.raises(DatasetError, match=r"d\.svm:4: index 4 appears twice"):
         load_dataset(path)

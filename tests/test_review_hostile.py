@@ -82,3 +82,36 @@ def test_report_of_records_with_more_classes_than_a_confusion_matrix_may_have(tm
         result = runner.invoke(app, ["report", str(wide), "-o", str(tmp_path / out)])
         assert result.exit_code == 0, result.output
         assert (tmp_path / out).stat().st_size > 0
+
+
+def test_summary_of_more_classes_than_a_confusion_matrix_may_have_is_one_error_line(tmp_path):
+    """--summary built a K x K matrix before any check: 20,000 classes and one numeric attribute asked for
+    3 GiB, 200,000 for 320 GB (a MemoryError)."""
+    path = tmp_path / "many.arff"
+    labels = ",".join(f"c{k}" for k in range(200_000))   # 320 GB of K x K: refused at once by the allocator
+    rows = "".join(f"{r},c{r % 5}\n" for r in range(60))
+    path.write_text(f"@relation many\n@attribute x numeric\n@attribute class {{{labels}}}\n@data\n{rows}", encoding="utf-8")
+    _one_error_line(runner.invoke(app, ["evaluate", str(path), "-c", "nb-gaussian", "--runs", "1", "-q", "--summary"]),
+                    "a confusion matrix of 200,000 classes")
+
+
+def test_a_report_leaves_out_confusion_matrices_past_the_shown_limit(tmp_path):
+    """A K x K table of 2,000 classes was a 76 MB HTML file, of 8,192 past 2.8 GB of memory."""
+    from toolkit.evaluation import detail
+
+    good = tmp_path / "good.jsonl"
+    assert runner.invoke(app, ["evaluate", "iris", "-c", "nb-weka", "--runs", "2", "-q", "-o", str(good)]).exit_code == 0
+    lines = good.read_text(encoding="utf-8").splitlines()
+    for extra, shown in ((detail.MAX_SHOWN_CLASSES - 3, True), (detail.MAX_SHOWN_CLASSES - 2, False)):
+        out = []
+        for line in lines:
+            record = json.loads(line)
+            if record.get("schema") == "toolkit.result/1":
+                record["dataset"]["classes"] += [f"extra{k}" for k in range(extra)]
+                record["dataset"]["n_classes"] = len(record["dataset"]["classes"])
+            out.append(json.dumps(record))
+        wide = tmp_path / f"wide{extra}.jsonl"
+        wide.write_text("\n".join(out) + "\n", encoding="utf-8")
+        html = tmp_path / f"r{extra}.html"
+        assert runner.invoke(app, ["report", str(wide), "-o", str(html)]).exit_code == 0
+        assert ("extra0" in html.read_text(encoding="utf-8")) is shown   # the matrix's labels

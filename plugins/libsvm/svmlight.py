@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 
 import numpy as np
 import scipy.sparse as sp
@@ -40,6 +41,9 @@ _MAX_COLUMNS = (1 << 31) - 1   # the sparse matrix's int32 indices
 #: those only, arrays for the rest. By lines, a chunk's objects were unbounded: about 270 bytes an entry,
 #: 1.8 GB for an 83 MB file of 80 entries a line, and a MemoryError for one long line.
 _BLOCK_CHARS = 1 << 20
+#: a query id: a whole number, signed as scikit-learn's load_svmlight_file reads it
+_QID = re.compile(r"[+-]?[0-9]+")
+
 #: the longest token (index:value, label, qid): an index of at most 18 digits, a number of the ARFF grammar
 _MAX_TOKEN_CHARS = 32 + MAX_NUMBER_CHARS
 
@@ -155,8 +159,7 @@ def _parse(text: io.TextIOBase, display: str) -> _Entries:
                 body = body[1:]
             items = [t for t in body if not t.startswith("qid:")]
             if len(items) != len(body):
-                bad_qid = next((t for t in body if t.startswith("qid:") and not (t[4:].isascii() and t[4:].isdigit())),
-                               None)
+                bad_qid = next((t for t in body if t.startswith("qid:") and not _QID.fullmatch(t[4:])), None)
                 if bad_qid is not None:
                     raise DatasetError(f"{display}:{line}: '{bad_qid[:80]}' is not qid:n (a whole number)")
             if items:

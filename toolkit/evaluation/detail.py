@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.evaluation.measures import MAX_CONFUSION_CLASSES, confusion_matrix
+from toolkit.evaluation.measures import confusion_matrix
 from toolkit.evaluation.results import Results
 
 __all__ = ["class_labels", "summed_confusion", "per_class_means", "format_confusion", "format_per_class",
@@ -51,15 +51,20 @@ def class_labels(records: Sequence[dict[str, Any]]) -> list[str]:
     return [str(k) for k in range(n)]
 
 
+#: classes of the largest confusion matrix a report or table shows (K x K cells written out)
+MAX_SHOWN_CLASSES = 256
+
+
 def summed_confusion(results: Results, dataset: str, pipeline: str) -> tuple[list[str], np.ndarray] | None:
     """(labels, K x K counts summed over the cell's repetitions), or None without records or with more
-    classes than a confusion matrix may have (:data:`~toolkit.evaluation.measures.MAX_CONFUSION_CLASSES`)."""
+    classes than a report shows (:data:`MAX_SHOWN_CLASSES`: a K x K table of 2,000 classes was a 76 MB
+    HTML file, of 8,192 past 2.8 GB of memory)."""
     records = results.cell(dataset, pipeline)
     if not records:
         return None
     labels = class_labels(records)
     K = len(labels)
-    if K > MAX_CONFUSION_CLASSES:
+    if K > MAX_SHOWN_CLASSES:
         return None
     total = np.zeros((K, K))
     for r in records:
@@ -157,7 +162,7 @@ def format_dict_metric(results: Results, metric: str, fmt: str = "table") -> str
             if metric == "confusion-matrix":
                 got = summed_confusion(results, d, p)
                 if got is None:
-                    blocks.append(f"{title}: left out, more than {MAX_CONFUSION_CLASSES:,} classes")
+                    blocks.append(f"{title}: left out, more than {MAX_SHOWN_CLASSES:,} classes")
                     continue
                 labels, matrix = got
                 title = f"confusion matrix: {d} / {p}, summed over {len(records)} repetitions"

@@ -398,9 +398,12 @@ def _init_worker(threads: int) -> None:
 def forked_pool(jobs: int) -> Iterator[cf.ProcessPoolExecutor]:
     """A pool of ``jobs`` forked workers, each with its share of the cores for BLAS and OpenMP.
 
-    The share is set in this process while the workers fork (they inherit it; see :func:`_init_worker`);
-    a library already limited lower keeps its limit, and this process's own limits come back when the
-    pool is shut down.
+    The share is set in this process for the pool's life, so the workers inherit it at the fork (see
+    :func:`_init_worker`); other threads of this process computing meanwhile are capped too. A library
+    already limited lower keeps its limit. This process's own limits come back when the pool is shut
+    down: the fork shut OpenBLAS's thread pool down, so that re-creates its threads, which spin about
+    0.1 s (some 0.2 CPU-seconds on 2 cores) before they sleep. That cost falls once per run, after it,
+    where setting the cap in each worker paid it in every worker, during the run.
     """
     from threadpoolctl import ThreadpoolController
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from toolkit.errors import ToolkitError
 
-__all__ = ["MAX_CONFUSION_CLASSES", "confusion_matrix", "class_rates", "averaged", "kappa", "matthews", "roc_auc", "pr_auc",
+__all__ = ["MAX_CONFUSION_CLASSES", "check_confusion_size", "confusion_matrix", "class_rates", "averaged", "kappa", "matthews", "roc_auc", "pr_auc",
            "class_weighted_mean", "brier", "absolute_squared_errors", "AVERAGES"]
 
 #: the averages of per-class precision, recall and F1 that :func:`averaged` knows
@@ -31,15 +31,20 @@ def _weights(n: int, weights: np.ndarray | None) -> np.ndarray:
 MAX_CONFUSION_CLASSES = 8192
 
 
+def check_confusion_size(n_classes: int) -> None:
+    """Refuse a confusion matrix past :data:`MAX_CONFUSION_CLASSES` before anything allocates one."""
+    if n_classes > MAX_CONFUSION_CLASSES:
+        raise ToolkitError(f"a confusion matrix of {n_classes:,} classes ({n_classes * n_classes:,} cells) is past "
+                           f"the limit of {MAX_CONFUSION_CLASSES:,} classes; choose metrics that need none "
+                           f"(error, accuracy)")
+
+
 def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, n_classes: int,
                      weights: np.ndarray | None = None) -> np.ndarray:
     """(K, K) summed weights of (true class, predicted class); rows with a missing class (code < 0) and
     unpredicted rows (code < 0) are left out. More than :data:`MAX_CONFUSION_CLASSES` classes is an
     error, not an allocation of K x K cells."""
-    if n_classes > MAX_CONFUSION_CLASSES:
-        raise ToolkitError(f"a confusion matrix of {n_classes:,} classes ({n_classes * n_classes:,} cells) is past "
-                           f"the limit of {MAX_CONFUSION_CLASSES:,} classes; choose metrics that need none "
-                           f"(error, accuracy)")
+    check_confusion_size(n_classes)
     y_true = np.asarray(y_true, dtype=np.int64)
     y_pred = np.asarray(y_pred, dtype=np.int64)
     w = _weights(len(y_true), weights)

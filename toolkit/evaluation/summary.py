@@ -99,6 +99,7 @@ class EvaluationSummary:
     def __post_init__(self) -> None:
         self.classes = list(self.classes)
         K = len(self.classes)
+        measures.check_confusion_size(K)
         self.confusion = np.zeros((K, K))
 
     def add(self, y_true: Any, y_pred: Any, proba: Any | None, weights: Any | None = None,
