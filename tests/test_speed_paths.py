@@ -264,3 +264,22 @@ def test_an_unmeasured_kind_is_estimated_by_the_next_costlier_kind_of_its_family
     groups.learn(3, 0.2)  # a later measurement of A does not replace B as the nearest of family 0
     assert groups.estimate(9) is None and groups.estimate(7) == 0.001
     assert groups.next() == [9] and groups.next() == [] and not groups
+
+
+def _forking_lock_is_free():
+    from toolkit.evaluation import harness
+
+    free = harness._FORKING.acquire(timeout=2)
+    if free:
+        harness._FORKING.release()
+    return free
+
+
+def test_a_worker_does_not_inherit_the_parents_held_forking_lock():
+    """The parent holds _FORKING while its workers fork; a worker that ran a parallel run of its own (a plugin
+    calling toolkit.evaluate(jobs=2)) waited for a lock nobody would release."""
+    from toolkit.evaluation import harness
+
+    with harness._FORKING:
+        with harness.forked_pool(1) as pool:
+            assert pool.submit(_forking_lock_is_free).result(timeout=30)

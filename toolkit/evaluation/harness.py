@@ -381,6 +381,8 @@ def _init_worker(threads: int) -> None:
     thread pool that the fork shut down, and its new threads spin ~0.1 s each beside the worker's own
     work). The variables cover libraries the worker loads later.
     """
+    global _FORKING
+    _FORKING = threading.Lock()   # the parent's is held while it forks: a run inside this worker would wait forever
     die_with_parent()
     for name in _THREAD_VARIABLES:
         os.environ[name] = str(threads)
