@@ -180,7 +180,7 @@ def _record_problem(rec: dict[str, Any]) -> str:
     if isinstance(predictions, dict):
         for key in ("y_true", "y_pred"):
             codes = predictions.get(key, [])
-            if not all(type(c) is int for c in codes):
+            if not set(map(type, codes)) <= {int}:   # (bool is not int here; map and set run in C)
                 return f"'predictions.{key}' must hold class codes (whole numbers)"
             if codes and (min(codes) < -1 or (n_classes is not None and max(codes) >= n_classes)):
                 bad = next(c for c in codes if c < -1 or (n_classes is not None and c >= n_classes))
