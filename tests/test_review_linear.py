@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from toolkit.api import Schema
+from toolkit.errors import CapabilityError
 from toolkit.plugins.linear.cmls import CMLS
 from toolkit.plugins.linear.features import Preprocessing
 from toolkit.plugins.linear.liblinear import LiblinearLR
@@ -198,5 +199,8 @@ def test_missing_value_in_a_column_of_huge_values_gets_a_finite_mean(sparse: boo
     Xin = sp.csr_matrix(X) if sparse else X
     prep = Preprocessing.fit(Xin, Schema.numeric(2, ["a", "b"]), np.ones(4))
     np.testing.assert_allclose(prep.fill, [1e308 / 3, 1.5], rtol=1e-15)
-    p = LiblinearLR().fit(Xin, y).predict_proba(Xin)
+    p = LiblinearLR(scale="maxabs").fit(Xin, y).predict_proba(Xin)
     assert np.all(np.isfinite(p))
+    # unscaled, such values square to inf in the solver (a zero model): refused, naming the attribute
+    with pytest.raises(CapabilityError, match="attribute 'x0' holds values past 1e\\+150"):
+        LiblinearLR().fit(Xin, y)

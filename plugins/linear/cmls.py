@@ -34,7 +34,7 @@ from toolkit.api import CLASSIFIER_STATE, ClassifierBase, Schema
 from toolkit.errors import ParameterError
 
 from toolkit.plugins.linear.features import (PREPROCESSING_STATE, Preprocessing, check_options,
-                                             check_scaling_input, is_integer, is_number)
+                                             check_scaling_input, is_integer, is_number, refuse_overflowing)
 
 __all__ = ["CMLS", "newton", "LOSSES", "TRANSFORMS"]
 
@@ -144,6 +144,9 @@ def newton(obj: _Objective, n: int, tol: float = 1e-3, max_iter: int = 1000) -> 
     f, z = obj.value(w)
     g = obj.gradient(w, z)
     gnorm0 = np.sqrt(_dot(g, g))
+    if not (np.isfinite(f) and np.isfinite(gnorm0)):   # the search would stop at once and return w = 0
+        raise ParameterError("cmls: the objective overflows at w = 0 (C times the data's squared sizes passes "
+                             "1e308); use a smaller C or rescale the data")
     if gnorm0 == 0.0:
         return w, 0
     it = 0
@@ -217,13 +220,16 @@ class CMLS(ClassifierBase):
 
     def check_data(self, X: Any, schema: Schema | None = None) -> None:
         """What fit would refuse in this data whatever the split (the pipeline asks before any repetition)."""
-        check_scaling_input(X, self._check_params())
+        scale = self._check_params()
+        check_scaling_input(X, scale)
+        refuse_overflowing(X, schema, scale, "cmls")
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> CMLS:
         scale = self._check_params()
         X, codes, w = self._validate_fit(X, y, sample_weight, schema)
         if np.any(w < 0) or not np.all(np.isfinite(w)):
             raise ParameterError("cmls: instance weights must be finite and non-negative")
+        refuse_overflowing(X, self.schema_, scale, "cmls")
         prep = Preprocessing.fit(X, self.schema_, w, self.nominal_encoding, scale)
         for key, value in prep.state("prep_").items():
             setattr(self, key, value)

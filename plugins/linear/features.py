@@ -31,7 +31,8 @@ import scipy.sparse as sp
 from toolkit.api import Schema, refuse_infinite
 from toolkit.errors import CapabilityError, ParameterError
 
-__all__ = ["ENCODINGS", "SCALINGS", "Preprocessing", "check_options", "is_integer", "is_number"]
+__all__ = ["ENCODINGS", "MAX_MAGNITUDE", "SCALINGS", "Preprocessing", "check_options", "is_integer", "is_number",
+           "refuse_overflowing"]
 
 ENCODINGS = ("onehot", "index")
 SCALINGS = ("none", "minmax", "standard", "maxabs")
@@ -64,6 +65,30 @@ def check_scaling_input(X: Any, scale: str) -> None:
     if sp.issparse(X) and scale not in ("none", "maxabs"):
         raise ParameterError(f"scale='{scale}' would make sparse data dense; use scale='maxabs' "
                              f"(or 'none') for sparse input, or load the dataset dense (--dense)")
+
+
+#: the largest magnitude an unscaled value may have: its square, and sums of many, stay finite in the
+#: solvers (past it LIBLINEAR and CMLS returned a zero or NaN model without a word)
+MAX_MAGNITUDE = 1e150
+
+
+def refuse_overflowing(X: Any, schema: Schema | None, scale: str, kind: str) -> None:
+    """Refuse unscaled values whose squares overflow, naming the attribute (scaling brings them in range)."""
+    if scale != "none":
+        return
+    data = X.data if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    if not data.size:
+        return
+    with np.errstate(invalid="ignore"):   # NaN (missing) is not big; inf has its own refusal (refuse_infinite)
+        big = (np.abs(data) > MAX_MAGNITUDE) & np.isfinite(data)
+    if not big.any():
+        return
+    first = int(np.flatnonzero(big.ravel())[0])
+    col = int(X.indices[first]) if sp.issparse(X) else first % data.shape[1]
+    name = schema.features.name(col) if schema is not None and col < len(schema.features) else f"column {col}"
+    raise CapabilityError(f"{kind}: attribute '{name}' holds values past {MAX_MAGNITUDE:.0e} in magnitude, whose "
+                          f"squares overflow in the solver (it would return a zero or NaN model); rescale it, "
+                          f"e.g. scale=standard")
 
 
 #: The model-file state of a :class:`Preprocessing` stored under the prefix ``prep_``.

@@ -35,7 +35,7 @@ from toolkit.api import CLASSIFIER_STATE, ClassifierBase, Schema
 from toolkit.errors import CapabilityError, ParameterError
 
 from toolkit.plugins.linear.features import (PREPROCESSING_STATE, Preprocessing, check_options,
-                                             check_scaling_input, is_number)
+                                             check_scaling_input, is_number, refuse_overflowing)
 
 __all__ = ["LiblinearClassifier", "LiblinearLR", "LiblinearSVM", "THESIS_GRID", "GRID_PROFILES",
            "liblinear_options", "train_liblinear", "train_dual_without_fallback", "JAVA_DUAL_MAX_ITER"]
@@ -199,7 +199,9 @@ class LiblinearClassifier(ClassifierBase):
 
     def check_data(self, X: Any, schema: Schema | None = None) -> None:
         """What fit would refuse in this data whatever the split (the pipeline asks before any repetition)."""
-        check_scaling_input(X, self._check_params())
+        scale = self._check_params()
+        check_scaling_input(X, scale)
+        refuse_overflowing(X, schema, scale, self._kind)
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, schema: Schema | None = None) -> LiblinearClassifier:
         scale = self._check_params()
@@ -207,6 +209,7 @@ class LiblinearClassifier(ClassifierBase):
         if sample_weight is not None and np.any(w != 1.0):
             raise CapabilityError(f"{self._kind} does not accept instance weights (LIBLINEAR has none); "
                                   f"use an example selector that returns indices only")
+        refuse_overflowing(X, self.schema_, scale, self._kind)
         prep = Preprocessing.fit(X, self.schema_, w, self.nominal_encoding, scale)
         for key, value in prep.state("prep_").items():
             setattr(self, key, value)

@@ -71,7 +71,8 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
         """
         n_nom = len(self.nominal_log_all_)
         if block is not None and not len(self.nominal_columns_):   # dense and all numeric: (n, F) at once
-            steps = np.divide(block, self.precision_)
+            with np.errstate(over="ignore"):   # a subnormal precision: steps of inf, as in Java
+                steps = np.divide(block, self.precision_)
             np.rint(steps, out=steps)
             pair, u_cols, u_vals = distinct_pairs(None, steps, None, self.precision_)
             return (pair, *self._pair_tables(u_cols, u_vals))
@@ -172,15 +173,16 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
         # added entry by entry in row order per column (bincount), as the author's code adds instances
         cond_terms = cond.ravel()[pair * K + y[rows]]
         uncond_terms = uncond[pair]
+        # float sums even without a stored entry (np.bincount of nothing is int64 whatever its weights)
         if np.all(w == 1.0):        # unit weights: the products are the terms themselves
-            self.sc_ = np.bincount(cols, weights=cond_terms, minlength=F)
-            self.sac_ = np.bincount(cols, weights=uncond_terms, minlength=F)
+            self.sc_ = np.bincount(cols, weights=cond_terms, minlength=F).astype(np.float64)
+            self.sac_ = np.bincount(cols, weights=uncond_terms, minlength=F).astype(np.float64)
             self.n_observed_ = np.bincount(cols, minlength=F).astype(np.float64)
         else:
             weight = w[rows]
-            self.sc_ = np.bincount(cols, weights=weight * cond_terms, minlength=F)
-            self.sac_ = np.bincount(cols, weights=weight * uncond_terms, minlength=F)
-            self.n_observed_ = np.bincount(cols, weights=weight, minlength=F)
+            self.sc_ = np.bincount(cols, weights=weight * cond_terms, minlength=F).astype(np.float64)
+            self.sac_ = np.bincount(cols, weights=weight * uncond_terms, minlength=F).astype(np.float64)
+            self.n_observed_ = np.bincount(cols, weights=weight, minlength=F).astype(np.float64)
         if sp.issparse(X):
             # implicit zeros are observed values 0: add their terms once per (column, class)
             zero_pair, _, zc, zu = self._pairs(np.arange(F), np.zeros(F))

@@ -276,7 +276,8 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
         n, F = values.shape
         present = ~np.isnan(values)
         cols = np.tile(np.arange(F), n)
-        steps = np.rint(values / self.precision_).ravel()
+        with np.errstate(over="ignore"):   # a subnormal precision: steps of inf, as Java's division gives WEKA
+            steps = np.rint(values / self.precision_).ravel()
         if present.all():
             indptr = np.arange(0, n * F + 1, F, dtype=np.int64)
         else:
@@ -294,23 +295,39 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
         return indicator @ log_terms
 
     def _gaussian_numeric_jll(self, values: np.ndarray) -> np.ndarray:
-        """-1/2 sum_j [log(2 pi var) + (x - mu)^2 / var] over the observed j, class by class."""
+        """-1/2 sum_j [log(2 pi var) + (x - mu)^2 / var] over the observed j, class by class. A value that
+        no class can score (its squared distance overflows in every class, or it is infinite) counts as
+        missing, as NaN does: else its -inf in every class left the prior alone to decide the row, the
+        other attributes' evidence thrown away."""
         K = len(self.classes_)
         out = np.empty((values.shape[0], K))
         log_norm = np.log(2 * np.pi * self.var_)
         present = ~np.isnan(values)
-        if present.all():  # the common case: no masks, one pass per class
-            constant = log_norm.sum(axis=0)
-            for k in range(K):  # vectorised over rows and attributes; K is small
-                diff = values - self.mean_[:, k]
-                out[:, k] = -0.5 * (constant[k] + (diff * diff / self.var_[:, k]).sum(axis=1))
-            return out
-        clean = np.where(present, values, 0.0)
-        for k in range(K):
-            diff = clean - self.mean_[:, k]
-            terms = log_norm[:, k] + diff * diff / self.var_[:, k]
-            out[:, k] = -0.5 * np.where(present, terms, 0.0).sum(axis=1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if present.all():  # the common case: no masks, one pass per class
+                constant = log_norm.sum(axis=0)
+                for k in range(K):  # vectorised over rows and attributes; K is small
+                    diff = values - self.mean_[:, k]
+                    out[:, k] = -0.5 * (constant[k] + (diff * diff / self.var_[:, k]).sum(axis=1))
+            else:
+                clean = np.where(present, values, 0.0)
+                for k in range(K):
+                    diff = clean - self.mean_[:, k]
+                    terms = log_norm[:, k] + diff * diff / self.var_[:, k]
+                    out[:, k] = -0.5 * np.where(present, terms, 0.0).sum(axis=1)
+        unscored = ~np.isfinite(out).all(axis=1)
+        if unscored.any():   # rare: cell by cell for those rows only
+            out[unscored] = self._gaussian_rows(values[unscored])
         return out
+
+    def _gaussian_rows(self, values: np.ndarray) -> np.ndarray:
+        """:meth:`_gaussian_numeric_jll` of a few rows with (n, F, K) terms, a cell that no class scores
+        (NaN, inf, overflow) left out."""
+        diff = values[:, :, None] - self.mean_[None]
+        with np.errstate(over="ignore", invalid="ignore"):
+            terms = np.log(2 * np.pi * self.var_)[None] + diff * diff / self.var_[None]
+        scored = np.isfinite(terms).any(axis=2, keepdims=True)
+        return -0.5 * np.where(scored, terms, 0.0).sum(axis=1)
 
     def _sparse_jll(self, X: sp.csr_matrix) -> np.ndarray:
         """Sum of every attribute's value-0 term, plus corrections at the stored entries."""

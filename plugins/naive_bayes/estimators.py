@@ -283,8 +283,10 @@ def _sequential_row_sums(values: np.ndarray, row: np.ndarray, R: int) -> tuple[n
 
 
 def weka_round(values: np.ndarray, precision: np.ndarray) -> np.ndarray:
-    """``rint(x / precision) * precision``, half to even like Java's Math.rint."""
-    return np.rint(values / precision) * precision
+    """``rint(x / precision) * precision``, half to even like Java's Math.rint (a subnormal precision
+    overflows to inf, as Java's division does)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.rint(values / precision) * precision
 
 
 def step_slots(lowest: np.ndarray, highest: np.ndarray, n_entries: int
