@@ -96,3 +96,15 @@ def test_a_subnormal_precision_raises_no_numpy_warning():
             clf = toolkit.get_classifier(name).fit(X, y)
             assert clf.predict(X).tolist() == y.tolist()
             clf.predict(np.array([[1.0], [0.0]]))
+
+
+def test_predict_refuses_an_undefined_log_likelihood_as_predict_proba_does():
+    """dcm with counts of 1e308: decision_function NaN, predict_proba refused, but predict took argmax over
+    the NaN row and answered class 0."""
+    clf = toolkit.get_classifier("dcm").fit(XC, YC)
+    huge = np.array([[1e308, 0, 0]])
+    assert np.isnan(clf.decision_function(huge)).any()
+    for method in (clf.predict_proba, clf.predict):
+        with pytest.raises(CapabilityError, match="log-likelihood of some instances is undefined"):
+            method(huge)
+    assert clf.predict(np.array([[3.0, 0, 0]])).tolist() == [0]

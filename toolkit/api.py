@@ -952,9 +952,7 @@ class ProbabilisticClassifier(ClassifierBase):
         1e300 the spacing of floats exceeds the differences between classes, and ``jll - logsumexp(jll)``
         would give every tied class probability 1. A NaN log-likelihood is a refusal, not a guess."""
         jll = np.asarray(jll, dtype=np.float64)
-        if np.isnan(jll).any():
-            raise CapabilityError(f"{type(self).__name__}: the log-likelihood of some instances is undefined "
-                                  f"(values too large or too small for the model: rescale the data)")
+        self._refuse_undefined(jll)
         top = jll.max(axis=1, keepdims=True)
         with np.errstate(invalid="ignore"):
             shifted = np.where(np.isfinite(top), jll - top, 0.0)
@@ -980,8 +978,16 @@ class ProbabilisticClassifier(ClassifierBase):
         jll = self.decision_function(X)
         return jll, np.exp(self._log_normalise(jll))
 
+    def _refuse_undefined(self, jll: np.ndarray) -> None:
+        if np.isnan(jll).any():
+            raise CapabilityError(f"{type(self).__name__}: the log-likelihood of some instances is undefined "
+                                  f"(values too large or too small for the model: rescale the data)")
+
     def predict(self, X: Any) -> np.ndarray:
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        # as predict_proba: a NaN log-likelihood is a refusal (argmax would take it as the largest)
+        jll = np.asarray(self.decision_function(X), dtype=np.float64)
+        self._refuse_undefined(jll)
+        return self.classes_[np.argmax(jll, axis=1)]
 
 
 class FeatureSelectorBase(_ParamsMixin, _StateMixin):
