@@ -9,20 +9,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from test_trust import _one_error_line
 from toolkit.cli import app
 from toolkit.errors import ToolkitError
 from toolkit.evaluation import measures
 
 runner = CliRunner()
-
-
-def _one_error_line(result, *needles):
-    assert result.exit_code == 2, (result.exit_code, result.output)
-    assert "Traceback" not in result.output
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
 
 
 def _wide(path, n_values: int, n_classes: int) -> None:
