@@ -16,8 +16,9 @@ import numpy as np
 
 from toolkit.errors import ToolkitError
 
-__all__ = ["MAX_CONFUSION_CLASSES", "check_confusion_size", "confusion_matrix", "class_rates", "averaged", "kappa", "matthews", "roc_auc", "pr_auc",
-           "class_weighted_mean", "brier", "absolute_squared_errors", "AVERAGES"]
+__all__ = ["MAX_CONFUSION_CLASSES", "check_confusion_size", "confusion_matrix", "class_rates", "averaged",
+           "kappa", "matthews", "roc_auc", "pr_auc", "class_weighted_mean", "brier", "absolute_squared_errors",
+           "AVERAGES"]
 
 #: the averages of per-class precision, recall and F1 that :func:`averaged` knows
 AVERAGES = ("macro", "micro", "weighted")
