@@ -108,3 +108,15 @@ def test_predict_refuses_an_undefined_log_likelihood_as_predict_proba_does():
         with pytest.raises(CapabilityError, match="log-likelihood of some instances is undefined"):
             method(huge)
     assert clf.predict(np.array([[3.0, 0, 0]])).tolist() == [0]
+
+
+def test_nb_gaussian_refuses_a_column_whose_variance_underflows():
+    """Values ~1e-310: every variance underflowed to 0, epsilon fell back to an absolute 1e-9, and the model
+    gave 0.5 everywhere (50 % error where nb-weka, bma-nb and WEKA give 0 %), without a word."""
+    X = np.arange(1, 9, dtype=np.float64)[:, None] * 1e-310
+    y = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    with pytest.raises(CapabilityError, match="attribute 'x0' has values too small for a Gaussian model"):
+        toolkit.get_classifier("nb-gaussian").fit(X, y)
+    assert toolkit.get_classifier("nb-gaussian").fit(X * 1e300, y).predict(X * 1e300).tolist() == y.tolist()
+    constant = toolkit.get_classifier("nb-gaussian").fit(np.ones((8, 1)), y)   # no spread at all: the prior
+    np.testing.assert_allclose(constant.predict_proba(np.ones((1, 1))), [[0.5, 0.5]])

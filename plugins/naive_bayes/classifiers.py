@@ -192,6 +192,15 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
                 name = self.schema_.features.name(int(self.numeric_columns_[np.argmax(own if own.any() else bad)]))
                 raise CapabilityError(f"attribute '{name}' has values too large for a Gaussian model (its variance "
                                       f"overflows); rescale it, or use nb-weka")
+            if stats.largest == 0 and stats.mean.size:
+                # every variance is 0, yet class means differ: the squares underflowed (values ~1e-160 and
+                # less), and epsilon's absolute fallback would swamp the differences without a word
+                with np.errstate(invalid="ignore"):
+                    spread = np.nanmax(stats.mean, axis=1) > np.nanmin(stats.mean, axis=1)
+                if spread.any():
+                    name = self.schema_.features.name(int(self.numeric_columns_[np.argmax(spread)]))
+                    raise CapabilityError(f"attribute '{name}' has values too small for a Gaussian model (its "
+                                          f"variance underflows to 0); rescale it, or use nb-weka")
             flat = ~(stats.var > 0)   # var_smoothing 0 and a cell of one value: no density (0/0 at its mean)
             if flat.any():
                 j, k = np.unravel_index(int(np.argmax(flat)), flat.shape)
