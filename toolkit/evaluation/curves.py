@@ -108,12 +108,16 @@ class CurveResult:
         return shown
 
     def paired_test(self, dataset: str, a: str, b: str, size: int | None) -> float:
-        """One-sided paired t-test p-value for "a beats b" (Schneider's test); NaN with < 2 splits."""
+        """One-sided paired t-test p-value for "a beats b" (Schneider's test): a higher value when the metric
+        is better higher (accuracy), a lower one when lower is better (error); NaN with < 2 splits."""
+        from toolkit.evaluation.report import _greater_is_better
         from toolkit.evaluation.stats import paired_ttest
 
         va, vb = self.values(dataset, a, size), self.values(dataset, b, size)
         if len(va) < 2 or len(va) != len(vb):
             return float("nan")
+        if not _greater_is_better(self.metric):
+            va, vb = vb, va
         return paired_ttest(va, vb, alternative="greater").p_value
 
     def as_dict(self) -> dict[str, Any]:
@@ -150,9 +154,9 @@ class CurveResult:
                     if len(v) > 1:
                         text += f" ± {scale * v.std(ddof=1):.2f}"
                     if sel != baseline and baseline in self.selectors and len(v) > 1:
-                        if self.paired_test(ds, sel, baseline, size) < alpha:
+                        if self.paired_test(ds, sel, baseline, size) <= alpha:   # WEKA's p <= alpha
                             text += " v"
-                        elif self.paired_test(ds, baseline, sel, size) < alpha:
+                        elif self.paired_test(ds, baseline, sel, size) <= alpha:
                             text += " *"
                     cells.append(text)
                 rows.append(cells)

@@ -1,0 +1,29 @@
+"""Found by a statistics review (2026-12-07, afternoon), checked against scipy.stats."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from toolkit.evaluation.curves import CurveResult
+
+
+def _curve(metric: str, kl: list[float], mi: list[float]) -> CurveResult:
+    records = [{"dataset": "d", "selector": sel, "size": 100, "repetition": r, "value": v, "n_features": 100}
+               for sel, values in (("kl", kl), ("mi", mi)) for r, v in enumerate(values)]
+    return CurveResult(records, ["kl", "mi"], [100], metric)
+
+
+@pytest.mark.parametrize("metric, greater", [("error", False), ("accuracy", True)])
+def test_vocab_curve_marks_the_better_selector_whatever_the_metrics_direction(metric, greater):
+    """The one-sided test always asked 'a higher than b': with --metric error the selector of lower error
+    was marked '*' (worse than the baseline)."""
+    low, high = [0.10, 0.12, 0.11, 0.09, 0.10], [0.20, 0.22, 0.19, 0.21, 0.20]
+    curve = _curve(metric, low, high)     # kl low, mi (the baseline) high
+    p_kl_beats_mi = curve.paired_test("d", "kl", "mi", 100)
+    expected = sps.ttest_rel(low, high, alternative="greater" if greater else "less").pvalue
+    assert p_kl_beats_mi == pytest.approx(expected, rel=1e-9)
+    row = [line for line in curve.format("table", baseline="mi").splitlines() if line.startswith("100")][0]
+    kl_cell = row.split()[1:5]
+    assert kl_cell[-1] == ("*" if greater else "v"), row   # kl is worse by accuracy-like reading, better by error
