@@ -27,3 +27,21 @@ def test_vocab_curve_marks_the_better_selector_whatever_the_metrics_direction(me
     row = [line for line in curve.format("table", baseline="mi").splitlines() if line.startswith("100")][0]
     kl_cell = row.split()[1:5]
     assert kl_cell[-1] == ("*" if greater else "v"), row   # kl is worse by accuracy-like reading, better by error
+
+
+def test_identical_results_are_equivalent_in_the_bayesian_test_even_with_rope_zero():
+    """Zero variance puts the whole posterior on mean(d) (the docstring): for identical pipelines with rope 0
+    that is P(equivalent) = 1, not 'equally likely better or worse' (0.5 / 0 / 0.5)."""
+    from toolkit.evaluation.stats import bayesian_correlated_ttest
+
+    same = bayesian_correlated_ttest([0.1, 0.2, 0.3], [0.1, 0.2, 0.3], rope=0.0)
+    assert (same.p_a_better, same.p_equivalent, same.p_b_better) == (0.0, 1.0, 0.0)
+    shifted = bayesian_correlated_ttest([2.0, 3.0, 4.0], [1.0, 2.0, 3.0], rope=0.0)   # d = 1 every time, exactly
+    assert (shifted.p_a_better, shifted.p_equivalent, shifted.p_b_better) == (1.0, 0.0, 0.0)
+    # a non-degenerate case stays scipy's Student t posterior
+    a, b = np.array([0.1, 0.25, 0.3, 0.2]), np.array([0.12, 0.2, 0.31, 0.1])
+    r = bayesian_correlated_ttest(a, b, rope=0.01)
+    d = a - b
+    post = sps.t(len(d) - 1, loc=d.mean(), scale=np.sqrt(d.var(ddof=1) * (1 / len(d) + 1 / 9)))
+    assert r.p_a_better == pytest.approx(post.sf(0.01), rel=1e-12)
+    assert r.p_b_better == pytest.approx(post.cdf(-0.01), rel=1e-12)

@@ -226,10 +226,8 @@ def bayesian_correlated_ttest(a: Sequence[float], b: Sequence[float], rope: floa
     mean = float(d.mean())
     var = float(d.var(ddof=1)) * (1.0 / k + test_train_ratio)
     scale = math.sqrt(var)
-    if scale == 0.0:
+    if scale == 0.0:   # the whole posterior at mean(d): identical results are equivalent, even with rope 0
         above, below = float(mean > rope), float(mean < -rope)
-        if rope == 0.0 and mean == 0.0:
-            above = below = 0.5
     else:
         above = float(_scipy_stats().t.sf(rope, k - 1, loc=mean, scale=scale))
         below = float(_scipy_stats().t.cdf(-rope, k - 1, loc=mean, scale=scale))
@@ -379,7 +377,9 @@ def wilcoxon(a: Sequence[float], b: Sequence[float]) -> TestResult:
 
 def sign_test_datasets(a: Sequence[float], b: Sequence[float], greater_is_better: bool = True) -> tuple[int, int, int, float]:
     """(wins of a, ties, losses of a, two-sided exact binomial p) over datasets; ties are dropped from the
-    test (Demsar 2006, section 3.1.3)."""
+    test, as in the usual sign test. Demsar (2006, section 3.1.3) counts them instead, half for each side
+    (one left out when their number is odd), which makes the test more conservative: 6 wins, 4 ties and
+    no loss give p = 0.031 here and 0.109 by that rule."""
     d = _differences(a, b)
     if not greater_is_better:
         d = -d
