@@ -45,3 +45,33 @@ def test_identical_results_are_equivalent_in_the_bayesian_test_even_with_rope_ze
     post = sps.t(len(d) - 1, loc=d.mean(), scale=np.sqrt(d.var(ddof=1) * (1 / len(d) + 1 / 9)))
     assert r.p_a_better == pytest.approx(post.sf(0.01), rel=1e-12)
     assert r.p_b_better == pytest.approx(post.cdf(-0.01), rel=1e-12)
+
+
+def test_the_bayesian_test_pairs_the_repetitions_with_values_as_the_t_tests_do(tmp_path):
+    """A cell with one repetition without a value (null) lost its Bayesian test altogether, while the
+    t-tests and the sign test paired the other repetitions."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    runner = CliRunner()
+    good = tmp_path / "good.jsonl"
+    assert runner.invoke(app, ["evaluate", "iris", "-c", "nb-weka", "-c", "nb-gaussian", "--runs", "6", "-q",
+                               "-o", str(good)]).exit_code == 0
+    lines = good.read_text(encoding="utf-8").splitlines()
+    holed = 0
+    for i, line in enumerate(lines):
+        record = json.loads(line)
+        if record.get("pipeline", {}).get("name") == "nb-gaussian" and record.get("repetition") in (1, 4):
+            record["metrics"]["error"] = None
+            lines[i] = json.dumps(record)
+            holed += 1
+    assert holed == 2
+    path = tmp_path / "holed.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "r.json"
+    assert runner.invoke(app, ["report", str(path), "-o", str(out), "--rope", "0.01"]).exit_code == 0
+    cells = json.loads(out.read_text(encoding="utf-8"))["bayesian"]["cells"]
+    assert [(c["dataset"], c["pipeline"], c["df"]) for c in cells] == [("iris", "nb-gaussian", 3)]   # 4 pairs

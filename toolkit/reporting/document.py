@@ -153,10 +153,13 @@ def build_report(results: Results, *, metrics: list[str] | None = None, main: st
             if p == main_table.baseline:
                 continue
             other = {r["repetition"]: r for r in results.cell(d, p)}
-            reps = sorted(set(base) & set(other))
+            # the repetitions both pipelines have a value for, as the t-tests and the sign test pair them
+            reps = [r for r in sorted(set(base) & set(other))
+                    if _number(other[r]["metrics"].get(main)) == _number(other[r]["metrics"].get(main))
+                    and _number(base[r]["metrics"].get(main)) == _number(base[r]["metrics"].get(main))]
             a = [_number(other[r]["metrics"].get(main)) for r in reps]
             b = [_number(base[r]["metrics"].get(main)) for r in reps]
-            if len(reps) < 2 or any(v != v for v in a + b):
+            if len(reps) < 2:
                 continue
             ratio = stats.test_train_ratio([base[r]["n_test"] for r in reps], [base[r]["n_train"] for r in reps])
             bayes[(d, p)] = stats.bayesian_correlated_ttest(a, b, rope, ratio, main_table.greater_is_better)
