@@ -66,8 +66,8 @@ from toolkit.evaluation.ranking import rank_key
 __all__ = [
     "Schema", "Predictions", "Classifier", "FeatureSelector", "ExampleSelector",
     "ClassifierBase", "ProbabilisticClassifier", "FeatureSelectorBase", "ExampleSelectorBase",
-    "as_matrix", "refuse_infinite", "accepts_argument", "inherits_base_method", "validate_component", "check_state", "STATE_TYPES",
-    "CLASSIFIER_STATE",
+    "as_matrix", "refuse_infinite", "accepts_argument", "inherits_base_method", "validate_component", "check_state",
+    "STATE_TYPES", "CLASSIFIER_STATE",
     "SufficientStatistics", "statistics_support", "schema_digest",
 ]
 

@@ -126,19 +126,8 @@ def _parse_format(elements: list[tuple[str, Any]]) -> str:
     """strptime's format for reading: month and weekday names by their short forms (the locator finds
     the names in a value and :meth:`DateCodec._strptime_input` shortens them), and every field but S
     (found by the locator)."""
-    parts = []
-    for letter, arg in elements:
-        if letter == "'":
-            parts.append(arg.replace("%", "%%"))
-        elif letter == "S":
-            continue
-        elif letter == "E":
-            parts.append("%a")
-        elif letter == "M" and arg >= 3:
-            parts.append("%b")
-        else:
-            parts.append(_directive(letter, arg))
-    return "".join(parts)
+    return _strptime_format([(letter, 3) if letter == "E" or (letter == "M" and arg >= 3) else (letter, arg)
+                             for letter, arg in elements if letter != "S"])
 
 
 def _translate(pattern: str) -> tuple[str, bool]:
@@ -195,6 +184,11 @@ def _short_names(value: str) -> str:
     """Month and weekday names in their three-letter forms: Java reads either form whatever the number of
     letters (MMM reads "February", EEEE reads "Sat")."""
     return _LONG_NAME.sub(lambda m: m.group(0)[:3], value)
+
+
+def _weekday(days: int) -> int:
+    """Monday 0 of a day since 1970-01-01 (a Thursday)."""
+    return (days + 3) % 7
 
 
 def _days_from_fields(year: int, month: int, day: int, extra: int = 0) -> int | None:
@@ -290,6 +284,9 @@ class DateCodec:
         self.day_of_month = "d" in letters
         self.am_pm_with_24_hours = "a" in letters and "H" in letters
         self.am_pm_alone = "a" in letters and not letters & {"h", "H"}   # PM is hour 12 (Java: 12 x AM_PM + 0)
+        # the fields strptime cannot read as Java does are found by the locator first
+        self._locate = (self.millis or self.iso_zone or self.names or self.am_pm_with_24_hours
+                        or self.am_pm_alone)
 
     def _strptime_input(self, value: str, found: re.Match[str], *, day: str | None = None,
                         pad_year: bool = False) -> str:
@@ -330,7 +327,7 @@ class DateCodec:
                 value = _java_zone_names()[0].sub(_named_zone_offset, value)
         millis = 0
         found = None
-        if self.millis or self.iso_zone or self.names or self.am_pm_with_24_hours or self.am_pm_alone:
+        if self._locate:
             # Java's S is a number of milliseconds ("5" is 5 ms, "0123" 123 ms; 1000 or more is refused,
             # as WEKA's strict SimpleDateFormat does), read up to the next non-digit, or as many digits
             # as there are S when another number follows without a separator ("ssSSSHH"); X reads an
@@ -365,21 +362,21 @@ class DateCodec:
         if days is None:  # 5-14 October 1582: Java's calendar skips them
             raise ValueError(text)
         if self.weekday:
-            weekday = _WEEKDAY_OF.get(found.group("E").strip().lower()[:3]) if found is not None else None
+            weekday = _WEEKDAY_OF.get(found.group("E").strip().lower()[:3])
             if weekday is None:
                 raise ValueError(text)
             if self.day_of_month:
-                if (days + 3) % 7 != weekday:   # Monday 0; 1970-01-01 was a Thursday
+                if _weekday(days) != weekday:
                     raise ValueError(text)
             else:   # the month's first such day (Java: day of week in month 1); none in 5-14 October 1582
                 first = _days_from_fields(moment.year, moment.month, 1, extra_day)
                 found_day = None if first is None else _days_from_fields(
-                    moment.year, moment.month, 1 + (weekday - (first + 3)) % 7, extra_day)
+                    moment.year, moment.month, 1 + (weekday - _weekday(first)) % 7, extra_day)
                 if found_day is None:
                     raise ValueError(text)
                 days = found_day
         if self.am_pm_with_24_hours or self.am_pm_alone:
-            am_pm = found.group("a").strip().lower() if found is not None else ""
+            am_pm = found.group("a").strip().lower()
             if am_pm not in ("am", "pm") or (self.am_pm_with_24_hours and (am_pm == "pm") != (moment.hour >= 12)):
                 raise ValueError(text)
             if self.am_pm_alone and am_pm == "pm":
@@ -428,7 +425,7 @@ class DateCodec:
         hour, rest = divmod(ms_of_day, 3_600_000)
         minute, rest = divmod(rest, 60_000)
         second, milli = divmod(rest, 1000)
-        weekday = (days + 3) % 7  # Monday 0; 1970-01-01 was a Thursday
+        weekday = _weekday(days)
         two_digit = {"d": day, "H": hour, "h": (hour + 11) % 12 + 1, "m": minute, "s": second}
         out = []
         for letter, arg in self.elements:

@@ -110,13 +110,13 @@ class CurveResult:
     def paired_test(self, dataset: str, a: str, b: str, size: int | None) -> float:
         """One-sided paired t-test p-value for "a beats b" (Schneider's test): a higher value when the metric
         is better higher (accuracy), a lower one when lower is better (error); NaN with < 2 splits."""
-        from toolkit.evaluation.report import _greater_is_better
+        from toolkit.evaluation.report import greater_is_better
         from toolkit.evaluation.stats import paired_ttest
 
         va, vb = self.values(dataset, a, size), self.values(dataset, b, size)
         if len(va) < 2 or len(va) != len(vb):
             return float("nan")
-        if not _greater_is_better(self.metric):
+        if not greater_is_better(self.metric):
             va, vb = vb, va
         return paired_ttest(va, vb, alternative="greater").p_value
 

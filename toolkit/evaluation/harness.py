@@ -386,14 +386,22 @@ def _init_worker(threads: int) -> None:
     die_with_parent()
     for name in _THREAD_VARIABLES:
         os.environ[name] = str(threads)
-    from threadpoolctl import ThreadpoolController
-
-    for library in ThreadpoolController().lib_controllers:
-        if library.num_threads > threads:
-            library.set_num_threads(threads)
+    _lower_thread_pools(threads)
     # the objects inherited from the parent stay out of this worker's garbage collections, which would
     # otherwise touch (and so copy) every page that holds one
     gc.freeze()
+
+
+def _lower_thread_pools(threads: int) -> list[tuple[Any, int]]:
+    """Cap this process's BLAS/OpenMP pools above ``threads`` at it (a limit already lower, the user's,
+    stays); returns (pool, its former count) of those changed."""
+    from threadpoolctl import ThreadpoolController
+
+    lowered = [(library, library.num_threads) for library in ThreadpoolController().lib_controllers
+               if library.num_threads > threads]
+    for library, _ in lowered:
+        library.set_num_threads(threads)
+    return lowered
 
 
 @contextmanager
@@ -407,13 +415,8 @@ def forked_pool(jobs: int) -> Iterator[cf.ProcessPoolExecutor]:
     0.1 s (some 0.2 CPU-seconds on 2 cores) before they sleep. That cost falls once per run, after it,
     where setting the cap in each worker paid it in every worker, during the run.
     """
-    from threadpoolctl import ThreadpoolController
-
     threads = _threads_per_worker(jobs)
-    lowered = [(library, library.num_threads) for library in ThreadpoolController().lib_controllers
-               if library.num_threads > threads]   # a limit already lower (the user's) stays
-    for library, _ in lowered:
-        library.set_num_threads(threads)
+    lowered = _lower_thread_pools(threads)
     try:
         pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
                                       initializer=_init_worker, initargs=(threads,))

@@ -158,7 +158,8 @@ class Comparison:
                 "failed": [{"dataset": d, "pipeline": p, "repetitions": n} for (d, p), n in self.failed.items()]}
 
 
-def _greater_is_better(metric: str) -> bool:
+def greater_is_better(metric: str) -> bool:
+    """Whether a higher value of ``metric`` is better (its evaluator's declaration; error and losses not)."""
     if metric in ("error", "log-loss", "errors", "perplexity"):
         return False
     try:
@@ -185,7 +186,7 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
         if key[1] not in pipelines:
             pipelines.append(key[1])
     if not pipelines:
-        return Comparison(metric, baseline or "", [], [], {}, _greater_is_better(metric), test, alpha,
+        return Comparison(metric, baseline or "", [], [], {}, greater_is_better(metric), test, alpha,
                           experiment=results.experiment)
     if baseline is None:
         baseline = pipelines[0]
@@ -196,7 +197,7 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
         if named is None:
             raise ParameterError(f"baseline '{baseline}' is not among the results ({', '.join(pipelines)})")
         baseline = named
-    greater = _greater_is_better(metric)
+    greater = greater_is_better(metric)
     cells: dict[tuple[str, str], Cell] = {}
     for d in datasets:
         for p in pipelines:
@@ -258,7 +259,21 @@ class _Paired:
     n: int
 
 
-def _paired_test(results: Results, dataset: str, base: str, other: str, metric: str, test: str) -> _Paired:
+@dataclass(frozen=True)
+class PairedValues:
+    """A pipeline's values against the baseline's on one dataset: ``shared`` the baseline's records of the
+    repetitions both have, ``kept`` those where both have a value of the metric, ``base`` and ``other``
+    the values there (WEKA's tester skips a run whose value is missing on either side, and keeps the
+    sizes of every run)."""
+
+    shared: list[dict[str, Any]]
+    kept: list[dict[str, Any]]
+    base: np.ndarray
+    other: np.ndarray
+
+
+def paired_values(results: Results, dataset: str, base: str, other: str, metric: str) -> PairedValues:
+    """:class:`PairedValues` of ``other`` against ``base`` on ``dataset``: what every paired test reads."""
     a_recs = {r["repetition"]: r for r in results.cell(dataset, base)}
     b_recs = {r["repetition"]: r for r in results.cell(dataset, other)}
     reps = sorted(set(a_recs) & set(b_recs))
@@ -267,10 +282,15 @@ def _paired_test(results: Results, dataset: str, base: str, other: str, metric: 
         v = rec["metrics"].get(metric)
         return float("nan") if v is None or isinstance(v, (dict, list)) else float(v)
 
-    # WEKA's tester skips a run whose value is missing on either side (and keeps the sizes of every run)
     pairs = np.array([(value(a_recs[r]), value(b_recs[r])) for r in reps], dtype=np.float64).reshape(-1, 2)
-    pairs = pairs[~np.isnan(pairs).any(axis=1)]
-    a, b = pairs[:, 0], pairs[:, 1]
+    keep = ~np.isnan(pairs).any(axis=1)
+    return PairedValues([a_recs[r] for r in reps], [a_recs[r] for r, k in zip(reps, keep) if k],
+                        pairs[keep, 0], pairs[keep, 1])
+
+
+def _paired_test(results: Results, dataset: str, base: str, other: str, metric: str, test: str) -> _Paired:
+    paired = paired_values(results, dataset, base, other, metric)
+    a, b = paired.base, paired.other
     n = len(a)
     if n < 2:
         return _Paired(None, 0, n)
@@ -282,7 +302,7 @@ def _paired_test(results: Results, dataset: str, base: str, other: str, metric: 
         result = stats.paired_ttest(b, a)
     else:
         # WEKA's PairedCorrectedTTester: sum of the test sizes over the sum of the training sizes
-        ratio = stats.test_train_ratio([a_recs[r]["n_test"] for r in reps], [a_recs[r]["n_train"] for r in reps])
+        ratio = stats.test_train_ratio([r["n_test"] for r in paired.shared], [r["n_train"] for r in paired.shared])
         result = stats.corrected_ttest(b, a, ratio)
     diff = result.mean_difference
     return _Paired(result.p_value, int(np.sign(diff)) if diff == diff else 0, n)

@@ -19,7 +19,8 @@ import numpy as np
 
 from toolkit.errors import ParameterError, ToolkitError
 from toolkit.evaluation import detail, stats
-from toolkit.evaluation.report import Comparison, MultiDataset, TESTS, compare_results, multi_dataset
+from toolkit.evaluation.report import (Comparison, MultiDataset, TESTS, compare_results, multi_dataset,
+                                      paired_values)
 from toolkit.evaluation.results import Results
 
 __all__ = ["Report", "build_report", "write_text", "DEFAULT_ROPE"]
@@ -148,31 +149,22 @@ def build_report(results: Results, *, metrics: list[str] | None = None, main: st
     across = multi_dataset(main_table, alpha)
     bayes: dict[tuple[str, str], stats.BayesResult] = {}
     for d in main_table.datasets:
-        base = {r["repetition"]: r for r in results.cell(d, main_table.baseline)}
         for p in main_table.pipelines:
             if p == main_table.baseline:
                 continue
-            other = {r["repetition"]: r for r in results.cell(d, p)}
             # the repetitions both pipelines have a value for, as the t-tests and the sign test pair them
-            reps = [r for r in sorted(set(base) & set(other))
-                    if _number(other[r]["metrics"].get(main)) == _number(other[r]["metrics"].get(main))
-                    and _number(base[r]["metrics"].get(main)) == _number(base[r]["metrics"].get(main))]
-            a = [_number(other[r]["metrics"].get(main)) for r in reps]
-            b = [_number(base[r]["metrics"].get(main)) for r in reps]
-            if len(reps) < 2:
+            paired = paired_values(results, d, main_table.baseline, p, main)
+            if len(paired.kept) < 2:
                 continue
-            ratio = stats.test_train_ratio([base[r]["n_test"] for r in reps], [base[r]["n_train"] for r in reps])
-            bayes[(d, p)] = stats.bayesian_correlated_ttest(a, b, rope, ratio, main_table.greater_is_better)
+            ratio = stats.test_train_ratio([r["n_test"] for r in paired.kept], [r["n_train"] for r in paired.kept])
+            bayes[(d, p)] = stats.bayesian_correlated_ttest(paired.other, paired.base, rope, ratio,
+                                                            main_table.greater_is_better)
     report = Report(files=list(files or []), experiment=results.experiment, results=results, main=main_table,
                     tables=tables, across=across, bayes=bayes, rope=rope, dict_metrics=dicts,
                     created_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"), toolkit_version=__version__)
     report.datasets = _datasets(results)
     report.pipelines = _pipelines(results)
     return report
-
-
-def _number(value: Any) -> float:
-    return float("nan") if value is None or isinstance(value, (dict, list)) else float(value)
 
 
 def _datasets(results: Results) -> list[dict[str, Any]]:
