@@ -188,6 +188,53 @@ def test_a_lower_thread_limit_of_the_caller_is_kept(monkeypatch):
         assert set(_blas_threads()) == {1}
 
 
+_CLI_THEN_POOLS = """
+import json, sys
+from typer.testing import CliRunner
+from threadpoolctl import threadpool_info
+from toolkit.cli.application import app
+done = CliRunner().invoke(app, ["evaluate", "iris", "-c", "nb-weka", "--runs", "2", "--jobs", sys.argv[1], "-q"])
+assert done.exit_code == 0, done.output
+print(json.dumps([p["num_threads"] for p in threadpool_info() if p["internal_api"] == "openblas"]))
+"""
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_command_line_keeps_the_workers_blas_cap_after_a_parallel_run(jobs):
+    """``toolkit evaluate --jobs 2`` ends after its run: it keeps the workers' cap rather than giving its
+    OpenBLAS pools their threads back, which re-creates them to spin ~0.1 s beside its last steps;
+    ``--jobs 1`` leaves them alone."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from threadpoolctl import threadpool_info
+
+    cores = len(os.sched_getaffinity(0))
+    full = [p["num_threads"] for p in threadpool_info() if p["internal_api"] == "openblas"]
+    if cores < 2 or not full or min(full) < 2:
+        pytest.skip("needs two cores and numpy on OpenBLAS with more than one thread")
+    done = subprocess.run([sys.executable, "-c", _CLI_THEN_POOLS, str(jobs)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    pools = json.loads(done.stdout.splitlines()[-1])
+    assert pools == ([max(1, cores // 2)] * len(pools) if jobs == 2 else full), pools
+
+
+def test_the_command_line_skips_the_garbage_collection_of_its_shutdown():
+    """The toolkit command freezes its objects as it ends: the collection at shutdown over every module's
+    objects took ~40 ms of each command."""
+    import subprocess
+    import sys
+
+    code = ("import gc, sys\nsys.argv = ['toolkit', '--version']\nfrom toolkit.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\nprint(gc.get_freeze_count())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.splitlines()[-1]) > 10_000
+
+
 def test_repetition_groups_are_short_in_time_and_cover_the_order_once():
     """--jobs sends repetitions in groups: every position once, in order; an unmeasured kind alone; a group
     of several stays within the seconds budget by the measured times of its kinds."""

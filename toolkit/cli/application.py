@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import inspect
 import sys
 import warnings
@@ -218,7 +219,12 @@ def main() -> Any:
             err(one_line(str(exc)), prefix="Error: ", color="red")
             sys.exit(exc.exit_code)
         _preloaded = (_resolved(plugins_dir) if plugins_dir is not None and plugins_dir.is_dir() else None, block)
-    return build_app()()
+    try:
+        return build_app()()
+    finally:
+        # the process ends here: the objects it made need no garbage collection at shutdown, where one
+        # pass over every module's objects took ~40 ms of each command (files are closed by then)
+        gc.freeze()
 
 
 def __getattr__(name: str) -> Any:
