@@ -265,3 +265,62 @@ def test_prior_mle_with_weights_summing_to_0_is_refused_at_fit(name):
     y = np.r_[np.zeros(5, int), np.ones(5, int)]
     with pytest.raises(CapabilityError, match="weights sum to 0"):
         tk.get_classifier(comp, **kwargs).fit(X, y, sample_weight=np.zeros(10))
+
+
+# ----------------------------------------------------------------------- nb-gaussian on sparse input
+
+def _gaussian(**params):
+    from toolkit.plugins.naive_bayes.classifiers import GaussianNaiveBayes
+
+    return GaussianNaiveBayes(**params)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_gaussian_on_sparse_input_with_large_values_equals_scikit_learn(seed):
+    """nb-gaussian on a CSR matrix took the variance as sum x^2 / n - mean^2 (2.0 for 0.67 around 1e8,
+    or a refusal as if the values underflowed) and scored rows as every column's value-0 term plus
+    corrections (terms of 7e15: float steps of ~1). Dense-like columns of large values next to sparse
+    ones; scikit-learn's GaussianNB on the dense array is the reference (unweighted, so its epsilon is
+    the toolkit's)."""
+    import scipy.sparse as sp
+    from sklearn.naive_bayes import GaussianNB
+
+    rng = np.random.default_rng(seed)
+    n = 200
+    y = rng.integers(0, 3, n)
+    X = np.column_stack([1e8 + rng.normal(size=n) + 0.5 * y,                    # dense, large
+                         1000 + rng.normal(size=n) * (1 + y),                   # dense, moderate
+                         np.where(rng.random(n) < 0.1, rng.poisson(3, n) + y, 0),   # sparse counts
+                         np.where(rng.random(n) < 0.5, 1e6 + rng.normal(size=n), 0)])  # half zeros, large
+    X = X.astype(np.float64)
+    reference = GaussianNB().fit(X, y)
+    schema = Schema.numeric(X.shape[1], ["a", "b", "c"])
+    fitted = _gaussian().fit(sp.csr_matrix(X), y, schema=schema)
+    np.testing.assert_allclose(fitted.var_.T, reference.var_, rtol=1e-9)
+    np.testing.assert_allclose(fitted.mean_.T, reference.theta_, rtol=1e-12)
+    test = X + rng.normal(size=X.shape) * (X != 0)
+    np.testing.assert_allclose(fitted.predict_proba(sp.csr_matrix(test)), reference.predict_proba(test),
+                               rtol=1e-7, atol=1e-9)
+    assert np.array_equal(fitted.predict(sp.csr_matrix(test)), reference.predict(test))
+
+
+def test_gaussian_sparse_and_dense_agree_with_missing_values_and_weights():
+    """The same data as a dense array and as CSR (NaN stored for missing, instance weights): the same
+    means and variances, and probabilities to 1e-9, with large-valued and count columns together."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(7)
+    n = 300
+    y = rng.integers(0, 2, n)
+    X = np.column_stack([5e7 + rng.normal(size=n) * (1 + y), np.where(rng.random(n) < 0.2, 1.0 + y, 0.0),
+                         rng.normal(size=n) * 1e-3 + 2e4])
+    X[rng.random(X.shape) < 0.1] = np.nan
+    w = rng.choice([0.0, 0.5, 1.0, 3.0], n)
+    schema = Schema.numeric(3, ["a", "b"])
+    dense = _gaussian(var_smoothing=1e-9).fit(X, y, schema=schema, sample_weight=w)
+    csr = _gaussian(var_smoothing=1e-9).fit(sp.csr_matrix(np.where(X == 0, 0.0, X)), y, schema=schema,
+                                           sample_weight=w)
+    np.testing.assert_allclose(csr.mean_, dense.mean_, rtol=1e-13)
+    np.testing.assert_allclose(csr.var_, dense.var_, rtol=1e-9)
+    test = X[:100]
+    np.testing.assert_allclose(csr.predict_proba(sp.csr_matrix(test)), dense.predict_proba(test), atol=1e-9)

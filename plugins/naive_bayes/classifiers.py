@@ -34,6 +34,9 @@ from toolkit.plugins.naive_bayes.shards import FitFromShards
 __all__ = ["NaiveBayes", "WekaNaiveBayes", "GaussianNaiveBayes", "log_prior"]
 
 _PRIORS = ("laplace", "mle", "uniform")
+#: a Gaussian column's value-0 term above this (0 is ~45 deviations from a class mean) is summed per row
+#: on sparse input, not added to every row and taken back at the stored entries (see ``_sparse_jll``)
+_LIGHT_TERM = 1e3
 #: nominal estimates of algorithms.md 1.1: additive (Lidstone, ``laplace`` = l), m-estimate, no-match
 _ESTIMATES = ("additive", "m-estimate", "no-match")
 
@@ -303,38 +306,41 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
         indicator = sp.csr_matrix((np.ones(len(pair)), pair, indptr), shape=(n, len(u_cols)))
         return indicator @ log_terms
 
-    def _gaussian_numeric_jll(self, values: np.ndarray) -> np.ndarray:
-        """-1/2 sum_j [log(2 pi var) + (x - mu)^2 / var] over the observed j, class by class. A value that
-        no class can score (its squared distance overflows in every class, or it is infinite) counts as
-        missing, as NaN does: else its -inf in every class left the prior alone to decide the row, the
-        other attributes' evidence thrown away."""
+    def _gaussian_numeric_jll(self, values: np.ndarray, positions: np.ndarray | None = None) -> np.ndarray:
+        """-1/2 sum_j [log(2 pi var) + (x - mu)^2 / var] over the observed j, class by class (``values``:
+        the numeric columns, or those at ``positions`` among them). A value that no class can score (its
+        squared distance overflows in every class, or it is infinite) counts as missing, as NaN does: else
+        its -inf in every class left the prior alone to decide the row, the other attributes' evidence
+        thrown away."""
+        mean_, var_ = (self.mean_, self.var_) if positions is None else (self.mean_[positions], self.var_[positions])
         K = len(self.classes_)
         out = np.empty((values.shape[0], K))
-        log_norm = np.log(2 * np.pi * self.var_)
+        log_norm = np.log(2 * np.pi * var_)
         present = ~np.isnan(values)
         with np.errstate(over="ignore", invalid="ignore"):
             if present.all():  # the common case: no masks, one pass per class
                 constant = log_norm.sum(axis=0)
                 for k in range(K):  # vectorised over rows and attributes; K is small
-                    diff = values - self.mean_[:, k]
-                    out[:, k] = -0.5 * (constant[k] + (diff * diff / self.var_[:, k]).sum(axis=1))
+                    diff = values - mean_[:, k]
+                    out[:, k] = -0.5 * (constant[k] + (diff * diff / var_[:, k]).sum(axis=1))
             else:
                 clean = np.where(present, values, 0.0)
                 for k in range(K):
-                    diff = clean - self.mean_[:, k]
-                    terms = log_norm[:, k] + diff * diff / self.var_[:, k]
+                    diff = clean - mean_[:, k]
+                    terms = log_norm[:, k] + diff * diff / var_[:, k]
                     out[:, k] = -0.5 * np.where(present, terms, 0.0).sum(axis=1)
         unscored = ~np.isfinite(out).all(axis=1)
         if unscored.any():   # rare: cell by cell for those rows only
-            out[unscored] = self._gaussian_rows(values[unscored])
+            out[unscored] = self._gaussian_rows(values[unscored], mean_, var_)
         return out
 
-    def _gaussian_rows(self, values: np.ndarray) -> np.ndarray:
+    @staticmethod
+    def _gaussian_rows(values: np.ndarray, mean_: np.ndarray, var_: np.ndarray) -> np.ndarray:
         """:meth:`_gaussian_numeric_jll` of a few rows with (n, F, K) terms, a cell that no class scores
         (NaN, inf, overflow) left out."""
-        diff = values[:, :, None] - self.mean_[None]
+        diff = values[:, :, None] - mean_[None]
         with np.errstate(over="ignore", invalid="ignore"):
-            terms = np.log(2 * np.pi * self.var_)[None] + diff * diff / self.var_[None]
+            terms = np.log(2 * np.pi * var_)[None] + diff * diff / var_[None]
         scored = np.isfinite(terms).any(axis=2, keepdims=True)
         return -0.5 * np.where(scored, terms, 0.0).sum(axis=1)
 
@@ -349,6 +355,16 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
         if len(self.numeric_columns_):
             zero_terms[self.numeric_columns_] = self._numeric_log_terms(
                 np.zeros((1, len(self.numeric_columns_))))[0]
+        # Gaussian columns where 0 lies far from a class's mean (dense-like data with large values, stored
+        # sparse) are summed per row as the dense path sums them: adding their value-0 term (-m^2 / 2 var,
+        # 7e15 for a variance of 0.67 around 1e8) to every row and taking it back at the stored entries
+        # left float steps of ~1 where the classes differ by less
+        heavy = np.zeros(F, dtype=bool)
+        if self.variant != "weka" and len(self.numeric_columns_):
+            with np.errstate(invalid="ignore"):
+                heavy[self.numeric_columns_] = ~(np.abs(zero_terms[self.numeric_columns_]) <= _LIGHT_TERM).all(axis=1)
+            zero_terms[heavy] = 0.0
+        heavy_cols = np.flatnonzero(heavy)
         # a value 0 of probability 0 (laplace 0, m 0, c0 0): log P(0|c) = -inf cannot be added to every row and
         # taken back at the stored entries (-inf + inf = NaN); rows where such a column is an implicit 0 are
         # set to -inf after the sums instead
@@ -362,8 +378,10 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
         is_nominal[self.nominal_columns_] = True
         num_position = np.full(F, -1, dtype=np.int64)
         num_position[self.numeric_columns_] = np.arange(len(self.numeric_columns_))
-        for rows in row_chunks(n, max(1, int(X.nnz / max(n, 1))) * K, budget=8_000_000):
+        for rows in row_chunks(n, max(1, int(X.nnz / max(n, 1))) * K + 3 * len(heavy_cols), budget=8_000_000):
             part = X[rows]
+            if len(heavy_cols):
+                jll[rows] += self._gaussian_numeric_jll(part[:, heavy_cols].toarray(), num_position[heavy_cols])
             cols, vals = part.indices, part.data
             terms = np.empty((len(vals), K))
             nom = is_nominal[cols]
@@ -390,7 +408,7 @@ class NaiveBayes(FitFromShards, ProbabilisticClassifier):
                 else:
                     d = v[:, None] - self.mean_[c]
                     t = -0.5 * (np.log(2 * np.pi * self.var_[c]) + d * d / self.var_[c])
-                t[~present] = 0.0
+                t[~present | heavy[cols[num]]] = 0.0     # heavy columns: summed above
                 terms[num] = t
             terms -= zero_terms[cols]
             # rows are contiguous in CSR order: a 0/1 matrix sums each row's entries

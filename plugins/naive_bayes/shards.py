@@ -12,8 +12,10 @@ shard protocol), for nb-weka, nb-gaussian and bma-nb.
   pairs: small for counts and discretised measurements, up to the number of cells for continuous data
   (then the statistics are as large as the data; WEKA's precision needs them).
 * Numeric attributes, plain Gaussian (algorithms.md 2.2): per (attribute, class) the weight, the mean
-  and the sum of squared deviations, merged with Chan, Golub & LeVeque's update; for sparse data the sums
-  of the values and of their squares, which stay sparse and add (:class:`GaussianMoments`).
+  and the sum of squared deviations, merged with Chan, Golub & LeVeque's update; for sparse data the same
+  for the cells that hold a nonzero value only (every other cell has mean 0 and no deviation), so they
+  stay as sparse as the data (:class:`GaussianMoments`). Sums of the values and of their squares would
+  add, but the variance from them cancels: 2.0 for 0.67 around 1e8.
 
 Zero values of sparse data are counted per (attribute, class) from the class totals, never stored.
 """
@@ -30,7 +32,8 @@ import scipy.sparse as sp
 from toolkit.api import SufficientStatistics
 from toolkit.plugins.naive_bayes.estimators import (
     DEFAULT_PRECISION, GaussianStats, NominalCounts, NormalStats, _columns, _normal_from_sums, _replay_block,
-    _smooth, _without_missing, class_weights, moments_from_sums, nominal_counts, one_hot, row_chunks, weka_round,
+    _smooth, class_weights, _at, moments_finish, nominal_counts, one_hot, row_chunks, sparse_cell_moments,
+    weka_round,
 )
 
 __all__ = ["ValueHistogram", "value_histogram", "GaussianMoments", "gaussian_moments", "NBStatistics",
@@ -203,12 +206,13 @@ def value_histogram(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray,
 
 @dataclass
 class GaussianMoments:
-    """Per (column, class) moments that merge over shards.
+    """Per (column, class) moments that merge over shards with Chan et al.'s pairwise update.
 
     Dense data: ``sw`` (weight of the observed values), ``mean`` and ``m2`` (weighted sum of squared
-    deviations from the mean), merged with Chan et al.'s pairwise update. Sparse data: ``total`` (K,)
-    class weights, and sparse (F, K) ``missing`` weights, ``sv`` and ``sq`` sums of values and squares,
-    which add. Shards of both kinds merge (the sums are turned into moments).
+    deviations from the mean), (F, K) each. Sparse data: ``total`` (K,) class weights, sparse (F, K)
+    ``missing`` weights, and for the ``cells`` (``column * K + class``, ascending) that hold a nonzero
+    value their ``cell_mean`` and ``cell_m2``; every other cell's observed values are zeros. Shards of
+    both kinds merge (the sparse form is turned dense).
     """
 
     sw: np.ndarray | None = None
@@ -216,54 +220,60 @@ class GaussianMoments:
     m2: np.ndarray | None = None
     total: np.ndarray | None = None
     missing: sp.csr_matrix | None = None
-    sv: sp.csr_matrix | None = None
-    sq: sp.csr_matrix | None = None
+    cells: np.ndarray | None = None
+    cell_mean: np.ndarray | None = None
+    cell_m2: np.ndarray | None = None
 
     @property
-    def is_sums(self) -> bool:
-        return self.sv is not None
+    def is_sparse(self) -> bool:
+        return self.cells is not None
+
+    def _observed(self, cells: np.ndarray) -> np.ndarray:
+        """The observed weight of these cells (sparse form): the class total less the missing weight."""
+        K = len(self.total)
+        missing = self.missing.tocoo()
+        held = missing.row.astype(np.int64) * K + missing.col
+        order = np.argsort(held)
+        return self.total[cells % K] - _at(held[order], missing.data[order], cells)
 
     def as_moments(self) -> GaussianMoments:
         """The dense (sw, mean, m2) form."""
-        if not self.is_sums:
+        if not self.is_sparse:
             return self
         sw = self.total[None, :] - self.missing.toarray()
-        sv, sq = self.sv.toarray(), self.sq.toarray()
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            mean = np.where(sw > 0, sv / sw, 0.0)
-            m2 = np.where(sw > 0, np.maximum(sq - mean * sv, 0.0), 0.0)
+        mean, m2 = np.zeros(sw.shape), np.zeros(sw.shape)
+        mean.ravel()[self.cells], m2.ravel()[self.cells] = self.cell_mean, self.cell_m2
         return GaussianMoments(sw=sw, mean=mean, m2=m2)
 
     def merge(self, other: GaussianMoments) -> GaussianMoments:
-        if self.is_sums and other.is_sums:
+        if self.is_sparse and other.is_sparse:
+            cells = np.union1d(self.cells, other.cells)
+            a = [self._observed(cells), _at(self.cells, self.cell_mean, cells), _at(self.cells, self.cell_m2, cells)]
+            b = [other._observed(cells), _at(other.cells, other.cell_mean, cells), _at(other.cells, other.cell_m2, cells)]
+            _, mean, m2 = _chan(*a, *b)
             return GaussianMoments(total=self.total + other.total, missing=self.missing + other.missing,
-                                   sv=self.sv + other.sv, sq=self.sq + other.sq)
+                                   cells=cells, cell_mean=mean, cell_m2=m2)
         a, b = self.as_moments(), other.as_moments()
-        n = a.sw + b.sw
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            share = np.where(n > 0, b.sw / n, 0.0)
-            delta = b.mean - a.mean
-            mean = np.where(a.sw > 0, a.mean + delta * share, b.mean)
-            m2 = a.m2 + b.m2 + np.where((a.sw > 0) & (b.sw > 0), delta * delta * a.sw * share, 0.0)
-        return GaussianMoments(sw=n, mean=mean, m2=m2)
+        return GaussianMoments(*_chan(a.sw, a.mean, a.m2, b.sw, b.mean, b.m2))
 
     def finish(self, var_smoothing: float) -> GaussianStats:
         """Means and variances as gaussian_stats gives them: empty cells take the all-class values,
         epsilon = var_smoothing x the largest all-class variance."""
-        if self.is_sums:   # as gaussian_stats does on sparse data: from the sums
-            sw = self.total[None, :] - self.missing.toarray()
-            all_var, mean, var = moments_from_sums(sw, self.sv.toarray(), self.sq.toarray())
-        else:
-            sw, cmean, m2 = self.sw, self.mean, self.m2
-            all_w = sw.sum(1)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                all_mean = np.where(all_w > 0, (sw * cmean).sum(1) / np.where(all_w > 0, all_w, 1.0), 0.0)
-                dev = np.where(sw > 0, cmean - all_mean[:, None], 0.0)
-                all_m2 = m2.sum(1) + (sw * dev * dev).sum(1)      # the law of total variance
-                all_var = np.where(all_w > 0, all_m2 / np.where(all_w > 0, all_w, 1.0), 0.0)
-                mean = np.where(sw > 0, cmean, all_mean[:, None])
-                var = np.where(sw > 0, m2 / np.where(sw > 0, sw, 1.0), all_var[:, None])
+        dense = self.as_moments()
+        all_var, mean, var = moments_finish(dense.sw, dense.mean, dense.m2)
         return _smooth(mean, var, float(all_var.max()) if all_var.size else 0.0, var_smoothing)
+
+
+def _chan(sw_a: np.ndarray, mean_a: np.ndarray, m2_a: np.ndarray, sw_b: np.ndarray, mean_b: np.ndarray,
+          m2_b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Chan, Golub & LeVeque's pairwise update of (weight, mean, sum of squared deviations)."""
+    n = sw_a + sw_b
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        share = np.where(n > 0, sw_b / n, 0.0)
+        delta = mean_b - mean_a
+        mean = np.where(sw_a > 0, mean_a + delta * share, mean_b)
+        m2 = m2_a + m2_b + np.where((sw_a > 0) & (sw_b > 0), delta * delta * sw_a * share, 0.0)
+    return n, mean, m2
 
 
 def gaussian_moments(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, columns: np.ndarray,
@@ -272,10 +282,8 @@ def gaussian_moments(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray
     F, K = len(columns), n_classes
     sub = _columns(X, columns) if F else np.zeros((X.shape[0], 0))
     if sp.issparse(sub):
-        clean, missing = _without_missing(sp.csr_matrix(sub))
-        Y = one_hot(y, K, w)
-        return GaussianMoments(total=class_weights(y, w, K), missing=sp.csr_matrix((Y.T @ missing).T),
-                               sv=sp.csr_matrix((Y.T @ clean).T), sq=sp.csr_matrix((Y.T @ clean.multiply(clean)).T))
+        total, missing, cells, _, mean, m2 = sparse_cell_moments(sp.csr_matrix(sub), y, w, K)
+        return GaussianMoments(total=total, missing=missing, cells=cells, cell_mean=mean, cell_m2=m2)
     sw = np.zeros((F, K))
     mean = np.zeros((F, K))
     m2 = np.zeros((F, K))
