@@ -223,3 +223,77 @@ def test_multinomial_class_sums_many_classes_equal_the_indicator_product():
         got = class_sums(sp.csr_matrix(X), y, w, K)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
         np.testing.assert_array_equal(got, np.asarray(Y.T @ X))
+
+
+def test_a_grid_point_with_undefined_scores_fails_as_refitting_it_does():
+    """At epsilon 1e308 C-M's validation scores are NaN. Refitting refuses them (FittedPipeline.predict);
+    the one-fit path took argmax over NaN (the first NaN wins), counted errors, and wrote an 'ok' record
+    that chose the other point."""
+    from toolkit.errors import CapabilityError
+
+    ds = bundled("ReutersGrain-train").subset(np.arange(300))
+    for spec in ("nb-multinomial:variant=C-M,epsilon=1|1e308", "dcm:smoothing=0.01|1e308"):
+        pipeline = Pipeline(spec)
+        assert harness._shared_keys(pipeline)
+        split = Protocol(repetitions=1).splits(ds)[0]
+        with pytest.raises(CapabilityError, match="undefined") as refit:
+            brute_force(pipeline, ds, split)
+        with np.errstate(all="ignore"):
+            record = harness.run([ds], [pipeline], Protocol(repetitions=1), [], keep_going=True).records[0]
+        assert record["status"] == "failed" and record["error"] == str(refit.value)
+
+
+
+def _threshold_classifier():
+    from toolkit.api import ClassifierBase
+    from toolkit.plugin_host.capabilities import Capabilities
+
+    class Threshold(ClassifierBase):
+        grid_params = ("t",)
+        capabilities = Capabilities(nominal=True, missing=True, sample_weight=True, probabilities=False)
+
+        def __init__(self, t=0.0):
+            self.t = t
+
+        def fit(self, X, y, sample_weight=None, schema=None):
+            X, codes, _ = self._validate_fit(X, y, sample_weight, schema)
+            above = X[:, 2] > self.t
+            K = len(self.classes_)
+            self.hi_ = int(np.bincount(codes[above], minlength=K).argmax()) if above.any() else 0
+            self.lo_ = int(np.bincount(codes[~above], minlength=K).argmax()) if (~above).any() else 0
+            return self
+
+        def predict(self, X):
+            X = self._validate_predict(X)
+            return self.classes_[np.where(X[:, 2] > self.t, self.hi_, self.lo_)]
+
+    return Threshold()
+
+
+def test_a_predict_only_classifier_with_grid_params_is_refitted():
+    """Its predictions come from predict (FittedPipeline.predict), so it has no scores to give from one fit:
+    every repetition failed with 'gives no probabilities' where refitting worked."""
+    from toolkit.models.pipeline import Step
+
+    pipeline = Pipeline(Step("classifier", "threshold", grid={"t": [1.0, 2.5, 4.5, 6.0]}, obj=_threshold_classifier()))
+    assert harness._shared_keys(pipeline) == set()
+    records = check_against_brute_force(pipeline, bundled("iris"), Protocol(repetitions=3))
+    assert {r["chosen_params"]["clf.t"] for r in records} <= {1.0, 2.5, 4.5, 6.0}
+
+
+@pytest.mark.parametrize("drop", [True, False])
+def test_a_grid_decision_function_with_too_few_or_too_many_arrays_is_a_plugin_error(drop):
+    """Points were paired with the yielded arrays by zip: a point left without one kept 0 errors and could
+    be chosen, silently."""
+    from toolkit.models.pipeline import Step
+    from toolkit.plugins.naive_bayes.bma import BMANaiveBayes
+
+    class Miscounting(BMANaiveBayes):
+        def grid_decision_function(self, X, y, X_val, settings, **kwargs):
+            arrays = list(super().grid_decision_function(X, y, X_val, settings, **kwargs))
+            yield from (arrays[:-1] if drop else arrays + arrays[:1])
+
+    pipeline = Pipeline(Step("classifier", "miscounting", grid={"H": [1e9, 1e8, 1.0]}, obj=Miscounting()))
+    record = harness.run([bundled("iris")], [pipeline], Protocol(repetitions=1), [], keep_going=True).records[0]
+    assert record["status"] == "failed"
+    assert f"gave {'fewer' if drop else 'more'} score arrays than the 3 settings" in record["error"]

@@ -31,14 +31,14 @@ from typing import Any
 import numpy as np
 
 from toolkit.data.dataset import Dataset
-from toolkit.errors import ParameterError, ToolkitError
+from toolkit.errors import ParameterError, PluginError, ToolkitError
 from toolkit.evaluation import experiment
 from toolkit.evaluation.allocator import tune_allocator
 from toolkit.evaluation.dispatch import RepetitionGroups
 from toolkit.evaluation.resampling import MAX_REPETITIONS, Split, check_seed, random_splits, thesis_split
 from toolkit.evaluation.results import RECORD_SCHEMA, Results, ResultsWriter, latest_records, record_key
 from toolkit.evaluation.workers import die_with_parent
-from toolkit.models.pipeline import Pipeline
+from toolkit.models.pipeline import Pipeline, refuse_undefined_scores
 from toolkit.plugin_host.registry import ComponentSpec
 
 __all__ = ["Protocol", "Task", "run", "check_experiment", "RunFailed", "DEFAULT_METRICS"]
@@ -256,11 +256,18 @@ def _tune(pipeline: Pipeline, ds: Dataset, split: Split, seed: int) -> tuple[dic
 
 
 def _shared_keys(pipeline: Pipeline) -> set[str]:
-    """Grid keys (``clf.NAME``) that the classifier scores from one fit (its ``grid_params``)."""
+    """Grid keys (``clf.NAME``) that the classifier scores from one fit (its ``grid_params``). None for a
+    classifier predicted by its ``predict`` (no probabilities, no decision function of its own): the
+    scores ``grid_decision_function`` yields would be those it does not have."""
     step = pipeline.classifier
     cls = step.spec.factory if step.spec is not None and isinstance(step.spec.factory, type) else type(step.obj)
     names = getattr(cls, "grid_params", ())
     if not names or not callable(getattr(cls, "grid_decision_function", None)):
+        return set()
+    from toolkit.api import ClassifierBase
+
+    if not step.capabilities.probabilities and getattr(cls, "decision_function", None) is \
+            getattr(ClassifierBase, "decision_function"):
         return set()
     return {f"clf.{name}" for name in names}
 
@@ -291,15 +298,23 @@ def _grid_errors(pipeline: Pipeline, fit_part: Dataset, val_part: Dataset, point
         clf = pipeline.classifier.build({**prepared.classifier_params, **settings[0]}, seed)
         X_val = prepared.fitted.transform(val_part)
         kwargs = prepared.fit_kwargs(clf)
-        scores = clf.grid_decision_function(prepared.X, prepared.y, X_val, settings,
-                                            sample_weight=kwargs.get("sample_weight"), schema=kwargs.get("schema"))
+        scores = iter(clf.grid_decision_function(prepared.X, prepared.y, X_val, settings,
+                                                 sample_weight=kwargs.get("sample_weight"),
+                                                 schema=kwargs.get("schema")))
         true = np.asarray(val_part.y, dtype=np.int64)
+        given = 0
         for i, s in zip(members, scores):
+            given += 1
             s = np.asarray(s, dtype=np.float64)
             if s.ndim == 1:  # a binary margin, as FittedPipeline.predict reads it
                 s = np.column_stack([-s, s])
+            refuse_undefined_scores(clf, s)    # as FittedPipeline.predict: NaN is a refusal, not a guess
             y_pred = np.asarray(clf.classes_, dtype=np.int64)[np.argmax(s, axis=1)]
             out.append((i, _errors(y_pred, true)))
+        if given < len(members) or next(scores, None) is not None:   # else points left out kept 0 errors
+            raise PluginError(f"{pipeline.classifier.name}: grid_decision_function gave "
+                              f"{'fewer' if given < len(members) else 'more'} score arrays than the "
+                              f"{len(members)} settings it was given")
     return out
 
 

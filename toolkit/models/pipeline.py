@@ -531,6 +531,7 @@ class FittedPipeline:
         if basis is None:
             y_pred = np.asarray(clf.predict(X), dtype=np.int64)
         else:
+            refuse_undefined_scores(clf, basis)
             y_pred = np.asarray(clf.classes_, dtype=np.int64)[np.argmax(basis, axis=1)]
         K = len(self.schema.classes) if self.schema is not None else len(clf.classes_)
         proba = _expand(proba, clf, K)
@@ -539,6 +540,18 @@ class FittedPipeline:
         return Predictions(y_true=y_true, y_pred=y_pred, proba=proba, scores=scores,
                            classes=tuple(self.schema.classes) if self.schema else tuple(map(str, clf.classes_)),
                            weights=np.asarray(ds.weights), model=clf if keep_model else None, X=X)
+
+
+def refuse_undefined_scores(clf: Any, scores: np.ndarray) -> None:
+    """A NaN score is a refusal, not a guess (argmax would take it as the largest): in the classifier's
+    own words where it has them (toolkit.api's probabilistic classifiers), else a CapabilityError."""
+    if not np.isnan(scores).any():
+        return
+    refuse = getattr(clf, "_refuse_undefined", None)
+    if callable(refuse):
+        refuse(scores)
+    raise CapabilityError(f"{type(clf).__name__}: the scores of some instances are undefined (NaN): values too "
+                          f"large or too small for the model (rescale the data) or parameters out of range")
 
 
 def _gives_scores(clf: Any, probabilities: bool) -> bool:

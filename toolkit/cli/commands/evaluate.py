@@ -89,7 +89,9 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
     if baseline is not None and baseline not in [p.name for p in pipelines]:
         raise ParameterError(f"--baseline '{baseline}' is not among the pipelines "
                              f"({', '.join(p.name for p in pipelines)})")
-    if jobs > 1:   # this process ends after the run: its BLAS threads need not come back after it
+    from toolkit.cli.application import process_ends_with_command
+
+    if jobs > 1 and process_ends_with_command():   # its BLAS threads need not come back after the run
         from toolkit.evaluation.harness import cap_thread_pools
 
         cap_thread_pools(jobs)
