@@ -279,3 +279,29 @@ def test_a_feature_with_p_equal_to_q_has_weight_0_and_a_threshold_of_0_drops_it(
         assert (w_pos[t] == 0.0) == (rate(n_p - 1, n_pos - 1) == rate(n_n, n_neg))
         assert (w_neg[t] == 0.0) == (rate(n_p, n_pos) == rate(n_n - 1, n_neg - 1))
     assert w_pos[3] == 0.0 and rate(3, 10) == rate(64, 193)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_nb_bim_called_directly_refuses_missing_values(sparse):
+    """nb-bim has no missing-value capability (the pipeline refuses NaN for it), yet its own fit and
+    predict read NaN as an absent feature without a word, where nb-multinomial and dcm refuse."""
+    import scipy.sparse as sp
+
+    import toolkit as tk
+    from toolkit.errors import CapabilityError
+
+    X = np.array([[1, 0, 2], [0, 1, 0], [1, 1, 0], [0, 0, 1]], float)
+    y = np.array([1, 0, 1, 0])
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    wrap = sp.csr_matrix if sparse else np.asarray
+    with pytest.raises(CapabilityError, match="1 missing"):
+        tk.get_classifier("nb-bim", threshold=0.0).fit(wrap(bad), y)
+    fitted = tk.get_classifier("nb-bim", threshold=0.0).fit(wrap(X), y)
+    with pytest.raises(CapabilityError, match="missing"):
+        fitted.predict(wrap(bad))
+    with pytest.raises(CapabilityError, match="missing"):
+        fitted.score_documents(wrap(bad))
+    huge = X.copy()
+    huge[0, 0], huge[1, 1] = np.inf, -np.inf      # inf - inf sums to NaN: no NaN entry, accepted
+    tk.get_classifier("nb-bim", threshold=0.0).fit(wrap(huge), y)

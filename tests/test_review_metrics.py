@@ -152,3 +152,24 @@ def test_evaluators_equal_weka_on_the_same_distributions(case):
     assert math.sqrt(sq_sum / n) == pytest.approx(weka["rmse"], **APPROX)
     np.testing.assert_allclose(measures.roc_auc(y, proba, w), weka["roc_auc"], equal_nan=True, **close)
     assert measures.averaged(cm, "f1", "weighted") == pytest.approx(weka["weighted_f1"], **APPROX)
+
+
+def test_stored_predictions_give_the_ranking_metrics_back():
+    """With --save-proba a probabilistic model's records held the probabilities only, but the two-class
+    ROC area and AP rank by the log-odds of the decision scores: on ReutersGrain 228 of 604 posteriors
+    round to 0 or 1, and scikit-learn on the stored probabilities gave 0.9195 for a stored 0.9381. The
+    scores are stored too; from them scikit-learn gives the stored values back."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    import toolkit
+
+    results = toolkit.evaluate("ReutersGrain-train", ["nb-weka"], test="ReutersGrain-test",
+                               metrics=["roc-auc", "average-precision"], store_proba=True)
+    record = results.records[0]
+    stored = record["predictions"]
+    y = np.asarray(stored["y_true"])
+    proba, scores = np.asarray(stored["proba"]), np.asarray(stored["scores"], dtype=np.float64)
+    assert np.sum((proba[:, 1] == 0) | (proba[:, 1] == 1)) > 100            # the case: saturated posteriors
+    margin = scores[:, 1] - scores[:, 0]
+    assert record["metrics"]["roc-auc"] == pytest.approx(roc_auc_score(y, margin), rel=1e-12)
+    assert record["metrics"]["average-precision"] == pytest.approx(average_precision_score(y, margin), rel=1e-12)

@@ -162,9 +162,9 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
         counts = nominal_counts(X, y, w, self.nominal_columns_, n_values, K)
         # numeric: NormalEstimator per class and unconditionally, with one precision per attribute
         precision = weka_precision(X, self.numeric_columns_)
-        normal = normal_stats(X, y, w, self.numeric_columns_, K, precision)
+        normal, pooled = normal_stats(X, y, w, self.numeric_columns_, K, precision, with_pooled=True)
         warn_huge_values(normal, self.numeric_columns_, schema, "bma-nb")
-        self._estimators(class_weights(y, w, K), counts, normal)
+        self._estimators(class_weights(y, w, K), counts, normal, pooled)
         # resubstitution log-likelihoods SC_j (feature used) and SAC_j (feature ignored), and N_j
         if self._dense_numeric(X) and self._dense_numeric_sums(X, y, w):
             return
@@ -273,8 +273,9 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
         self.position_[self.nominal_columns_] = np.arange(len(self.nominal_columns_))
         self.position_[self.numeric_columns_] = np.arange(len(self.numeric_columns_))
 
-    def _estimators(self, class_count: np.ndarray, counts: Any, stats: Any) -> None:
-        """The class-conditional and unconditional estimators, from counts and WEKA normal statistics."""
+    def _estimators(self, class_count: np.ndarray, counts: Any, stats: Any, pooled: Any = None) -> None:
+        """The class-conditional and unconditional estimators, from counts and WEKA normal statistics
+        (``pooled``: the unconditional numeric ones; by default the sums of the classes')."""
         self.class_count_ = class_count
         self.class_log_prior_ = log_prior(self.class_count_, "laplace")
         # nominal: Laplace per class and unconditionally
@@ -287,7 +288,7 @@ class BMANaiveBayes(FitFromShards, ProbabilisticClassifier):
             all_counts = counts.counts.sum(axis=1)
             all_observed = counts.observed.sum(axis=1)
             self.nominal_log_all_ = np.log((all_counts + 1.0) / (all_observed[column_of_row] + n_values[column_of_row]))
-        pooled = stats.pooled()
+        pooled = stats.pooled() if pooled is None else pooled
         self.precision_ = stats.precision
         self.mean_, self.sigma_ = stats.mean, stats.sigma
         self.mean_all_, self.sigma_all_ = pooled.mean[:, 0], pooled.sigma[:, 0]

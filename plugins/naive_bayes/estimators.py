@@ -431,14 +431,19 @@ def _class_sums(values: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray
 
 
 def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, columns: np.ndarray,
-                 n_classes: int, precision: np.ndarray | None = None) -> NormalStats:
-    """WEKA NormalEstimator parameters for the numeric ``columns``, per class."""
+                 n_classes: int, precision: np.ndarray | None = None, *, with_pooled: bool = False
+                 ) -> Any:
+    """WEKA NormalEstimator parameters for the numeric ``columns``, per class; ``with_pooled``: also the
+    class-independent estimator (one NormalEstimator fed every instance, bma-nb's), as a pair. Its noisy
+    cells are replayed in WEKA's order of the instances, as the classes' are: the sums of the classes'
+    sums took their digits from the row and class order (a spread of 2.1 or 1.5 for 1 around 1e8)."""
     if precision is None:
         precision = weka_precision(X, columns)
     F = len(columns)
     if F == 0:
         empty = np.zeros((0, n_classes))
-        return NormalStats(precision, empty, empty, empty, empty, empty)
+        stats = NormalStats(precision, empty, empty, empty, empty, empty)
+        return (stats, stats.pooled()) if with_pooled else stats
     sub = _columns(X, columns)
     if sp.issparse(sub):
         sub, missing = _without_missing(sub)
@@ -470,19 +475,45 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
         c = int(columns[j])
         return (X[:, [c]].toarray().ravel() if sp.issparse(X) else np.asarray(X[:, c], dtype=np.float64))
 
-    return _replay_failing_cells(_normal_from_sums(precision, sw, sv, sq), block, y, w,
-                                 lambda: weka_instance_order(column, F, len(y)))
+    found: list[np.ndarray] = []
+
+    def weka_order() -> np.ndarray:   # found once, when a noisy cell first needs it
+        if not found:
+            found.append(weka_instance_order(column, F, len(y)))
+        return found[0]
+
+    stats = _replay_failing_cells(_normal_from_sums(precision, sw, sv, sq), block, y, w, weka_order)
+    if not with_pooled:
+        return stats
+    pooled = _normal_from_sums(precision, sw.sum(1, keepdims=True), sv.sum(1, keepdims=True),
+                               sq.sum(1, keepdims=True))
+    return stats, _replay_failing_cells(pooled, block, np.zeros(len(y), dtype=np.int64), w, weka_order)
 
 
 _MAX_VALUE = float(np.finfo(np.float64).max)
 _REPLAY_BLOCK = 1 << 20          # values in one block of a replay (8 MB a temporary)
-_WEKA_ORDER_CELLS = 100_000      # rows x numeric columns for which WEKA's order of additions is found
+_WEKA_ORDER_CELLS = 100_000      # without the C sort: rows x numeric columns for which WEKA's order is found
+
+try:   # WEKA's quicksort in C (plugins/naive_bayes/_weka_sort.c); the Python port below gives the same order
+    from toolkit.plugins.naive_bayes import _weka_sort
+except ImportError:   # pragma: no cover - the extension is built with the package
+    _weka_sort = None
 
 
 def weka_sort_order(values: np.ndarray) -> np.ndarray:
     """The permutation WEKA 3.6's ``Utils.sortWithNoMissingValues`` returns: its quicksort (median of
-    three, unstable), step for step, so that ties come out in WEKA's order. A Python loop: used only
-    where that order decides a result (see :func:`_replay_failing_cells`)."""
+    three, unstable), step for step, so that ties come out in WEKA's order. Used only where that order
+    decides a result (see :func:`_replay_failing_cells`)."""
+    if _weka_sort is None:
+        return _weka_sort_order_python(values)
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    index = np.empty(len(values), dtype=np.int64)
+    _weka_sort.sort_order(values, index)
+    return index
+
+
+def _weka_sort_order_python(values: np.ndarray) -> np.ndarray:
+    """:func:`weka_sort_order` as a Python loop (~2 s a million values): the reference of the C one."""
     a = values.tolist()
     n = len(a)
     index = list(range(n))
@@ -570,9 +601,11 @@ def _replay_failing_cells(stats: NormalStats, block: Callable[[np.ndarray, np.nd
     if not failing.any():
         return stats
     floor = stats.precision / 6.0
-    # WEKA's order comes from a Python quicksort over every numeric column: found for data up to this many
-    # cells only (up to ~0.2 s), beyond that the replay keeps row order (exact for constant cells)
-    ordered = weka_order is not None and len(y) * len(stats.precision) <= _WEKA_ORDER_CELLS
+    # WEKA's order comes from a quicksort over every numeric column; without the C sort (a Python loop) it
+    # is found for data up to _WEKA_ORDER_CELLS cells only, beyond that the replay keeps row order (exact
+    # for constant cells, order-dependent for noisy ones)
+    ordered = weka_order is not None and (_weka_sort is not None
+                                          or len(y) * len(stats.precision) <= _WEKA_ORDER_CELLS)
     order_of_rows: list[np.ndarray] = []
     for k in np.flatnonzero(failing.any(axis=0)):
         rows_k = np.flatnonzero(y == k)

@@ -74,6 +74,7 @@ class BIMNaiveBayes(ProbabilisticClassifier):
         threshold = resolve_threshold(self.threshold, "nb-bim")
         features = check_features(self.features, "nb-bim")
         X, codes, w = self._validate_fit(X, y, sample_weight, schema)
+        _refuse_missing(X)
         positive, negative = binary_codes(codes, len(self.classes_), "nb-bim")
         unit = bool(np.all(w == 1.0))
         state: dict[str, Any] = {}
@@ -144,10 +145,28 @@ class BIMNaiveBayes(ProbabilisticClassifier):
 
     def score_documents(self, X: Any) -> np.ndarray:
         """The paper's score (eq. A.5) of each row: the sum of the selected weights present in it."""
-        return np.asarray(presence(self._validate_predict(X)) @ self.coef_).ravel()
+        return np.asarray(presence(self._prepare_scoring(X)) @ self.coef_).ravel()
+
+    def _prepare_scoring(self, X: Any) -> Any:
+        X = self._validate_predict(X)
+        _refuse_missing(X)
+        return X
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
         s = np.asarray(presence(X) @ self.coef_).ravel()
         if len(self.classes_) < 2:
             return np.zeros((X.shape[0], 1))
         return np.column_stack([np.full(len(s), -self.intercept_), s])
+
+
+def _refuse_missing(X: Any) -> None:
+    """nb-bim has no missing-value capability (the pipeline refuses NaN for it): called directly, it read
+    NaN as an absent feature without a word."""
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if not np.isnan(values.sum()):   # one reduction, no temporary: NaN propagates (inf - inf too: counted)
+            return
+    found = int(np.count_nonzero(np.isnan(values)))
+    if found:
+        raise CapabilityError(f"nb-bim does not handle missing values: {found} missing (NaN) entries; "
+                              f"give 0 for an absent feature")

@@ -338,9 +338,11 @@ def _evaluate_task(ds: Dataset, pipeline: Pipeline, split: Split, evaluators: Se
                                    "y_pred": pred.y_pred.tolist()}
     if store_proba and pred.proba is not None:
         predictions["proba"] = pred.proba.tolist()  # full precision: summaries and ROC ties need it
-    elif store_proba and pred.scores is not None:
-        # a model without probabilities (liblinear-svm, cmls): its decision scores, from which rankings (AP,
-        # break-even) can be recomputed; a class the model never saw scores -inf, stored as null (JSON has no inf)
+    if store_proba and pred.scores is not None:
+        # the decision scores too: the ranking metrics (ROC and PR areas of two classes, AP, break-even) rank
+        # by their log-odds, which do not round to 0 or 1 as text posteriors do, so the probabilities alone
+        # could not give the stored values back; for a model without probabilities (liblinear-svm, cmls)
+        # they are all there is. A class the model never saw scores -inf, stored as null (JSON has no inf)
         scores = np.asarray(pred.scores, dtype=np.float64)
         predictions["scores"] = np.where(np.isfinite(scores), scores, None).tolist()
     if pred.weights is not None and np.any(np.asarray(pred.weights) != 1):  # instance weights, when not all 1

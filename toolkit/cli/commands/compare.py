@@ -45,7 +45,7 @@ def compare_command(
                                                    help="One CLASS-vs-rest task per class with a share below this."),
     dense: bool = typer.Option(False, "--dense", help="Load sparse files as dense arrays."),
     no_tune: bool = typer.Option(False, "--no-tune", help="Use default parameters, skip tuning."),
-    save_proba: bool = typer.Option(False, "--save-proba", help="Store test probabilities (or scores) in --out."),
+    save_proba: bool = typer.Option(False, "--save-proba", help="Store test probabilities and decision scores in --out (what the model has)."),
     metric: list[str] = typer.Option([], "--metric", "-m",
                                      help="Metric to tabulate; repeatable, a table each (default: error)."),
     report_metric: Optional[str] = typer.Option(None, "--report", help="Show only this metric's table."),

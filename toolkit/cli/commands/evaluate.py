@@ -204,8 +204,8 @@ def evaluate_command(
     class_attribute: list[str] = typer.Option([], "--class", "-C", help=CLASS_HELP),
     dense: bool = typer.Option(False, "--dense", help="Load sparse files as dense arrays."),
     no_tune: bool = typer.Option(False, "--no-tune", help="Use default parameters, skip tuning."),
-    save_proba: bool = typer.Option(False, "--save-proba", help="Store test probabilities in --out (decision "
-                                                                "scores for a model without probabilities)."),
+    save_proba: bool = typer.Option(False, "--save-proba", help="Store test probabilities and decision "
+                                                                "scores in --out (what the model has)."),
     fmt: str = typer.Option("table", "--format",
                             help="table, markdown, csv (numbers: mean, ci, sd, n, p-value, mark per pipeline), "
                                  "csv-long (dataset, pipeline, repetition, metric, value), latex or json."),
