@@ -305,3 +305,25 @@ def test_nb_bim_called_directly_refuses_missing_values(sparse):
     huge = X.copy()
     huge[0, 0], huge[1, 1] = np.inf, -np.inf      # inf - inf sums to NaN: no NaN entry, accepted
     tk.get_classifier("nb-bim", threshold=0.0).fit(wrap(huge), y)
+
+
+def test_a_training_set_of_positives_only_without_a_schema_is_positive():
+    """y = [1, 1, 1] without a schema: the lone label took class code 0 and read as negatives, so the
+    weights were 0 (features='positive') or of the wrong sign ('all'). algorithms.md 2.5: with alpha > 0
+    the missing class has q = 1/2, so w_t = logit((n_t + 1) / (N + 2))."""
+    import toolkit as tk
+    from toolkit.plugins.ots.bim_threshold import BIMThresholdSelector
+
+    X = np.array([[1, 1, 0], [1, 0, 0], [1, 1, 1]], float)
+    y = np.array([1, 1, 1])
+    n = X.sum(axis=0)
+    p = (n + 1) / (3 + 2)
+    expected = np.log(p / (1 - p))
+    for features in ("positive", "all"):
+        selector = BIMThresholdSelector(threshold=0.0, features=features).fit(X, y)
+        np.testing.assert_allclose(selector.weights_, expected, rtol=1e-12)
+    model = tk.get_classifier("nb-bim", threshold=0.0).fit(X, y)
+    np.testing.assert_allclose(np.asarray(model.coef_).ravel(), expected, rtol=1e-12)
+    # the label 0 alone stays the negative class
+    negatives = BIMThresholdSelector(threshold=0.0, features="all").fit(X, np.zeros(3, dtype=np.int64))
+    np.testing.assert_allclose(negatives.weights_, -expected, rtol=1e-12)

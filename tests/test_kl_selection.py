@@ -202,3 +202,33 @@ def test_laplace_vocabulary_is_the_training_vocabulary():
     np.testing.assert_allclose(kl_scores(stats)[seen], (0.180291, 0.046953, -0.000099, 0.077002), atol=1e-6)
     np.testing.assert_allclose(exact_kl(stats)[seen], (0.070769, 0.123533, 0.125158, 0.053156), atol=1e-6)
     assert np.all(dkl_scores(stats)[[2, 5]] == -np.inf)
+
+
+def test_scores_zero_in_exact_arithmetic_tie_at_zero_and_go_to_the_lower_index():
+    """A one-class training part scores every word 0 (K~ = KL~; MI of a constant class), and dKL scores 0
+    a word whose document rate is the same in every class; computed, those came out as +-1e-17, and that
+    noise, not the lower index (algorithms.md 0.2, 3.1), ordered them (the first k of a one-class part
+    were [0, 7, 11], not [0, 1, 2])."""
+    import scipy.sparse as sp
+
+    from toolkit.plugins.text.selection import DKLSelector, KLSelector, MISelector
+
+    rng = np.random.default_rng(50)
+    X = sp.csr_matrix(((rng.random((30, 12)) < 0.3) * rng.integers(1, 4, (30, 12))).astype(float))
+    assert (X.getnnz(axis=0) > 0).all()
+    for selector in (KLSelector(k=3), DKLSelector(k=3), MISelector(k=3), MISelector(k=3, event_model="token")):
+        selector.fit(X, np.zeros(30, dtype=np.int64))
+        assert selector.support_.tolist() == [0, 1, 2]
+        assert np.all(selector.scores_ == 0.0)
+    # words 2, 3, 4 and 6 occur in the same share of the documents of both classes (4 + 4 documents)
+    X = np.array([[6, 8, 6, 0, 0, 0, 0, 0], [0, 0, 1, 0, 6, 0, 8, 0], [0, 4, 0, 2, 4, 0, 0, 0],
+                  [5, 0, 0, 0, 0, 0, 4, 7], [0, 0, 4, 0, 0, 0, 7, 0], [4, 0, 6, 6, 0, 8, 0, 2],
+                  [0, 0, 6, 0, 8, 6, 8, 0], [0, 1, 7, 0, 8, 7, 0, 3]], float)
+    y = np.array([0, 1] * 4)
+    rates = np.array([(X[y == k] > 0).mean(axis=0) for k in (0, 1)])
+    equal = np.flatnonzero(rates[0] == rates[1])
+    assert equal.tolist() == [2, 3, 4, 6]
+    selector = DKLSelector(k=4).fit(sp.csr_matrix(X), y)
+    assert np.all(selector.scores_[equal] == 0.0)
+    order = selector.ranking().tolist()
+    assert [w for w in order if w in equal] == [2, 3, 4, 6]

@@ -721,6 +721,9 @@ def sparse_cell_moments(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, n_classe
     cell has mean 0 and no deviation. NaN entries are missing. O(nnz log nnz), nothing of size F x K;
     with ``every_cell`` all F x K cells in O(nnz + F K), for a caller that holds them anyway."""
     F, K = X.shape[1], n_classes
+    if not X.has_canonical_format:   # a duplicate entry is part of one value: add them first
+        X = X.copy()
+        X.sum_duplicates()
     rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
     values = np.asarray(X.data, dtype=np.float64)
     known = ~np.isnan(values)

@@ -222,11 +222,17 @@ def resolve_threshold(threshold: Any, who: str) -> float | str:
     return value
 
 
-def binary_codes(y: np.ndarray, n_classes: int, who: str) -> tuple[np.ndarray, np.ndarray]:
-    """(positive mask, negative mask) from class codes: code 1 is positive, code 0 negative."""
+def binary_codes(y: np.ndarray, n_classes: int, who: str, labels: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """(positive mask, negative mask) from class codes: code 1 is positive, code 0 negative. One class
+    is the negative one, unless ``labels`` (the labels of the codes, for data without a schema) say it
+    is 1 or True: a training set of positives only, ``y = [1, 1, 1]``, took code 0 and read as negatives
+    (every weight 0 or of the wrong sign)."""
     if n_classes > 2:
         raise CapabilityError(f"{who} handles two classes only, got {n_classes}; make a binary task "
                               f"(one class against the rest) with --positive CLASS")
     if n_classes < 2:
+        lone = None if labels is None or len(labels) != 1 else labels[0]
+        if lone is not None and not isinstance(lone, str) and lone == 1:
+            return y == 0, np.zeros(len(y), dtype=bool)
         return np.zeros(len(y), dtype=bool), y == 0
     return y == 1, y == 0

@@ -53,7 +53,7 @@ class BIMThresholdSelector(FeatureSelectorBase):
             codes = np.full(len(y), -1, dtype=np.int64)
             codes[known] = np.searchsorted(labels, y[known])
             n_classes = len(labels)
-        positive, negative = binary_codes(codes, n_classes, "bim-threshold")
+        positive, negative = binary_codes(codes, n_classes, "bim-threshold", None if schema is not None else labels)
         B = presence(X)
         if threshold == "loo":
             tau, self.loo_ap_ = optimal_threshold(B, positive, negative, alpha, features=features)

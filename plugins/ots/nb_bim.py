@@ -75,7 +75,8 @@ class BIMNaiveBayes(ProbabilisticClassifier):
         features = check_features(self.features, "nb-bim")
         X, codes, w = self._validate_fit(X, y, sample_weight, schema)
         _refuse_missing(X)
-        positive, negative = binary_codes(codes, len(self.classes_), "nb-bim")
+        positive, negative = binary_codes(codes, len(self.classes_), "nb-bim",
+                                          None if schema is not None else self.classes_)
         unit = bool(np.all(w == 1.0))
         state: dict[str, Any] = {}
         if unit:

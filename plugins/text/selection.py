@@ -23,7 +23,7 @@ import scipy.sparse as sp
 
 from toolkit.api import FeatureSelectorBase, Schema
 from toolkit.errors import ParameterError
-from toolkit.evaluation.ranking import rank_key
+from toolkit.evaluation.ranking import TIE_RELATIVE, rank_key
 
 from toolkit.plugins.text.counts import as_counts, class_indicator, row_of_entry, row_sums
 
@@ -98,6 +98,15 @@ class TextStatistics:
             return np.log(Nt) - np.log(self.n_docs)
 
 
+def _rounded_to_zero(score: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``score`` with values within rounding of 0 set to exactly 0: at most TIE_RELATIVE of ``scale``, the
+    magnitude of the terms it was computed from. A score 0 in exact arithmetic (a word spread alike over
+    the classes, every word of a one-class training part) came out as +-1e-17, and that noise, not the
+    lower column index (algorithms.md 0.2), ordered the words that tie at 0."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(score) <= TIE_RELATIVE * scale, 0.0, score)
+
+
 def k_tilde(stats: TextStatistics) -> np.ndarray:
     """K~_t = -p(w_t) log(N_t/|S|), p(w_t) the unsmoothed token share (-inf-safe: 0 for absent words)."""
     log_share = stats.log_doc_share()
@@ -108,7 +117,8 @@ def k_tilde(stats: TextStatistics) -> np.ndarray:
 def kl_scores(stats: TextStatistics) -> np.ndarray:
     """KL(w_t) = K~_t - KL~_t^ML: maximum-likelihood estimates in both terms (algorithms.md 3.1,
     revision 2), so a word distributed identically over the classes scores 0."""
-    score = k_tilde(stats) - stats.kl_tilde("ml")
+    first, second = k_tilde(stats), stats.kl_tilde("ml")
+    score = _rounded_to_zero(first - second, np.abs(first) + np.abs(second))
     return np.where(np.isfinite(stats.log_doc_share()), score, -np.inf)
 
 
@@ -118,7 +128,8 @@ def dkl_scores(stats: TextStatistics) -> np.ndarray:
     log_share = stats.log_doc_share()
     with np.errstate(invalid="ignore"):
         p_w = (stats.p_class[:, None] * stats.word_given_class("laplace")).sum(axis=0)
-        score = -p_w * log_share - stats.kl_tilde("laplace")
+        first, second = -p_w * log_share, stats.kl_tilde("laplace")
+        score = _rounded_to_zero(first - second, np.abs(first) + np.abs(second))
     return np.where(np.isfinite(log_share), score, -np.inf)
 
 
@@ -161,7 +172,9 @@ def mutual_information(stats: TextStatistics, event_model: str = "document") -> 
     else:
         raise ParameterError(f"mi: event_model must be 'document' or 'token', not '{event_model}'")
     e0 = 1.0 - e1
-    mi = (_xlogx_ratio(p1, p_c * e1) + _xlogx_ratio(p0, p_c * e0)).sum(axis=0)
+    terms = _xlogx_ratio(p1, p_c * e1) + _xlogx_ratio(p0, p_c * e0)
+    # x log(x / y) carries the rounding of x / y (~1e-16 of x) even where the term itself is that small
+    mi = _rounded_to_zero(terms.sum(axis=0), (np.abs(terms) + np.abs(p1) + np.abs(p0)).sum(axis=0))
     absent = stats.Ndoc.sum(axis=0) == 0
     return np.where(absent, -np.inf, mi)
 
@@ -244,7 +257,8 @@ class KLSelector(_TextSelector):
         if self.variant == "approx":
             return kl_scores(stats)
         if self.variant == "exact":
-            score = k_tilde(stats) - exact_kl(stats, "ml")
+            first, second = k_tilde(stats), exact_kl(stats, "ml")
+            score = _rounded_to_zero(first - second, np.abs(first) + np.abs(second))
             return np.where(np.isfinite(stats.log_doc_share()), score, -np.inf)
         raise ParameterError(f"kl: variant must be 'approx' or 'exact', not '{self.variant}'")
 
