@@ -132,3 +132,18 @@ def test_dates_before_1582_follow_the_julian_calendar_day_by_day():
         with pytest.raises(ValueError):
             codec.parse(f"1582-10-{skipped:02d}")
     assert codec.parse("1582-10-15") == -141_427 * 86_400_000.0
+
+
+def test_dates_are_written_as_weka_writes_them():
+    """scripts/weka/make_date_format_refs.py: WEKA 3.6.14's Attribute.formatDate for 26 patterns at 12
+    moments. The writer padded one-letter numbers ("d" gave 01, "y-M-d H:m:s" 1970-01-01 00:00:00) and
+    wrote every zone as +0000, which WEKA refuses under XXX (it writes "Z"); z is the zone's name."""
+    golden = json.loads((Path(__file__).parent / "golden" / "weka_date_formats.json").read_text(encoding="utf-8"))
+    wrong = [(pattern, ms, text, DateCodec(pattern).format(ms)) for pattern, ms, text in golden["cases"]
+             if DateCodec(pattern).format(ms) != text]
+    assert not wrong, wrong[:5]
+    # and this reader reads WEKA's text back to the moment, to the pattern's precision
+    for pattern, ms, text in golden["cases"]:
+        codec = DateCodec(pattern)
+        if any(letter in pattern for letter in "dMy") and "S" in pattern and "E" not in pattern:
+            assert codec.parse(text) == ms, (pattern, text)

@@ -17,7 +17,9 @@ from typer.testing import CliRunner
 
 from conftest import ROOT
 from toolkit.cli import app
+import toolkit
 from toolkit.data import arff
+from toolkit.loading import save_dataset
 from toolkit.errors import DatasetError, ModelFileError
 from toolkit.models.model_file import _checksum, load_model, save_model
 from toolkit.models.pipeline import Pipeline
@@ -262,3 +264,46 @@ def test_convert_refuses_a_row_form_for_a_format_that_has_one(tmp_path, target, 
     result = runner.invoke(app, ["convert", str(WEATHER), str(arff_out), "--sparse"])
     assert result.exit_code == 0, result.output
     assert arff_out.read_text().split("@data\n", 1)[1].startswith("{")
+
+
+@pytest.mark.parametrize("suffix", [".arff.gz", ".csv.gz", ".libsvm.gz"])
+def test_gzip_output_is_the_same_bytes_for_the_same_data(tmp_path, suffix):
+    """The gzip header held the temporary file's name and the clock, so two identical conversions gave
+    different files (and sha256: it keys the cache and stands in reports). Also: CSV and LIBSVM are written
+    in one step now, as ARFF was (no partial file, no temporary left)."""
+    import time
+
+    ds = toolkit.load_arff("iris")
+    first, second = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
+    save_dataset(ds, first)
+    time.sleep(1.1)   # the gzip header's clock has one-second steps
+    save_dataset(ds, second)
+    data = first.read_bytes()
+    assert data == second.read_bytes()
+    assert data[:2] == b"\x1f\x8b" and not data[3] & 0x08 and data[4:8] == b"\0\0\0\0"   # no name, no time
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([first.name, second.name])
+
+
+def test_csv_refuses_string_values_that_read_back_as_missing(tmp_path):
+    """The reader takes a cell as missing after stripping white space, strings too, but the writer's check
+    stripped nothing for strings: ' ?', '   ' and a line break came back as '?'."""
+    from toolkit.errors import DatasetError
+
+    for value in (" ?", "   ", "\\n"):
+        source = tmp_path / "s.arff"
+        source.write_text(f"@relation s\n@attribute id numeric\n@attribute txt string\n@data\n1,'{value}'\n2,'ok'\n",
+                          encoding="utf-8")
+        ds = arff.read(source)
+        with pytest.raises(DatasetError, match="reads back as a missing value"):
+            save_dataset(ds, tmp_path / "s.csv")
+
+
+def test_libsvm_refuses_infinite_values_its_reader_refuses(tmp_path):
+    from toolkit.errors import DatasetError
+
+    source = tmp_path / "inf.arff"
+    source.write_text("@relation inf\n@attribute a numeric\n@attribute b numeric\n@attribute c {1,-1}\n@data\n"
+                      "1,Infinity,1\n2,3,-1\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="attribute 'b' has infinite values"):
+        save_dataset(arff.read(source), tmp_path / "o.libsvm")
+    assert not (tmp_path / "o.libsvm").exists()

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -23,8 +22,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from toolkit.data import MAX_LINE_BYTES, Attribute, DateCodec, Dataset, format_number, is_gzip_name, open_binary, \
-    parse_numbers, resolve_class_index, text_encoding, undecodable_line, warn_dropped_weights
+from toolkit.data import MAX_LINE_BYTES, Attribute, DateCodec, Dataset, format_number, open_binary, \
+    open_text_output, parse_numbers, resolve_class_index, text_encoding, undecodable_line, warn_dropped_weights
 from toolkit.errors import DatasetError
 
 __all__ = ["read_csv", "write_csv"]
@@ -301,7 +300,8 @@ def _check_representable(ds: Dataset, feature_of: dict[int, int], path: str | os
             table = ds.strings.get(feature_of.get(i, -1), [])
             values = [table[k] if k < len(table) else "" for k in used]
         for value in values:
-            why = ("it reads back as a missing value" if value.strip(_WS if attr.kind == "nominal" else "") in _MISSING
+            # the reader decides "missing" on the stripped cell for every kind, strings too (" ?", "   ", "\n")
+            why = ("it reads back as a missing value" if value.strip(_WS) in _MISSING
                    else "its surrounding spaces are dropped when read" if attr.kind == "nominal" and value != value.strip(_WS)
                    else "")
             if why:
@@ -327,8 +327,7 @@ def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
         if a.kind == "relational":
             raise DatasetError(f"attribute '{a.name}' is relational: CSV has no form for bags; write ARFF")
     _check_representable(ds, feature_of, path)
-    opener = gzip.open if is_gzip_name(path) else open
-    with opener(path, "wt", encoding="utf-8", newline="") as fh:  # type: ignore[operator]
+    with open_text_output(path, newline="") as fh:
         out = csv.writer(fh, lineterminator="\n")
         out.writerow(ds.attributes.names())
         block = 4096

@@ -20,8 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from toolkit.data import (
-    MAX_NUMBER_CHARS, Attribute, AttributeList, Dataset, format_number, is_gzip_name, open_binary, parse_numbers,
-    text_encoding, undecodable_line, warn_dropped_weights,
+    MAX_NUMBER_CHARS, Attribute, AttributeList, Dataset, format_number, open_binary, open_text_output,
+    parse_numbers, text_encoding, undecodable_line, warn_dropped_weights,
 )
 from toolkit.errors import DatasetError, warn
 
@@ -249,6 +249,10 @@ def write_libsvm(ds: Dataset, path: str | os.PathLike[str]) -> None:
         col = int(X.indices[np.isnan(X.data)][0])
         raise DatasetError(f"{path}: attribute '{ds.features.name(col)}' has missing values: LIBSVM has none "
                            f"(replace them first)")
+    if np.isinf(X.data).any():   # the reader refuses them: a written file must read back
+        col = int(X.indices[np.isinf(X.data)][0])
+        raise DatasetError(f"{path}: attribute '{ds.features.name(col)}' has infinite values, which LIBSVM files "
+                           f"cannot hold (this reader and LIBSVM refuse them); replace them first")
     if ds.y is None or ds.class_attribute is None or not ds.class_attribute.is_nominal:
         raise DatasetError(f"{path}: LIBSVM needs a nominal class attribute for its labels")
     if (np.asarray(ds.y) < 0).any():
@@ -264,10 +268,7 @@ def write_libsvm(ds: Dataset, path: str | os.PathLike[str]) -> None:
         numeric = False
     text = labels if numeric else [str(k) for k in range(len(labels))]
     X.sort_indices()
-    import gzip
-
-    opener = gzip.open if is_gzip_name(path) else open
-    with opener(path, "wt", encoding="utf-8", newline="\n") as fh:  # type: ignore[operator]
+    with open_text_output(path) as fh:
         for r in range(X.shape[0]):
             lo, hi = X.indptr[r], X.indptr[r + 1]
             items = " ".join(f"{c + 1}:{format_number(v)}" for c, v in zip(X.indices[lo:hi].tolist(),

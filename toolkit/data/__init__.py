@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["Dataset", "Attribute", "AttributeList", "DateCodec", "parse_numbers", "format_number",
-           "resolve_class_index", "open_binary", "text_encoding", "warn_dropped_weights", "is_gzip_name",
+           "resolve_class_index", "open_binary", "open_text_output", "text_encoding", "warn_dropped_weights", "is_gzip_name",
            "undecodable_line", "MAX_LINE_BYTES", "MAX_NUMBER_CHARS"]
 
 _WHERE = {
@@ -22,6 +22,7 @@ _WHERE = {
     "format_number": "toolkit.data.arff",
     "resolve_class_index": "toolkit.data.arff",
     "open_binary": "toolkit.data.arff_source",
+    "open_text_output": "toolkit.data.arff_source",
     "text_encoding": "toolkit.data.arff_source",
     "is_gzip_name": "toolkit.data.arff_source",
     "undecodable_line": "toolkit.data.arff_source",

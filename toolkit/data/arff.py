@@ -22,12 +22,11 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
-from toolkit.atomic_write import replaced_atomically
 from toolkit.data.arff_data import Chunk, FastBuilder, StrictBuilder, StrictRows
 from toolkit.data.arff_dates import DEFAULT_DATE_FORMAT, DateCodec
 from toolkit.data.arff_header import Header, read_header
-from toolkit.data.arff_source import (BLOCK, ByteSource, LineTooLong, count_line_ends, is_gzip_name, line_ends,
-                                      open_binary, too_long)
+from toolkit.data.arff_source import (BLOCK, ByteSource, LineTooLong, count_line_ends, line_ends,
+                                      open_binary, open_text_output, too_long)
 from toolkit.data.arff_syntax import WHITESPACE, clip, parse_number, quote
 from toolkit.data.attributes import KIND_CODES, AttributeList
 from toolkit.data.dataset import Attribute, Dataset
@@ -867,15 +866,8 @@ def write(ds: Dataset, path: str | os.PathLike[str], *, sparse: bool | None = No
 
     :param sparse: None keeps the dataset's form; True or False forces sparse or dense rows.
     """
-    path = str(path)
-    with replaced_atomically(path, DatasetError) as tmp:
-        if is_gzip_name(path):
-            import gzip
-            with gzip.open(tmp, "wt", compresslevel=6, encoding="utf-8", newline="\n") as out:
-                _write_lines(ds, out, sparse)  # type: ignore[arg-type]
-        else:
-            with open(tmp, "w", encoding="utf-8", newline="\n") as out:
-                _write_lines(ds, out, sparse)
+    with open_text_output(path) as out:
+        _write_lines(ds, out, sparse)
 
 
 def to_text(ds: Dataset, *, sparse: bool | None = None) -> str:

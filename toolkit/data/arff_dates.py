@@ -102,6 +102,10 @@ def _elements(pattern: str) -> list[tuple[str, Any]]:
     return out
 
 
+#: UTC as Java's SimpleDateFormat writes it for the offset letters (X: ISO 8601, which WEKA's reader wants
+#: as "Z" for XXX, refusing "+0000")
+_UTC_TEXT = {"Z": "+0000", "X": "Z"}
+
 #: the pattern letters read and written, and their strptime directives (by the number of letters)
 _LETTERS = "yMdHhmsSaEzZX"
 
@@ -426,7 +430,7 @@ class DateCodec:
         minute, rest = divmod(rest, 60_000)
         second, milli = divmod(rest, 1000)
         weekday = _weekday(days)
-        two_digit = {"d": day, "H": hour, "h": (hour + 11) % 12 + 1, "m": minute, "s": second}
+        numbers = {"d": day, "H": hour, "h": (hour + 11) % 12 + 1, "m": minute, "s": second, "S": milli}
         out = []
         for letter, arg in self.elements:
             if letter == "'":
@@ -434,15 +438,14 @@ class DateCodec:
             elif letter == "y":  # Java: yy is the last two digits, otherwise zero-padded to the letters
                 out.append(f"{year % 100:02d}" if arg == 2 else f"{year:0{arg}d}")
             elif letter == "M":
-                out.append(f"{month:02d}" if arg <= 2 else (_MONTHS[month - 1][:3] if arg == 3 else _MONTHS[month - 1]))
-            elif letter in two_digit:
-                out.append(f"{two_digit[letter]:02d}")
-            elif letter == "S":
-                out.append(f"{milli:0{arg}d}")
+                out.append(f"{month:0{arg}d}" if arg <= 2 else (_MONTHS[month - 1][:3] if arg == 3 else _MONTHS[month - 1]))
+            elif letter in numbers:   # Java: as many digits as letters at least ("d" writes 1, "dd" 01); "ddd"
+                # writes 01, not Java's 001, which WEKA reads either way and this reader only so
+                out.append(f"{numbers[letter]:0{arg if letter == 'S' else min(arg, 2)}d}")
             elif letter == "a":
                 out.append("AM" if hour < 12 else "PM")
             elif letter == "E":
                 out.append(_WEEKDAYS[weekday][:3] if arg <= 3 else _WEEKDAYS[weekday])
-            else:  # z Z X: the values are UTC
-                out.append("+0000")
+            else:  # the values are UTC, written as Java writes that zone: z its name, Z an offset, X "Z"
+                out.append(_UTC_TEXT[letter] if letter != "z" else ("UTC" if arg < 4 else "Coordinated Universal Time"))
         return "".join(out)

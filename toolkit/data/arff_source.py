@@ -20,6 +20,7 @@ import re
 import stat
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from pathlib import Path
 
@@ -228,6 +229,26 @@ def is_gzip_name(path: str | os.PathLike[str]) -> bool:
     """Whether a file to write is named as gzip-compressed: its name ends in ``.gz``, in any case
     (``OUT.ARFF.GZ`` too; readers look at the content, not the name)."""
     return os.fspath(path).lower().endswith(".gz")
+
+
+@contextmanager
+def open_text_output(path: str | os.PathLike[str], newline: str = "\n") -> Iterator[Any]:
+    """A UTF-8 text file to write ``path`` through: gzip-compressed when the name ends in ``.gz``, in
+    one step (readers never see half a file, a failed write keeps the old one: a DatasetError naming
+    it). The gzip header holds no file name and no time, so the same data give the same bytes (the
+    sha256 of a dataset keys the cache and stands in reports; it held the temporary's name and the
+    clock)."""
+    from toolkit.atomic_write import replaced_atomically
+
+    with replaced_atomically(path, DatasetError) as tmp:
+        if is_gzip_name(path):
+            with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", compresslevel=6, fileobj=raw,
+                                                       mtime=0) as packed, \
+                    io.TextIOWrapper(packed, encoding="utf-8", newline=newline) as out:
+                yield out
+        else:
+            with open(tmp, "w", encoding="utf-8", newline=newline) as out:
+                yield out
 
 
 def undecodable_line(path: str | os.PathLike[str], encoding: str) -> tuple[int, str] | None:
