@@ -35,23 +35,39 @@ __all__ = ["presence", "BIMCounts", "bim_counts", "bim_weights", "thresholded", 
 FEATURE_SETS = ("positive", "all")
 
 
-def presence(X: Any) -> sp.csr_matrix:
+def refuse_missing(values: np.ndarray, who: str | None) -> None:
+    """For ``who`` (a model without the missing-value capability): a CapabilityError when ``values``
+    hold NaN, which presence would read as an absent feature without a word."""
+    if who is not None:
+        found = int(np.count_nonzero(np.isnan(values)))
+        if found:
+            raise CapabilityError(f"{who} does not handle missing values: {found} missing (NaN) entries; "
+                                  f"give 0 for an absent feature")
+
+
+def presence(X: Any, who: str | None = None) -> sp.csr_matrix:
     """Binary presence matrix (CSR, float64 ones, sorted indices, no duplicates): value > 0 is present.
 
-    Missing values (NaN), zeros and negative values are absent. When ``X`` is already a canonical
-    binary CSR matrix it is returned as is (never modified); otherwise the index arrays are shared
-    where possible and only a ones array is allocated.
+    Missing values (NaN), zeros and negative values are absent; with ``who`` NaN is refused instead
+    (:func:`refuse_missing`), looked for only among the entries that are not > 0, in the pass this makes
+    anyway. When ``X`` is already a canonical binary CSR matrix it is returned as is (never modified);
+    otherwise the index arrays are shared where possible and only a ones array is allocated.
     """
     X = as_matrix(X)
     if not sp.issparse(X):
         with np.errstate(invalid="ignore"):
-            return sp.csr_matrix(X > 0, dtype=np.float64)
+            keep = X > 0
+        if who is not None and not keep.all():
+            refuse_missing(np.asarray(X)[~keep], who)
+        return sp.csr_matrix(keep, dtype=np.float64)
     if not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()
     data = X.data
     with np.errstate(invalid="ignore"):
         keep = data > 0
+    if who is not None and not keep.all():
+        refuse_missing(data[~keep], who)
     if keep.all():
         if np.all(data == 1.0):
             return X
@@ -84,7 +100,7 @@ def bim_counts(B: sp.csr_matrix, positive: np.ndarray, negative: np.ndarray,
     return BIMCounts(np.asarray(BT @ wp).ravel(), np.asarray(BT @ wn).ravel(), wp.sum(), wn.sum())
 
 
-def _dense_document_counts(X: sp.csr_matrix) -> np.ndarray:
+def _dense_document_counts(X: sp.csr_matrix, who: str | None = None) -> np.ndarray:
     """(F,) number of rows of a canonical CSR matrix in which each column is present (value > 0).
 
     One pass checks the values: when every stored value is 1 (binary data) the counts are one product
@@ -97,6 +113,8 @@ def _dense_document_counts(X: sp.csr_matrix) -> np.ndarray:
         return np.asarray(X.T @ ones).ravel()
     with np.errstate(invalid="ignore"):
         if data.size and not data.min() > 0:      # zeros, negative values or NaN are absent
+            if who is not None and np.isnan(data.min()):   # NaN propagates through min: refused for ``who``
+                refuse_missing(data, who)
             return np.bincount(X.indices[data > 0], minlength=X.shape[1]).astype(np.float64)
     pattern = sp.csr_matrix((np.ones(len(data)), X.indices, X.indptr), shape=X.shape)
     return np.asarray(pattern.T @ ones).ravel()
@@ -110,20 +128,27 @@ def _canonical(X: Any) -> sp.csr_matrix | np.ndarray:
     return X
 
 
-def document_counts(X: Any, rows: np.ndarray | None = None, sparse: bool = False) -> np.ndarray | sp.csr_matrix:
+def document_counts(X: Any, rows: np.ndarray | None = None, sparse: bool = False, who: str | None = None
+                    ) -> np.ndarray | sp.csr_matrix:
     """In how many documents (rows, or only ``rows``) each feature is present (value > 0): exact
     integers, without building the presence matrix. ``sparse``: a (1, F) CSR row holding the non-zero
-    counts only (a shard's features), else a dense (F,) array."""
+    counts only (a shard's features), else a dense (F,) array. ``who``: NaN is refused
+    (:func:`refuse_missing`) rather than absent."""
     X = _canonical(X)
     F = X.shape[1]
     if not sp.issparse(X):
         block = X if rows is None else X[rows]
         with np.errstate(invalid="ignore"):
-            dense = (block > 0).sum(axis=0).astype(np.float64)
+            present = block > 0
+        if who is not None and not present.all():
+            refuse_missing(np.asarray(block)[~present], who)
+        dense = present.sum(axis=0).astype(np.float64)
         return sp.csr_matrix(dense.reshape(1, F)) if sparse else dense
     part = X if rows is None else X[rows]
+    if who is not None and sparse and F > 4 * part.nnz:
+        refuse_missing(part.data, who)
     if not sparse or F <= 4 * part.nnz:
-        dense = _dense_document_counts(part)
+        dense = _dense_document_counts(part, who)
         if not sparse:
             return dense
         nz = np.flatnonzero(dense)
@@ -134,14 +159,15 @@ def document_counts(X: Any, rows: np.ndarray | None = None, sparse: bool = False
     return sp.csr_matrix((counts.astype(np.float64), values, np.array([0, len(values)])), shape=(1, F))
 
 
-def unit_bim_counts(X: Any, positive: np.ndarray, negative: np.ndarray) -> BIMCounts:
+def unit_bim_counts(X: Any, positive: np.ndarray, negative: np.ndarray, who: str | None = None) -> BIMCounts:
     """:func:`bim_counts` with unit weights, from ``X`` itself: the positives counted from their rows
     alone, the negatives as all documents less the positives (exact: the counts are whole numbers).
-    Every row must be positive or negative (as after binary_codes); otherwise the general path runs."""
+    Every row must be positive or negative (as after binary_codes); otherwise the general path runs.
+    ``who``: NaN is refused (:func:`refuse_missing`)."""
     if not np.all(positive | negative):
-        return bim_counts(presence(X), positive, negative)
+        return bim_counts(presence(X, who), positive, negative)
     X = _canonical(X)
-    n_all = document_counts(X)
+    n_all = document_counts(X, who=who)
     pos_rows = np.flatnonzero(positive)
     n_pos = document_counts(X, pos_rows) if len(pos_rows) else np.zeros(X.shape[1])
     return BIMCounts(n_pos, n_all - n_pos, float(len(pos_rows)), float(X.shape[0] - len(pos_rows)))

@@ -74,15 +74,14 @@ class BIMNaiveBayes(ProbabilisticClassifier):
         threshold = resolve_threshold(self.threshold, "nb-bim")
         features = check_features(self.features, "nb-bim")
         X, codes, w = self._validate_fit(X, y, sample_weight, schema)
-        _refuse_missing(X)
         positive, negative = binary_codes(codes, len(self.classes_), "nb-bim",
                                           None if schema is not None else self.classes_)
         unit = bool(np.all(w == 1.0))
         state: dict[str, Any] = {}
         if unit:
-            state["counts"] = unit_bim_counts(X, positive, negative)
+            state["counts"] = unit_bim_counts(X, positive, negative, who="nb-bim")
         else:
-            state["counts"] = bim_counts(presence(X), positive, negative, w)
+            state["counts"] = bim_counts(presence(X, "nb-bim"), positive, negative, w)
         if threshold == "loo":
             if not unit:
                 raise CapabilityError("nb-bim: threshold='loo' (leave-one-out) needs unit instance weights")
@@ -123,14 +122,14 @@ class BIMNaiveBayes(ProbabilisticClassifier):
     def _shard_statistics(self, X: Any, y: np.ndarray, w: np.ndarray, schema: Schema, previous: Any) -> Any:
         positive, negative = binary_codes(y, len(schema.classes), "nb-bim")
         if bool(np.all(w == 1.0)):
-            n_all = document_counts(X, sparse=True)
+            n_all = document_counts(X, sparse=True, who="nb-bim")
             pos_rows = np.flatnonzero(positive)
             n_pos = document_counts(X, pos_rows, sparse=True)
             n_neg = sp.csr_matrix(n_all - n_pos)
             n_neg.eliminate_zeros()     # features of the positives only
             stats = BIMStatistics(n_pos, n_neg)
         else:
-            c = bim_counts(presence(X), positive, negative, w)
+            c = bim_counts(presence(X, "nb-bim"), positive, negative, w)
             stats = BIMStatistics(_sparse_row(c.n_pos), _sparse_row(c.n_neg))
         stats.settings = ("nb-bim", "document-counts")
         return stats
@@ -146,28 +145,11 @@ class BIMNaiveBayes(ProbabilisticClassifier):
 
     def score_documents(self, X: Any) -> np.ndarray:
         """The paper's score (eq. A.5) of each row: the sum of the selected weights present in it."""
-        return np.asarray(presence(self._prepare_scoring(X)) @ self.coef_).ravel()
-
-    def _prepare_scoring(self, X: Any) -> Any:
-        X = self._validate_predict(X)
-        _refuse_missing(X)
-        return X
+        return np.asarray(presence(self._validate_predict(X), "nb-bim") @ self.coef_).ravel()
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
-        s = np.asarray(presence(X) @ self.coef_).ravel()
+        s = np.asarray(presence(X, "nb-bim") @ self.coef_).ravel()
         if len(self.classes_) < 2:
             return np.zeros((X.shape[0], 1))
         return np.column_stack([np.full(len(s), -self.intercept_), s])
 
-
-def _refuse_missing(X: Any) -> None:
-    """nb-bim has no missing-value capability (the pipeline refuses NaN for it): called directly, it read
-    NaN as an absent feature without a word."""
-    values = X.data if sp.issparse(X) else np.asarray(X)
-    with np.errstate(invalid="ignore", over="ignore"):
-        if not np.isnan(values.sum()):   # one reduction, no temporary: NaN propagates (inf - inf too: counted)
-            return
-    found = int(np.count_nonzero(np.isnan(values)))
-    if found:
-        raise CapabilityError(f"nb-bim does not handle missing values: {found} missing (NaN) entries; "
-                              f"give 0 for an absent feature")
