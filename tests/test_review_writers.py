@@ -307,3 +307,28 @@ def test_libsvm_refuses_infinite_values_its_reader_refuses(tmp_path):
     with pytest.raises(DatasetError, match="attribute 'b' has infinite values"):
         save_dataset(arff.read(source), tmp_path / "o.libsvm")
     assert not (tmp_path / "o.libsvm").exists()
+
+
+def test_writers_keep_a_symlink_and_write_a_device_in_place(tmp_path):
+    """The one-step write replaced a symbolic link with a file (leaving its target as it was) and, given a
+    device such as /dev/stdout, would put a regular file in its place."""
+    import os
+    import stat
+
+    ds = toolkit.load_arff("iris")
+    real, link = tmp_path / "real.csv", tmp_path / "link.csv"
+    real.write_text("old\n", encoding="utf-8")
+    os.symlink(real.name, link)
+    save_dataset(ds, link)
+    assert link.is_symlink() and real.read_text(encoding="utf-8").startswith("sepallength,")
+    import threading
+
+    pipe = tmp_path / "pipe.csv"           # a pipe, not /dev/null: the old code would have replaced it
+    os.mkfifo(pipe)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_text(encoding="utf-8")), daemon=True)
+    reader.start()
+    save_dataset(ds, pipe)
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+    assert received and received[0].startswith("sepallength,")

@@ -192,7 +192,7 @@ _CLI_THEN_POOLS = """
 import json, sys
 from threadpoolctl import threadpool_info
 from toolkit.cli import main
-sys.argv = ["toolkit", "evaluate", "iris", "-c", "nb-weka", "--runs", "2", "--jobs", sys.argv[1], "-q"]
+sys.argv = ["toolkit", "evaluate", "iris", "-c", "nb-weka", "--runs", sys.argv[2], "--jobs", sys.argv[1], "-q"]
 try:
     main()
 except SystemExit as exc:
@@ -214,9 +214,9 @@ def test_the_command_line_keeps_the_workers_blas_cap_after_a_parallel_run():
 
     env = {k: v for k, v in os.environ.items() if k not in harness._THREAD_VARIABLES}
 
-    def pools_after(jobs):
-        done = subprocess.run([sys.executable, "-c", _CLI_THEN_POOLS, str(jobs)], capture_output=True, text=True,
-                              timeout=300, env=env)
+    def pools_after(jobs, runs=2):
+        done = subprocess.run([sys.executable, "-c", _CLI_THEN_POOLS, str(jobs), str(runs)], capture_output=True,
+                              text=True, timeout=300, env=env)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout.splitlines()[-1])
 
@@ -225,6 +225,8 @@ def test_the_command_line_keeps_the_workers_blas_cap_after_a_parallel_run():
     if cores < 2 or not full or min(full) < 2:
         pytest.skip("needs two cores and numpy on OpenBLAS with more than one thread")
     assert pools_after(2) == [max(1, cores // 2)] * len(full)
+    # one repetition runs in this process: no worker, no cap (it ran with 1 BLAS thread of 2)
+    assert pools_after(2, runs=1) == full
 
 
 def test_the_app_called_from_python_gives_its_blas_threads_back():

@@ -68,6 +68,12 @@ def replaced_atomically(path: str | os.PathLike[str], error: type[ToolkitError])
     ``path``. An ``OSError`` becomes ``error`` naming the file; on any exception the temporary file is
     removed, and temporaries of killed earlier writers are cleaned first."""
     target = os.fspath(path)
+    if os.path.islink(target):   # replace the file the link names and keep the link
+        target = os.path.realpath(target)
+    if os.path.exists(target) and not os.path.isfile(target):
+        # a device or a pipe (/dev/stdout): written in place; replacing it would put a file where it was
+        yield target
+        return
     folder = os.path.dirname(os.path.abspath(target))
     _remove_stale(target)
     try:

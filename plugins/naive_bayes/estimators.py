@@ -471,9 +471,18 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
             present = ~np.isnan(part)
             with np.errstate(over="ignore", invalid="ignore"):
                 return np.where(present, weka_round(part, precision[cols]), 0.0), present
+    by_column: list[Any] = []
+
     def column(j: int) -> np.ndarray:   # the raw values, read only when WEKA's order is needed
-        c = int(columns[j])
-        return (X[:, [c]].toarray().ravel() if sp.issparse(X) else np.asarray(X[:, c], dtype=np.float64))
+        if not sp.issparse(X):
+            return np.asarray(X[:, int(columns[j])], dtype=np.float64)
+        if not by_column:   # one conversion, then O(column entries) each (a slice of CSR costs O(nnz))
+            by_column.append(sp.csc_matrix(X[:, columns], dtype=np.float64))
+        Xc = by_column[0]
+        out = np.zeros(Xc.shape[0])
+        lo, hi = Xc.indptr[j], Xc.indptr[j + 1]
+        out[Xc.indices[lo:hi]] = Xc.data[lo:hi]
+        return out
 
     found: list[np.ndarray] = []
 
@@ -493,6 +502,9 @@ def normal_stats(X: np.ndarray | sp.csr_matrix, y: np.ndarray, w: np.ndarray, co
 _MAX_VALUE = float(np.finfo(np.float64).max)
 _REPLAY_BLOCK = 1 << 20          # values in one block of a replay (8 MB a temporary)
 _WEKA_ORDER_CELLS = 100_000      # without the C sort: rows x numeric columns for which WEKA's order is found
+#: with the C sort: WEKA's order is a quicksort of the rows by every numeric column in turn (what WEKA
+#: does too), ~0.5 s at this many cells; beyond it the replay keeps row order
+_WEKA_ORDER_CELLS_C = 10_000_000
 
 try:   # WEKA's quicksort in C (plugins/naive_bayes/_weka_sort.c); the Python port below gives the same order
     from toolkit.plugins.naive_bayes import _weka_sort
@@ -601,11 +613,11 @@ def _replay_failing_cells(stats: NormalStats, block: Callable[[np.ndarray, np.nd
     if not failing.any():
         return stats
     floor = stats.precision / 6.0
-    # WEKA's order comes from a quicksort over every numeric column; without the C sort (a Python loop) it
-    # is found for data up to _WEKA_ORDER_CELLS cells only, beyond that the replay keeps row order (exact
-    # for constant cells, order-dependent for noisy ones)
-    ordered = weka_order is not None and (_weka_sort is not None
-                                          or len(y) * len(stats.precision) <= _WEKA_ORDER_CELLS)
+    # WEKA's order comes from a quicksort over every numeric column: found for data up to 10 million cells
+    # (100,000 without the C sort, a Python loop); beyond that the replay keeps row order (exact for
+    # constant cells, order-dependent for noisy ones)
+    cap = _WEKA_ORDER_CELLS_C if _weka_sort is not None else _WEKA_ORDER_CELLS
+    ordered = weka_order is not None and len(y) * len(stats.precision) <= cap
     order_of_rows: list[np.ndarray] = []
     for k in np.flatnonzero(failing.any(axis=0)):
         rows_k = np.flatnonzero(y == k)
@@ -733,20 +745,31 @@ def sparse_cell_moments(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, n_classe
     gone_w = np.bincount(gone_inverse, weights=w[rows][~known], minlength=len(gone_cells))
     missing = sp.csr_matrix((gone_w, (gone_cells // K, gone_cells % K)), shape=(F, K))
     nonzero = known & (values != 0)
-    if every_cell:
+    # every cell by bincount (no sort) when that is not much more than the entries; a shard keeps only
+    # the cells that hold a value
+    all_cells = every_cell or F * K <= 4 * max(int(np.count_nonzero(nonzero)), 1)
+    if all_cells:
         cells, inverse = np.arange(F * K), cell[nonzero]
     else:
         cells, inverse = np.unique(cell[nonzero], return_inverse=True)
     wk, xk = w[rows][nonzero], values[nonzero]
     sw = total[cells % K] - _at(gone_cells, gone_w, cells)
+    # the zeros are counted as whole numbers: sw less the stored weight, summed in another order, is
+    # +-1e-14 where a cell has none, and that times a mean^2 of 1e16 was a variance of 50 for 0.66
+    stored_n = np.bincount(inverse, minlength=len(cells))
+    gone_n = np.bincount(gone_inverse, minlength=len(gone_cells)).astype(np.float64)
+    zeros_n = np.bincount(y, minlength=K)[cells % K] - _at(gone_cells, gone_n, cells) - stored_n
     with np.errstate(divide="ignore", invalid="ignore"):
         cmean = np.where(sw > 0, np.bincount(inverse, weights=wk * xk, minlength=len(cells))
                          / np.where(sw > 0, sw, 1.0), 0.0)
         dev = xk - cmean[inverse]
         m2 = np.bincount(inverse, weights=wk * dev * dev, minlength=len(cells))
         stored = np.bincount(inverse, weights=wk, minlength=len(cells))
-        m2 += np.maximum(sw - stored, 0.0) * cmean * cmean        # the observed zeros
+        m2 += np.where(zeros_n > 0, np.maximum(sw - stored, 0.0), 0.0) * cmean * cmean   # the observed zeros
     m2 = np.where(sw > 0, m2, 0.0)
+    if all_cells and not every_cell:
+        held = stored_n > 0
+        cells, sw, cmean, m2 = cells[held], sw[held], cmean[held], m2[held]
     return total, missing, cells, sw, cmean, m2
 
 

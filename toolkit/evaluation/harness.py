@@ -266,8 +266,9 @@ def _shared_keys(pipeline: Pipeline) -> set[str]:
         return set()
     from toolkit.api import ClassifierBase
 
-    if not step.capabilities.probabilities and getattr(cls, "decision_function", None) is \
-            getattr(ClassifierBase, "decision_function"):
+    decision = getattr(cls, "decision_function", None)   # as FittedPipeline.predict decides (pipeline._gives_scores)
+    if decision is None or (not step.capabilities.probabilities
+                            and decision is getattr(ClassifierBase, "decision_function")):
         return set()
     return {f"clf.{name}" for name in names}
 
@@ -421,15 +422,16 @@ def _lower_thread_pools(threads: int) -> list[tuple[Any, int]]:
     return lowered
 
 
-def cap_thread_pools(jobs: int) -> None:
-    """Cap this process's BLAS/OpenMP pools at a ``jobs`` worker's share for good (a lower limit stays).
+_keep_caps = False   # keep_thread_caps(): this process ends after its run
 
-    For a process that ends after its run, the command line: :func:`forked_pool` then finds nothing to
-    lower and nothing to give back, so no OpenBLAS threads are re-created to spin beside the process's
-    last steps (~0.1 s on 2 cores, 2-4 % of the main job's run with ``--jobs 2``).
-    """
-    if jobs > 1:
-        _lower_thread_pools(_threads_per_worker(jobs))
+
+def keep_thread_caps() -> None:
+    """For a process that ends after its run (the command line): :func:`forked_pool` leaves the workers'
+    BLAS/OpenMP cap in place instead of giving this process its threads back, which re-creates OpenBLAS
+    threads that spin ~0.1 s beside its last steps (2-4 % of the main job with ``--jobs 2``). Only a run
+    that forks workers sets the cap, at their share of the cores."""
+    global _keep_caps
+    _keep_caps = True
 
 
 @contextmanager
@@ -453,7 +455,7 @@ def forked_pool(jobs: int) -> Iterator[cf.ProcessPoolExecutor]:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)  # on a failure: the groups not started are dropped
     finally:
-        for library, count in lowered:
+        for library, count in ([] if _keep_caps else lowered):
             library.set_num_threads(count)
 
 

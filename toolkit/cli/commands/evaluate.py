@@ -91,10 +91,10 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
                              f"({', '.join(p.name for p in pipelines)})")
     from toolkit.cli.application import process_ends_with_command
 
-    if jobs > 1 and process_ends_with_command():   # its BLAS threads need not come back after the run
-        from toolkit.evaluation.harness import cap_thread_pools
+    if process_ends_with_command():   # its BLAS threads need not come back after a run with workers
+        from toolkit.evaluation.harness import keep_thread_caps
 
-        cap_thread_pools(jobs)
+        keep_thread_caps()
     try:
         with progress_bar(not quiet) as update:
             results = evaluate(datasets, pipelines=pipelines, protocol=protocol,
