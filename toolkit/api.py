@@ -853,10 +853,11 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
 
 
 def inherits_base_method(obj: Any, name: str) -> bool:
-    """Whether ``obj`` is a ClassifierBase whose ``name`` (``predict_proba``, ``decision_function``) is the
-    base class's: those stand for a method the subclass did not write (predict_proba refuses, and
-    decision_function is the log of predict_proba)."""
-    return isinstance(obj, ClassifierBase) and getattr(type(obj), name, None) is getattr(ClassifierBase, name)
+    """Whether ``obj`` (an instance or a class) is a ClassifierBase whose ``name`` (``predict_proba``,
+    ``decision_function``) is the base class's: those stand for a method the subclass did not write
+    (predict_proba refuses, and decision_function is the log of predict_proba)."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    return issubclass(cls, ClassifierBase) and getattr(cls, name, None) is getattr(ClassifierBase, name)
 
 
 def _nominal_in_domain(X: Any, schema: Schema) -> Any:

@@ -6,7 +6,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["RunConfig", "LoadOptions", "SaveOptions", "env_flag", "env_list", "debug_enabled", "set_debug"]
+__all__ = ["RunConfig", "LoadOptions", "SaveOptions", "env_flag", "env_list", "debug_enabled", "set_debug",
+           "set_process_ends", "process_ends"]
 
 
 def env_flag(name: str) -> bool:
@@ -21,6 +22,20 @@ def set_debug(on: bool) -> None:
     """Ask for tracebacks and plugins' debug output (the CLI's ``--debug``) until set again."""
     global _debug_requested
     _debug_requested = bool(on)
+
+
+_process_ends = False  # the toolkit console script: this process exits when its command returns
+
+
+def set_process_ends() -> None:
+    """Say that this process exits when its command returns (the console script, not the app called from
+    Python): what a run changed for good, the BLAS cap of its ``--jobs`` workers, need not be given back."""
+    global _process_ends
+    _process_ends = True
+
+
+def process_ends() -> bool:
+    return _process_ends
 
 
 def debug_enabled() -> bool:

@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperGroup
 
 from toolkit import __version__
-from toolkit.config import debug_enabled, set_debug
+from toolkit.config import debug_enabled, set_debug, set_process_ends
 from toolkit.cli.output import err, one_line, out
 from toolkit.errors import ToolkitError, ToolkitWarning
 
@@ -202,20 +202,11 @@ def _plugin_options(argv: list[str]) -> tuple[Path | None, tuple[str, ...]]:
     return plugins_dir, tuple(block)
 
 
-_process_ends = False   # set by main(): this process exits when the command returns
-
-
-def process_ends_with_command() -> bool:
-    """Whether this process ends when the command returns (the ``toolkit`` console script, not the app
-    invoked from Python or tests): what it changes for good (BLAS thread caps) need not be given back."""
-    return _process_ends
-
-
 def main() -> Any:
     """Console-script entry point: chooses the plugins (--plugins-dir, --block), then builds and runs the
     application, so that a plugin directory's commands exist and a blocked plugin's do not."""
-    global _preloaded, _process_ends
-    _process_ends = True
+    global _preloaded
+    set_process_ends()
     plugins_dir, block = _plugin_options(sys.argv[1:])
     if (plugins_dir is not None and plugins_dir.is_dir()) or block:  # else the option's own check reports it
         from toolkit.plugin_host.manager import get_plugin_manager, reset_default_manager

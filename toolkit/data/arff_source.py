@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from typing import Any
 from pathlib import Path
 
+from toolkit.atomic_write import replaced_atomically
 from toolkit.errors import ArffFormatError, DatasetError
 
 __all__ = ["ByteSource", "open_binary", "BLOCK", "is_gzip_name", "undecodable_line", "MAX_LINE_BYTES"]
@@ -238,8 +239,6 @@ def open_text_output(path: str | os.PathLike[str], newline: str = "\n") -> Itera
     it). The gzip header holds no file name and no time, so the same data give the same bytes (the
     sha256 of a dataset keys the cache and stands in reports; it held the temporary's name and the
     clock)."""
-    from toolkit.atomic_write import replaced_atomically
-
     with replaced_atomically(path, DatasetError) as tmp:
         if is_gzip_name(path):
             with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", compresslevel=6, fileobj=raw,

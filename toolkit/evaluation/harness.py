@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from toolkit.config import process_ends
 from toolkit.data.dataset import Dataset
 from toolkit.errors import ParameterError, PluginError, ToolkitError
 from toolkit.evaluation import experiment
@@ -38,7 +39,7 @@ from toolkit.evaluation.dispatch import RepetitionGroups
 from toolkit.evaluation.resampling import MAX_REPETITIONS, Split, check_seed, random_splits, thesis_split
 from toolkit.evaluation.results import RECORD_SCHEMA, Results, ResultsWriter, latest_records, record_key
 from toolkit.evaluation.workers import die_with_parent
-from toolkit.models.pipeline import Pipeline, refuse_undefined_scores
+from toolkit.models.pipeline import Pipeline, gives_scores, refuse_undefined_scores
 from toolkit.plugin_host.registry import ComponentSpec
 
 __all__ = ["Protocol", "Task", "run", "check_experiment", "RunFailed", "DEFAULT_METRICS"]
@@ -264,11 +265,7 @@ def _shared_keys(pipeline: Pipeline) -> set[str]:
     names = getattr(cls, "grid_params", ())
     if not names or not callable(getattr(cls, "grid_decision_function", None)):
         return set()
-    from toolkit.api import ClassifierBase
-
-    decision = getattr(cls, "decision_function", None)   # as FittedPipeline.predict decides (pipeline._gives_scores)
-    if decision is None or (not step.capabilities.probabilities
-                            and decision is getattr(ClassifierBase, "decision_function")):
+    if not gives_scores(cls, step.capabilities.probabilities):   # as FittedPipeline.predict decides
         return set()
     return {f"clf.{name}" for name in names}
 
@@ -422,18 +419,6 @@ def _lower_thread_pools(threads: int) -> list[tuple[Any, int]]:
     return lowered
 
 
-_keep_caps = False   # keep_thread_caps(): this process ends after its run
-
-
-def keep_thread_caps() -> None:
-    """For a process that ends after its run (the command line): :func:`forked_pool` leaves the workers'
-    BLAS/OpenMP cap in place instead of giving this process its threads back, which re-creates OpenBLAS
-    threads that spin ~0.1 s beside its last steps (2-4 % of the main job with ``--jobs 2``). Only a run
-    that forks workers sets the cap, at their share of the cores."""
-    global _keep_caps
-    _keep_caps = True
-
-
 @contextmanager
 def forked_pool(jobs: int) -> Iterator[cf.ProcessPoolExecutor]:
     """A pool of ``jobs`` forked workers, each with its share of the cores for BLAS and OpenMP.
@@ -443,7 +428,8 @@ def forked_pool(jobs: int) -> Iterator[cf.ProcessPoolExecutor]:
     already limited lower keeps its limit. This process's own limits come back when the pool is shut
     down: the fork shut OpenBLAS's thread pool down, so that re-creates its threads, which spin about
     0.1 s (some 0.2 CPU-seconds on 2 cores) before they sleep. That cost falls once per run, after it,
-    where setting the cap in each worker paid it in every worker, during the run.
+    where setting the cap in each worker paid it in every worker, during the run; a process that ends with
+    its command (the console script, ``config.process_ends``) keeps the cap and skips it.
     """
     threads = _threads_per_worker(jobs)
     lowered = _lower_thread_pools(threads)
@@ -455,7 +441,9 @@ def forked_pool(jobs: int) -> Iterator[cf.ProcessPoolExecutor]:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)  # on a failure: the groups not started are dropped
     finally:
-        for library, count in ([] if _keep_caps else lowered):
+        # a process that ends with its command (config.process_ends: the console script) keeps the cap:
+        # giving the threads back re-creates OpenBLAS threads that spin ~0.1 s beside its last steps
+        for library, count in ([] if process_ends() else lowered):
             library.set_num_threads(count)
 
 

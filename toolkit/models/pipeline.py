@@ -524,7 +524,7 @@ class FittedPipeline:
             if caps.probabilities and hasattr(clf, "predict_proba"):
                 proba = np.asarray(clf.predict_proba(X), dtype=np.float64)
             scores = (np.asarray(clf.decision_function(X), dtype=np.float64)
-                      if _gives_scores(clf, caps.probabilities) else None)
+                      if gives_scores(clf, caps.probabilities) else None)
         if scores is not None and scores.ndim == 1:  # binary margin -> two columns
             scores = np.column_stack([-scores, scores])
         basis = scores if scores is not None else proba
@@ -554,7 +554,7 @@ def refuse_undefined_scores(clf: Any, scores: np.ndarray) -> None:
                           f"large or too small for the model (rescale the data) or parameters out of range")
 
 
-def _gives_scores(clf: Any, probabilities: bool) -> bool:
+def gives_scores(clf: Any, probabilities: bool) -> bool:
     """Whether ``clf.decision_function`` gives scores: ClassifierBase's own is the log of predict_proba, so
     a subclass with neither (fit and predict only) is predicted by its predict (every repetition failed
     with 'gives no probabilities')."""

@@ -89,12 +89,6 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
     if baseline is not None and baseline not in [p.name for p in pipelines]:
         raise ParameterError(f"--baseline '{baseline}' is not among the pipelines "
                              f"({', '.join(p.name for p in pipelines)})")
-    from toolkit.cli.application import process_ends_with_command
-
-    if process_ends_with_command():   # its BLAS threads need not come back after a run with workers
-        from toolkit.evaluation.harness import keep_thread_caps
-
-        keep_thread_caps()
     try:
         with progress_bar(not quiet) as update:
             results = evaluate(datasets, pipelines=pipelines, protocol=protocol,
