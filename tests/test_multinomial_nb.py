@@ -305,7 +305,7 @@ def test_compiled_class_sums_equal_the_indicator_product_bit_for_bit(K, index_dt
     the same bits, with unsorted and duplicate column indices and empty rows, for both index widths."""
     from toolkit.plugins.text import multinomial as m
 
-    if m._class_sums is None:
+    if m._sparse_kernels is None:
         pytest.skip("the compiled class-sums kernel is not built in this tree")
     rng = np.random.default_rng(100 + K)
     n, V = 2000, 300
@@ -333,9 +333,9 @@ def test_compiled_class_sums_equal_the_indicator_product_bit_for_bit(K, index_dt
 def test_compiled_class_sums_refuse_malformed_input_without_writing_outside():
     from toolkit.plugins.text import multinomial as m
 
-    if m._class_sums is None:
+    if m._sparse_kernels is None:
         pytest.skip("the compiled class-sums kernel is not built in this tree")
-    kernel = m._class_sums.class_sums
+    kernel = m._sparse_kernels.class_sums
     indptr, indices, data = np.array([0, 2, 3]), np.array([0, 4, 1]), np.ones(3)
     y, w = np.array([0, 1]), np.ones(2)
 
@@ -371,6 +371,115 @@ def test_compiled_class_sums_refuse_malformed_input_without_writing_outside():
         call(out=out)
 
 
+def _order_sensitive_csr(n, V, seed, index_dtype=np.int32):
+    """Unsorted indices, a duplicated entry, empty rows and magnitudes that make the adding order matter."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, V, density=0.05, random_state=seed, format="csr")
+    X.data = rng.random(X.nnz) * rng.choice([1.0, 1e-8, 1e8], X.nnz)
+    X.indices = X.indices[::-1].copy()
+    X.has_sorted_indices = False
+    extra = sp.csr_matrix((np.full(3, 2.5), ([0, 0, 0], [3, 3, 9])), shape=(n, V))
+    X = sp.csr_matrix((np.concatenate([X.data, extra.data]), np.concatenate([X.indices, extra.indices]),
+                       X.indptr + extra.indptr), shape=(n, V))
+    X.indptr, X.indices = X.indptr.astype(index_dtype), X.indices.astype(index_dtype)
+    return X
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("K", [1, 2, 3, 20])
+def test_row_scores_equal_scipys_product_bit_for_bit_in_any_number_of_threads(K, index_dtype):
+    """nb-multinomial's scores ``X @ coef.T`` from the compiled kernel on row ranges in threads: scipy's
+    product to the last bit (each row's entries added in order from 0.0) whatever the number of threads,
+    also with more threads than rows and with no rows."""
+    from toolkit.plugins.text import multinomial as m
+
+    if m._sparse_kernels is None:
+        pytest.skip("the compiled kernels are not built in this tree")
+    rng = np.random.default_rng(K)
+    for n in (0, 3, 1500):
+        X = _order_sensitive_csr(max(n, 1), 200, seed=n + K, index_dtype=index_dtype)[:n]
+        coef = rng.normal(size=(K, 200)) * rng.choice([1.0, 1e6, 1e-6], (K, 200))
+        want = np.asarray(X @ coef.T)
+        for threads in (1, 2, 3, 7):
+            got = m.row_scores(X, coef, threads=threads)
+            assert got.shape == (n, K)
+            np.testing.assert_array_equal(got, want)
+        # a Fortran-ordered coef_ (what class_sums gives) reads the same
+        np.testing.assert_array_equal(m.row_scores(X, np.asfortranarray(coef), threads=2), want)
+
+
+def test_row_scores_refuse_malformed_input_also_from_a_helper_thread():
+    """An index outside the columns is an error naming the row, raised in the caller also when a helper
+    thread met it (an exception in a thread would otherwise be printed and the rows left unset)."""
+    from toolkit.plugins.text import multinomial as m
+
+    if m._sparse_kernels is None:
+        pytest.skip("the compiled kernels are not built in this tree")
+    n, V = 10, 4
+    X = sp.csr_matrix(np.ones((n, V)))
+    bad = X.copy()
+    bad.indices = bad.indices.copy()
+    bad.indices[-1] = V + 3               # in the last row: the second of two ranges
+    coef = np.ones((2, V))
+    with pytest.raises(ValueError, match="row 9: a column index"):
+        m.row_scores(bad, coef, threads=2)
+    with pytest.raises(ValueError, match="row 9: a column index"):
+        m.row_scores(bad, coef, threads=1)
+    kernel = m._sparse_kernels.row_scores
+    out = np.zeros((n, 2))
+    with pytest.raises(ValueError, match="lengths"):
+        kernel(X.indptr, X.indices, X.data, np.ones((V, 2)), out, V, 2, 0, n + 1)   # rows past the end
+    with pytest.raises(ValueError, match="lengths"):
+        kernel(X.indptr, X.indices, X.data, np.ones((V, 3)), out, V, 2, 0, n)       # weights not (V, K)
+    with pytest.raises(ValueError, match="indptr"):
+        kernel(np.array([0, 5, 2]), np.zeros(5, dtype=np.int32), np.ones(5), np.ones((V, 2)), np.zeros((2, 2)),
+               V, 2, 0, 2)
+    with pytest.raises(TypeError, match="writable"):
+        out.flags.writeable = False
+        kernel(X.indptr, X.indices, X.data, np.ones((V, 2)), out, V, 2, 0, n)
+
+
+def test_compute_threads_follows_the_cores_and_omp_num_threads(monkeypatch):
+    """Threads a computation may run: the usable cores, capped by OMP_NUM_THREADS (each --jobs worker sets
+    it to its share); a value that is not a positive whole number is ignored."""
+    import os
+
+    from toolkit.api import compute_threads
+
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert compute_threads() == cores
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert compute_threads() == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", str(cores + 5))
+    assert compute_threads() == cores
+    for junk in ("abc", "0", "-2", ""):
+        monkeypatch.setenv("OMP_NUM_THREADS", junk)
+        assert compute_threads() == cores
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert compute_threads() == 3
+
+
+def test_multinomial_scores_in_threads_are_the_scipy_paths(monkeypatch):
+    """Above the size where scoring runs in threads, nb-multinomial's decision values and predictions are
+    those of the scipy product (the path without the compiled kernels), bit for bit."""
+    from toolkit.plugins.text import multinomial as m
+
+    X = _order_sensitive_csr(3000, 300, seed=11) * 1.0
+    X.data = np.round(X.data * 1e-6 + 1)
+    X.sum_duplicates()
+    y = np.random.default_rng(11).integers(0, 3, 3000)
+    model = m.MultinomialNB(variant="M").fit(X, y)
+    monkeypatch.setattr(m, "_THREADED_SCORES_NNZ", 0)
+    monkeypatch.setattr(m, "compute_threads", lambda: 2)
+    threaded = model.decision_function(X), model.predict(X)
+    monkeypatch.setattr(m, "_sparse_kernels", None)
+    plain = model.decision_function(X), model.predict(X)
+    np.testing.assert_array_equal(threaded[0], plain[0])
+    np.testing.assert_array_equal(threaded[1], plain[1])
+
+
 def test_multinomial_fit_is_the_same_without_the_compiled_kernel(monkeypatch):
     from toolkit.plugins.text import multinomial as m
 
@@ -379,7 +488,7 @@ def test_multinomial_fit_is_the_same_without_the_compiled_kernel(monkeypatch):
     y = rng.integers(0, 4, 400)
     w = rng.random(400)
     with_kernel = m.MultinomialNB(variant="C-TW-L-M").fit(X, y, sample_weight=w)
-    monkeypatch.setattr(m, "_class_sums", None)
+    monkeypatch.setattr(m, "_sparse_kernels", None)
     without = m.MultinomialNB(variant="C-TW-L-M").fit(X, y, sample_weight=w)
     np.testing.assert_array_equal(with_kernel.feature_count_, without.feature_count_)
     np.testing.assert_array_equal(with_kernel.predict_proba(X), without.predict_proba(X))

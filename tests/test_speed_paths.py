@@ -256,6 +256,22 @@ def test_the_command_line_skips_the_garbage_collection_of_its_shutdown():
     assert int(done.stdout.splitlines()[-1]) > 10_000
 
 
+def test_the_command_line_parses_its_options_without_pydantic():
+    """typer 0.29 coerces every option through a pydantic TypeAdapter: importing pydantic and building the
+    adapters added ~0.1 s to each command (a sixth of the main job's serial start). pyproject keeps typer
+    below 0.29; this fails if a typer that brings pydantic is installed."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nsys.argv = ['toolkit', 'info', 'iris', '--class', 'class']\nfrom toolkit.cli import main\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "iris" in done.stdout
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
 def test_repetition_groups_are_short_in_time_and_cover_the_order_once():
     """--jobs sends repetitions in groups: every position once, in order; an unmeasured kind alone; a group
     of several stays within the seconds budget by the measured times of its kinds."""

@@ -58,6 +58,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 
+from toolkit.config import compute_threads
 from toolkit.data.attributes import AttributeList
 from toolkit.data.dataset import Dataset
 from toolkit.errors import CapabilityError, ParameterError, ToolkitError
@@ -68,7 +69,7 @@ __all__ = [
     "ClassifierBase", "ProbabilisticClassifier", "FeatureSelectorBase", "ExampleSelectorBase",
     "as_matrix", "refuse_infinite", "accepts_argument", "inherits_base_method", "validate_component", "check_state",
     "STATE_TYPES", "CLASSIFIER_STATE",
-    "SufficientStatistics", "statistics_support", "schema_digest",
+    "SufficientStatistics", "statistics_support", "schema_digest", "compute_threads",
 ]
 
 

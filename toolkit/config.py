@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["RunConfig", "LoadOptions", "SaveOptions", "env_flag", "env_list", "debug_enabled", "set_debug",
-           "set_process_ends", "process_ends"]
+           "set_process_ends", "process_ends", "compute_threads"]
 
 
 def env_flag(name: str) -> bool:
@@ -36,6 +36,21 @@ def set_process_ends() -> None:
 
 def process_ends() -> bool:
     return _process_ends
+
+
+def compute_threads() -> int:
+    """The threads one computation of this process may run: its usable cores, at most ``OMP_NUM_THREADS``
+    when that is set (the cap BLAS and OpenMP obey; each ``--jobs`` worker sets it to its share), so that
+    N workers do not each start one thread per core."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    try:
+        cap = int(os.environ.get("OMP_NUM_THREADS", ""))
+    except ValueError:
+        cap = cores
+    return max(1, min(cores, cap if cap > 0 else cores))
 
 
 def debug_enabled() -> bool:

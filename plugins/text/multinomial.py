@@ -13,12 +13,13 @@ Everything stays sparse: class sums are one pass over the entries (``Y.T @ X``) 
 from __future__ import annotations
 
 import hashlib
+import threading
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema, SufficientStatistics
+from toolkit.api import CLASSIFIER_STATE, ProbabilisticClassifier, Schema, SufficientStatistics, compute_threads
 from toolkit.errors import CapabilityError, ParameterError
 
 from toolkit.plugins.text.counts import as_counts, document_weights, row_of_entry, sparse_class_sums
@@ -59,10 +60,14 @@ def transform_counts(X: sp.csr_matrix, transform: str, idf: np.ndarray | None = 
 #: entry); beyond, a class at a time
 _BINCOUNT_ENTRIES = 1 << 23
 
-try:  # the compiled one-pass kernel (plugins/text/_class_sums.c); the numpy path below computes the same bits
-    from toolkit.plugins.text import _class_sums
+try:  # the compiled one-pass kernels (plugins/text/_sparse_kernels.c); the numpy paths compute the same bits
+    from toolkit.plugins.text import _sparse_kernels
 except ImportError:  # pragma: no cover - a source tree without the built extension
-    _class_sums = None
+    _sparse_kernels = None
+
+#: from this many stored entries on, row scores run on row ranges in threads (below, a thread's start
+#: costs more than it saves)
+_THREADED_SCORES_NNZ = 1 << 20
 
 
 def class_sums(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, K: int) -> np.ndarray:
@@ -73,15 +78,57 @@ def class_sums(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, K: int) -> np.nda
     every class's rows in row order, so the bits agree. The result is Fortran-ordered: ``coef_.T`` stays
     contiguous for the sparse @ dense product at prediction time.
     """
-    if _class_sums is None:
+    if _sparse_kernels is None:
         return class_sums_numpy(X, y, w, K)
     n, V = X.shape
     out = np.zeros((V, K))
-    _class_sums.class_sums(np.ascontiguousarray(X.indptr), np.ascontiguousarray(X.indices),
+    _sparse_kernels.class_sums(np.ascontiguousarray(X.indptr), np.ascontiguousarray(X.indices),
                            np.ascontiguousarray(X.data, dtype=np.float64),
                            np.ascontiguousarray(y, dtype=np.intp), np.ascontiguousarray(w, dtype=np.float64),
                            out, V, K)
     return out.T
+
+
+def row_scores(X: sp.csr_matrix, coef: np.ndarray, threads: int | None = None) -> np.ndarray:
+    """(n, K) ``X @ coef.T``: scipy's product, bit for bit (each row's entries added in order from 0.0),
+    computed by the compiled kernel on row ranges of about equal entries in ``threads`` threads (default:
+    ``toolkit.api.compute_threads()`` for a large X, else one). Prediction is one pass over X, bound by
+    memory; scipy's product takes one core for it."""
+    n, V = X.shape
+    K = coef.shape[0]
+    if _sparse_kernels is None or K == 0:
+        return np.asarray(X @ coef.T)
+    if threads is None:
+        threads = compute_threads() if X.nnz >= _THREADED_SCORES_NNZ else 1
+    weights = np.ascontiguousarray(coef.T, dtype=np.float64)
+    indptr, indices = np.ascontiguousarray(X.indptr), np.ascontiguousarray(X.indices)
+    data = np.ascontiguousarray(X.data, dtype=np.float64)
+    out = np.empty((n, K))
+    # row ranges of about equal entries: range t ends at the first row whose pointer reaches t/threads of them
+    cuts = np.searchsorted(indptr, np.linspace(indptr[0], indptr[-1], max(1, threads) + 1)[1:-1])
+    bounds = [0, *(int(c) for c in np.clip(cuts, 0, n)), n]
+    ranges = [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+    failures: list[BaseException] = []
+
+    def score(a: int, b: int) -> None:
+        try:
+            _sparse_kernels.row_scores(indptr, indices, data, weights, out, V, K, a, b)
+        except BaseException as exc:  # raised in the caller: a helper thread's error would only be printed
+            failures.append(exc)
+
+    helpers = [threading.Thread(target=score, args=r) for r in ranges[1:]]
+    for t in helpers:
+        t.start()
+    try:
+        if ranges:
+            score(*ranges[0])
+    finally:
+        for t in helpers:
+            t.join()
+    if failures:
+        raise failures[0]
+    return out
 
 
 def class_sums_numpy(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, K: int) -> np.ndarray:
@@ -370,7 +417,7 @@ class MultinomialNB(ProbabilisticClassifier):
         return self._test_counts(self._validate_predict(X))
 
     def _score_prepared(self, Xt: sp.csr_matrix) -> np.ndarray:
-        scores = np.asarray(Xt @ self.coef_.T)
+        scores = row_scores(Xt, self.coef_)
         if np.any(self.intercept_ != 0):    # the uniform prior adds nothing: skip the pass
             scores += self.intercept_       # in place: no second (n, K) array
         return scores
