@@ -55,6 +55,32 @@ def test_rounds_equal_the_plain_computation_on_100k_documents_in_threads():
         _same(optimal_training_set(X, y == 1, y == 0, n_threads=threads, **params), plain)
 
 
+def test_the_search_runs_as_many_threads_as_the_process_may(monkeypatch):
+    """Without n_threads, a large corpus is searched in toolkit.api.compute_threads() threads: in a --jobs
+    worker (OMP_NUM_THREADS set to its share) one, not one per core."""
+    import os
+
+    from toolkit.plugins.ots import search
+
+    seen = []
+    real = search.RoundEngine
+
+    def engine(*args, n_threads, **kwargs):
+        seen.append(n_threads)
+        return real(*args, n_threads=n_threads, **kwargs)
+
+    monkeypatch.setattr(search, "RoundEngine", engine)
+    monkeypatch.setattr(search, "_PARALLEL_MIN_NNZ", 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    X, y = tied_corpus(3, 2_000, 500)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    one = optimal_training_set(X, y == 1, y == 0, step=9, max_size=int((y == 1).sum()) + 30)
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    two = optimal_training_set(X, y == 1, y == 0, step=9, max_size=int((y == 1).sum()) + 30)
+    assert seen == [1, 2]
+    assert np.array_equal(one.added, two.added) and np.array_equal(one.average_precision, two.average_precision)
+
+
 @pytest.mark.parametrize("tail_cost, pack_max", [(0, 10**9), (50, 40_000)], ids=["tail-kept", "tail-repacked"])
 def test_restricted_rows_grow_combine_and_shrink_without_changing_a_bit(tail_cost, pack_max):
     # a long search on a Zipf corpus: features gain and lose weight as the STS grows, so the restricted

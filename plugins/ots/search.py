@@ -21,7 +21,6 @@ and the change of the counts): one block in this process, or one per partition o
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -29,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from toolkit.api import compute_threads
 from toolkit.errors import ParameterError
 
 from toolkit.plugins.ots.bim import check_alpha, check_features, presence, resolve_threshold
@@ -117,13 +117,6 @@ def _check_stops(patience: int | None, max_size: int | None) -> None:
         raise ParameterError(f"max_size must be a whole number >= 1 or None, not {max_size!r}")
 
 
-def _available_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        return os.cpu_count() or 1
-
-
 def _chosen(results: Sequence[RoundResult], m: int) -> tuple[np.ndarray, np.ndarray]:
     """The m best of the blocks' best pool rows (key descending, row ascending), and their features."""
     keys = np.concatenate([r.top_keys for r in results])
@@ -208,7 +201,7 @@ def optimal_training_set(X: Any, positive: np.ndarray, negative: np.ndarray, *, 
         return OTSResult(pos_rows, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), spec.step, -1)
     weights = TaskWeights.of(B, positive, negative, pool_step(spec, pool_size))
     if n_threads is None:
-        n_threads = _available_cores() if B.nnz >= _PARALLEL_MIN_NNZ else 1
+        n_threads = compute_threads() if B.nnz >= _PARALLEL_MIN_NNZ else 1
     engine = RoundEngine(B.indptr, B.indices, weights, columns if columns is not None else ColumnIndex.of(B),
                          initial_kind(positive, negative), pos_rows, pos_rows, n_threads=n_threads)
 
