@@ -404,6 +404,12 @@ def test_row_scores_equal_scipys_product_bit_for_bit_in_any_number_of_threads(K,
             got = m.row_scores(X, coef, threads=threads)
             assert got.shape == (n, K)
             np.testing.assert_array_equal(got, want)
+        # the kernel itself for every K (row_scores leaves some K to scipy), on uneven row ranges
+        out = np.full((n, K), np.nan)
+        for a, b in ((0, n // 3), (n // 3, n // 3), (n // 3, n)):
+            m._sparse_kernels.row_scores(X.indptr, X.indices, np.ascontiguousarray(X.data),
+                                         np.ascontiguousarray(coef.T), out, 200, K, a, b)
+        np.testing.assert_array_equal(out, want)
         # a Fortran-ordered coef_ (what class_sums gives) reads the same
         np.testing.assert_array_equal(m.row_scores(X, np.asfortranarray(coef), threads=2), want)
 
@@ -434,7 +440,19 @@ def test_row_scores_refuse_malformed_input_also_from_a_helper_thread():
     with pytest.raises(ValueError, match="indptr"):
         kernel(np.array([0, 5, 2]), np.zeros(5, dtype=np.int32), np.ones(5), np.ones((V, 2)), np.zeros((2, 2)),
                V, 2, 0, 2)
-    with pytest.raises(TypeError, match="writable"):
+    with pytest.raises(ValueError, match="row 9: a column index"):   # more classes: the other loop
+        kernel(bad.indptr, bad.indices, bad.data, np.ones((V, 3)), np.zeros((n, 3)), V, 3, 0, n)
+    with pytest.raises(ValueError, match="row 0: a column index"):   # no column at all, entries all the same
+        kernel(X.indptr, X.indices, X.data, np.ones((0, 2)), np.zeros((n, 2)), 0, 2, 0, n)
+    # sizes whose products wrap around to the buffers' lengths (2**61 * 8 = 2**64 = 0): refused, not read
+    with pytest.raises(ValueError, match="lengths"):
+        kernel(np.array([0, 1]), np.array([2**40]), np.ones(1), np.zeros(0), np.zeros(8), 2**61, 8, 0, 1)
+    with pytest.raises(ValueError, match="lengths"):
+        kernel(np.zeros(5, np.int64), np.zeros(0, np.int32), np.zeros(0), np.zeros(0), np.zeros(0), 4, 2**62, 0, 4)
+    with pytest.raises(ValueError, match="lengths"):
+        m._sparse_kernels.class_sums(np.array([0, 1]), np.array([2**40]), np.ones(1), np.zeros(1, np.int64),
+                                     np.ones(1), np.zeros(0), 2**61, 8)
+    with pytest.raises(TypeError, match="row_scores: out must be a contiguous writable"):
         out.flags.writeable = False
         kernel(X.indptr, X.indices, X.data, np.ones((V, 2)), out, V, 2, 0, n)
 
@@ -453,9 +471,12 @@ def test_compute_threads_follows_the_cores_and_omp_num_threads(monkeypatch):
     assert compute_threads() == 1
     monkeypatch.setenv("OMP_NUM_THREADS", str(cores + 5))
     assert compute_threads() == cores
-    for junk in ("abc", "0", "-2", ""):
+    for junk in ("abc", "0", "-2", "", "1_6", "\u00b2", " "):
         monkeypatch.setenv("OMP_NUM_THREADS", junk)
         assert compute_threads() == cores
+    for nested in ("1,2", " 1 , 4", "1,"):   # OpenMP's list form: the outer level first
+        monkeypatch.setenv("OMP_NUM_THREADS", nested)
+        assert compute_threads() == 1
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     assert compute_threads() == 3

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -186,6 +187,29 @@ def test_a_lower_thread_limit_of_the_caller_is_kept(monkeypatch):
             worker = pool.submit(_blas_threads).result()
         assert worker and set(worker) == {1}
         assert set(_blas_threads()) == {1}
+
+
+def _worker_omp_and_compute_threads():
+    import os
+
+    from toolkit.api import compute_threads
+
+    return os.environ.get("OMP_NUM_THREADS"), compute_threads()
+
+
+def test_a_lower_omp_num_threads_of_the_user_is_kept_in_the_workers(monkeypatch):
+    """Workers set OMP_NUM_THREADS to their share of the cores, which compute_threads() (the threads of
+    nb-multinomial's scores and the OTS search) reads: a user's lower OMP_NUM_THREADS=1 became 4 on 8 cores."""
+    from toolkit.evaluation import harness
+
+    monkeypatch.setattr(harness, "_usable_cores", lambda: 8)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    with harness.forked_pool(2) as pool:
+        assert pool.submit(_worker_omp_and_compute_threads).result() == ("1", 1)
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    with harness.forked_pool(2) as pool:
+        assert pool.submit(_worker_omp_and_compute_threads).result() == ("4", 4)
 
 
 _CLI_THEN_POOLS = """

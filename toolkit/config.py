@@ -46,10 +46,9 @@ def compute_threads() -> int:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
         cores = os.cpu_count() or 1
-    try:
-        cap = int(os.environ.get("OMP_NUM_THREADS", ""))
-    except ValueError:
-        cap = cores
+    # OpenMP's list form "4,2" gives the outer level first; anything but a whole number is ignored
+    first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    cap = int(first) if first.isascii() and first.isdigit() else 0
     return max(1, min(cores, cap if cap > 0 else cores))
 
 

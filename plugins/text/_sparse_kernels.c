@@ -19,11 +19,11 @@
 #include <stdint.h>
 #include <string.h>
 
-static int get_buffer(PyObject *obj, Py_buffer *view, const char *name, int writable)
+static int get_buffer(PyObject *obj, Py_buffer *view, const char *function, const char *name, int writable)
 {
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(obj, view, flags) < 0) {
-        PyErr_Format(PyExc_TypeError, "class_sums: %s must be a contiguous%s array", name,
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a contiguous%s array", function, name,
                      writable ? " writable" : "");
         return -1;
     }
@@ -47,6 +47,14 @@ static int is_double(const Py_buffer *view)
     return view->itemsize == 8 && *f == 'd';
 }
 
+/* a * b == n for non-negative a, b without overflow: a product that wraps could match a short buffer */
+static int product_is(Py_ssize_t a, Py_ssize_t b, Py_ssize_t n)
+{
+    if (a < 0 || b < 0) return 0;
+    if (b != 0 && a > PY_SSIZE_T_MAX / b) return 0;
+    return a * b == n;
+}
+
 #define IDX(p, width, k) ((width) == 4 ? (int64_t)((const int32_t *)(p))[k] : ((const int64_t *)(p))[k])
 
 static PyObject *class_sums(PyObject *self, PyObject *args)
@@ -62,7 +70,7 @@ static PyObject *class_sums(PyObject *self, PyObject *args)
     int got = 0;
     PyObject *result = NULL;
     for (; got < 6; got++)
-        if (get_buffer(objs[got], &b[got], names[got], got == 5) < 0) goto done;
+        if (get_buffer(objs[got], &b[got], "class_sums", names[got], got == 5) < 0) goto done;
     int wp = int_width(&b[0]), wi = int_width(&b[1]), wy = int_width(&b[3]);
     if (!wp || !wi || !wy || !is_double(&b[2]) || !is_double(&b[4]) || !is_double(&b[5])) {
         PyErr_SetString(PyExc_TypeError, "class_sums: indptr, indices and y must be int32 or int64 arrays, "
@@ -71,7 +79,7 @@ static PyObject *class_sums(PyObject *self, PyObject *args)
     }
     Py_ssize_t n_rows = b[0].len / wp - 1, nnz = b[1].len / wi;
     if (n_rows < 0 || b[3].len / wy != n_rows || b[4].len / 8 != n_rows || b[2].len / 8 != nnz ||
-        n_features < 0 || n_classes < 1 || b[5].len / 8 != n_features * n_classes) {
+        n_features < 0 || n_classes < 1 || !product_is(n_features, n_classes, b[5].len / 8)) {
         PyErr_SetString(PyExc_ValueError, "class_sums: the arrays' lengths do not fit a CSR matrix of "
                                           "n_features columns, one label and weight per row, out of (V, K)");
         goto done;
@@ -123,7 +131,51 @@ done:
     return result;
 }
 
-/* out[i, :] for start <= i < stop; each row's sums kept in a local (K,) buffer */
+/* Rows start..stop of X @ weights into out, each row's sums from 0.0 in entry order (scipy's csr_matvec and
+   csr_matvecs add a * x[k] to the row's sum the same way). Two classes keep their sums in registers and
+   check the column indices after the row (a bad one is clamped to 0 until then); more add into the out row. Returns the first malformed row (-1: none), its kind in *kind
+   (1: indptr, 3: a column index). */
+#define SCORE_ROWS(NAME, ITYPE)                                                                          \
+static int64_t NAME(const char *indptr, int wp, const ITYPE *restrict ix, const double *restrict data,    \
+                    const double *restrict weights, double *restrict out, int64_t V, int64_t K,            \
+                    int64_t nnz, int64_t start, int64_t stop,                                              \
+                    int64_t *kind)                                                                       \
+{                                                                                                        \
+    for (int64_t i = start; i < stop; i++) {                                                             \
+        const int64_t begin = IDX(indptr, wp, i), end = IDX(indptr, wp, i + 1);                          \
+        if (begin < 0 || end < begin || end > nnz) { *kind = 1; return i; }                              \
+        if (V == 0 && end > begin) { *kind = 3; return i; }  /* no column: the clamp below needs one */  \
+        if (K == 2) {                                                                                    \
+            double s0 = 0.0, s1 = 0.0;                                                                   \
+            int bad = 0;                                                                                 \
+            for (int64_t e = begin; e < end; e++) {                                                      \
+                uint64_t j = (uint64_t)(int64_t)ix[e];                                                   \
+                bad |= j >= (uint64_t)V;                                                                 \
+                j = j < (uint64_t)V ? j : 0;                                                             \
+                const double v = data[e], *w = weights + 2 * j;                                          \
+                s0 += v * w[0];                                                                          \
+                s1 += v * w[1];                                                                          \
+            }                                                                                            \
+            if (bad) { *kind = 3; return i; }                                                            \
+            out[2 * i] = s0;                                                                             \
+            out[2 * i + 1] = s1;                                                                         \
+        } else {                                                                                         \
+            double *restrict o = out + i * K;                                                            \
+            for (int64_t k = 0; k < K; k++) o[k] = 0.0;                                                  \
+            for (int64_t e = begin; e < end; e++) {                                                      \
+                const int64_t j = ix[e];                                                                 \
+                if ((uint64_t)j >= (uint64_t)V) { *kind = 3; return i; }                                 \
+                const double v = data[e], *restrict w = weights + j * K;                                 \
+                for (int64_t k = 0; k < K; k++) o[k] += v * w[k];                                        \
+            }                                                                                            \
+        }                                                                                                \
+    }                                                                                                    \
+    return -1;                                                                                           \
+}
+SCORE_ROWS(score_rows_i32, int32_t)
+SCORE_ROWS(score_rows_i64, int64_t)
+
+/* out[i, :] for start <= i < stop */
 static PyObject *row_scores(PyObject *self, PyObject *args)
 {
     PyObject *o_indptr, *o_indices, *o_data, *o_weights, *o_out;
@@ -136,9 +188,8 @@ static PyObject *row_scores(PyObject *self, PyObject *args)
     const char *names[5] = {"indptr", "indices", "data", "weights", "out"};
     int got = 0;
     PyObject *result = NULL;
-    double *sums = NULL;
     for (; got < 5; got++)
-        if (get_buffer(objs[got], &b[got], names[got], got == 4) < 0) goto done;
+        if (get_buffer(objs[got], &b[got], "row_scores", names[got], got == 4) < 0) goto done;
     int wp = int_width(&b[0]), wi = int_width(&b[1]);
     if (!wp || !wi || !is_double(&b[2]) || !is_double(&b[3]) || !is_double(&b[4])) {
         PyErr_SetString(PyExc_TypeError, "row_scores: indptr and indices must be int32 or int64 arrays, "
@@ -147,7 +198,7 @@ static PyObject *row_scores(PyObject *self, PyObject *args)
     }
     Py_ssize_t n_rows = b[0].len / wp - 1, nnz = b[1].len / wi;
     if (n_rows < 0 || b[2].len / 8 != nnz || n_features < 0 || n_classes < 1 ||
-        b[3].len / 8 != n_features * n_classes || b[4].len / 8 != n_rows * n_classes ||
+        !product_is(n_features, n_classes, b[3].len / 8) || !product_is(n_rows, n_classes, b[4].len / 8) ||
         row_start < 0 || row_stop < row_start || row_stop > n_rows) {
         PyErr_SetString(PyExc_ValueError, "row_scores: the arrays' lengths do not fit a CSR matrix of "
                                           "n_features columns, weights of (n_features, n_classes), out of "
@@ -155,29 +206,17 @@ static PyObject *row_scores(PyObject *self, PyObject *args)
         goto done;
     }
     const int64_t K = n_classes, V = n_features;
-    sums = (double *)PyMem_RawMalloc((size_t)K * sizeof(double));
-    if (!sums) { PyErr_NoMemory(); goto done; }
-    const char *indptr = (const char *)b[0].buf, *indices = (const char *)b[1].buf;
+    const char *indptr = (const char *)b[0].buf;
     const double *data = (const double *)b[2].buf, *weights = (const double *)b[3].buf;
     double *out = (double *)b[4].buf;
     int64_t bad_row = -1, bad_kind = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (int64_t i = row_start; i < row_stop; i++) {
-        int64_t begin = IDX(indptr, wp, i), end = IDX(indptr, wp, i + 1);
-        if (begin < 0 || end < begin || end > nnz) { bad_row = i; bad_kind = 1; break; }
-        for (int64_t k = 0; k < K; k++) sums[k] = 0.0;
-        for (int64_t e = begin; e < end; e++) {
-            int64_t j = IDX(indices, wi, e);
-            if ((uint64_t)j >= (uint64_t)V) { bad_row = i; bad_kind = 3; break; }
-            const double v = data[e];
-            const double *row = weights + j * K;
-            if (K == 2) { sums[0] += v * row[0]; sums[1] += v * row[1]; }
-            else for (int64_t k = 0; k < K; k++) sums[k] += v * row[k];
-        }
-        if (bad_row >= 0) break;
-        double *o = out + i * K;
-        for (int64_t k = 0; k < K; k++) o[k] = sums[k];
-    }
+    if (wi == 4)
+        bad_row = score_rows_i32(indptr, wp, (const int32_t *)b[1].buf, data, weights, out, V, K, nnz,
+                                 row_start, row_stop, &bad_kind);
+    else
+        bad_row = score_rows_i64(indptr, wp, (const int64_t *)b[1].buf, data, weights, out, V, K, nnz,
+                                 row_start, row_stop, &bad_kind);
     Py_END_ALLOW_THREADS
     if (bad_row >= 0) {
         PyErr_Format(PyExc_ValueError, "row_scores: row %lld: %s", (long long)bad_row,
@@ -188,7 +227,6 @@ static PyObject *row_scores(PyObject *self, PyObject *args)
     Py_INCREF(Py_None);
     result = Py_None;
 done:
-    PyMem_RawFree(sums);
     for (int k = 0; k < got; k++) PyBuffer_Release(&b[k]);
     return result;
 }

@@ -90,16 +90,20 @@ def class_sums(X: sp.csr_matrix, y: np.ndarray, w: np.ndarray, K: int) -> np.nda
 
 
 def row_scores(X: sp.csr_matrix, coef: np.ndarray, threads: int | None = None) -> np.ndarray:
-    """(n, K) ``X @ coef.T``: scipy's product, bit for bit (each row's entries added in order from 0.0),
-    computed by the compiled kernel on row ranges of about equal entries in ``threads`` threads (default:
-    ``toolkit.api.compute_threads()`` for a large X, else one). Prediction is one pass over X, bound by
-    memory; scipy's product takes one core for it."""
+    """(n, K) ``X @ coef.T``: scipy's product, bit for bit (each row's entries added in order from 0.0).
+
+    Two classes (binary text tasks) are scored by the compiled kernel, its two sums in registers: on one
+    thread as fast as scipy or faster, on row ranges of about equal entries in ``threads`` threads
+    (default: ``toolkit.api.compute_threads()`` from 2^20 stored entries, else one) about twice as fast.
+    Three or four classes use it only in threads; one class, or more than four, stay with scipy, which
+    was as fast or faster there on one thread and not clearly slower than two (measured on 2 cores).
+    """
     n, V = X.shape
     K = coef.shape[0]
-    if _sparse_kernels is None or K == 0:
-        return np.asarray(X @ coef.T)
     if threads is None:
         threads = compute_threads() if X.nnz >= _THREADED_SCORES_NNZ else 1
+    if _sparse_kernels is None or not (K == 2 or (3 <= K <= 4 and threads > 1)):
+        return np.asarray(X @ coef.T)
     weights = np.ascontiguousarray(coef.T, dtype=np.float64)
     indptr, indices = np.ascontiguousarray(X.indptr), np.ascontiguousarray(X.indices)
     data = np.ascontiguousarray(X.data, dtype=np.float64)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.config import process_ends
+from toolkit.config import compute_threads, process_ends
 from toolkit.data.dataset import Dataset
 from toolkit.errors import ParameterError, PluginError, ToolkitError
 from toolkit.evaluation import experiment
@@ -382,8 +382,9 @@ def _usable_cores() -> int:
 
 
 def _threads_per_worker(jobs: int) -> int:
-    """The cores this process may use, shared out over ``jobs`` workers (at least 1 thread each)."""
-    return max(1, _usable_cores() // max(1, jobs))
+    """The cores this process may use, shared out over ``jobs`` workers (at least 1 thread each), and never
+    above the user's own OMP_NUM_THREADS (the workers set it to this share, which ``compute_threads`` reads)."""
+    return max(1, min(_usable_cores() // max(1, jobs), compute_threads()))
 
 
 def _init_worker(threads: int) -> None:
