@@ -24,9 +24,12 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::R
 def cluster():
     from distributed import LocalCluster
 
+    saved = dict(os.environ)   # the nannies set OMP_NUM_THREADS=1 & co. here (see dask_client)
     c = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50)
     yield c
     c.close()
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 def _canonical(path):
@@ -106,9 +109,13 @@ def test_the_command_line_table_is_the_same_with_a_local_cluster():
     args = ["compare", str(ROOT / "datasets" / "iris.arff"), str(ROOT / "datasets" / "labor.arff"), "-c", "nb-weka",
             "-c", "nb-gaussian", "--runs", "3", "-q"]
     local = runner.invoke(app, args)
+    before = {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
     remote = runner.invoke(app, [*args, "--cluster", "local:2"])
     assert local.exit_code == 0 and remote.exit_code == 0, remote.output
     assert local.stdout == remote.stdout
+    # Dask's nannies set OMP_NUM_THREADS=1 & co. in this process; the command puts them back (a later
+    # --jobs run took them as the user's cap: one thread per worker)
+    assert {name: os.environ.get(name) for name in before} == before
 
 
 # ----------------------------------------------------------------------------- partitioned training (issue 17)

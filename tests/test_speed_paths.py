@@ -112,13 +112,15 @@ def _worker_threads():
         os.environ.get("OMP_NUM_THREADS"), os.environ.get("OPENBLAS_NUM_THREADS")
 
 
-def test_workers_cap_blas_and_openmp_threads():
+def test_workers_cap_blas_and_openmp_threads(monkeypatch):
     """--jobs N: each worker starts with at most cores // N threads per BLAS/OpenMP pool."""
     import concurrent.futures as cf
     import multiprocessing
     import os
 
     from toolkit.evaluation import harness
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)   # a user's cap would lower the share (tested below)
 
     cores = len(os.sched_getaffinity(0))
     for jobs in (1, 2, cores + 3):
