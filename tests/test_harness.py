@@ -466,6 +466,69 @@ def test_resume_leaves_a_file_that_is_not_a_results_file_untouched(tmp_path):
     assert notes.read_bytes() == before
 
 
+@pytest.mark.parametrize("text", [b"my important notes, do not lose", b"\n\nsome text", b"[1, 2"])
+def test_resume_leaves_a_file_of_one_unfinished_line_untouched(tmp_path, text):
+    """A file whose only (or last) line has no newline and is not JSON was taken for a run killed in
+    mid-write: --resume cut it back to its last newline (here the whole text) and wrote its statement.
+    Only a line our writer began ('{"') is a torn record; the file is refused and left as it was."""
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(text)
+    result = runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-weka", "-r", "2", "--out", str(notes), "--resume"])
+    assert result.exit_code == 2 and "is this a toolkit results file?" in result.stderr
+    assert notes.read_bytes() == text
+
+
+def test_a_full_disk_while_writing_results_is_one_error_and_the_file_resumes(tmp_path, monkeypatch):
+    """ENOSPC while the records are written (here at the first fsync after the statement) was a 125-line
+    traceback; now one error naming the file, and --resume then gives an uninterrupted run's records."""
+    import errno
+
+    from toolkit.evaluation import results
+
+    whole = tmp_path / "whole.jsonl"
+    toolkit.evaluate(TINY, ["nb-weka"], runs=3, out=whole)
+    real_fsync, calls = os.fsync, []
+
+    def full(fd):
+        calls.append(fd)
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
+
+    out = tmp_path / "r.jsonl"
+    monkeypatch.setattr(results.os, "fsync", full)
+    with pytest.raises(ResultsFileError, match=r"r\.jsonl: cannot write \(No space left on device\).*--resume"):
+        toolkit.evaluate(TINY, ["nb-weka"], runs=3, out=out)
+    monkeypatch.setattr(results.os, "fsync", real_fsync)
+    toolkit.evaluate(TINY, ["nb-weka"], runs=3, out=out, resume=True)
+
+    def strip(path):
+        return sorted(json.dumps({k: v for k, v in json.loads(line).items() if k != "timing"}, sort_keys=True)
+                      for line in path.read_text().splitlines())
+
+    assert strip(out) == strip(whole)
+
+
+@pytest.mark.parametrize("metric, value, match", [
+    ("kappa", 1e200, "finite number"), ("kappa", float("-inf"), "finite number"), ("log-loss", float("inf"), "finite"),
+    ("kappa", 1.5, r"\[-1, 1\]"), ("roc-auc", -0.1, r"\[0, 1\]")])
+def test_metric_values_the_writer_never_writes_are_refused_naming_the_line(tmp_path, metric, value, match):
+    """Infinite or out-of-range metric values (the writer never writes them) were read: -inf kappa got a
+    significance mark in compare, 1e200 overflowed the t-test with a traceback."""
+    out = tmp_path / "r.jsonl"
+    toolkit.evaluate(TINY, ["nb-weka"], runs=3, out=out, metrics=["error", "kappa", "log-loss", "roc-auc"])
+    lines = out.read_text().splitlines()
+    rec = json.loads(lines[2])
+    rec["metrics"][metric] = value
+    lines[2] = json.dumps(rec)   # Python's json writes Infinity, as a hand edit would
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ResultsFileError, match=rf"bad\.jsonl:3: .*metric '{metric}' must be .*{match}"):
+        toolkit.compare(str(bad))
+    result = runner.invoke(app, ["compare", str(bad), "-m", metric])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "bad.jsonl:3" in result.stderr
+
+
 def test_resume_and_compare_refuse_another_class_attribute_or_another_grid(tmp_path):
     """An experiment's datasets are known by their class attribute too, and its pipelines by their grid and
     tuning: --resume with another --class ran nothing ('3 of 3 already done') and showed the other task's
@@ -504,7 +567,8 @@ DAMAGE = {  # one field of the second record, as a hand-edited or foreign file m
     "pipeline null": (lambda r: r.__setitem__("pipeline", None), "'pipeline' must be an object with a name"),
     "no metrics": (lambda r: r.pop("metrics"), "'metrics' must be an object"),
     "metric a string": (lambda r: r["metrics"].__setitem__("error", "abc"), "metric 'error' must be a number"),
-    "error infinite": (lambda r: r["metrics"].__setitem__("error", float("inf")), "metric 'error' must be in [0, 1]"),
+    "error infinite": (lambda r: r["metrics"].__setitem__("error", float("inf")), "metric 'error' must be a finite number"),
+    "error above 1": (lambda r: r["metrics"].__setitem__("error", 1.5), "metric 'error' must be in [0, 1]"),
     "repetition a string": (lambda r: r.__setitem__("repetition", "x"), "'repetition' must be a whole number"),
     "chosen_params a string": (lambda r: r.__setitem__("chosen_params", "x"), "'chosen_params' must be an object"),
     "predictions of two lengths": (lambda r: r["predictions"]["y_pred"].pop(), "'predictions' lists of different"),

@@ -77,7 +77,9 @@ def read_file(path: str | os.PathLike[str], torn: list[str] | None = None
         try:
             record = json.loads(text)
         except (ValueError, RecursionError):
-            if number == len(lines) and not line.endswith("\n"):
+            # a line our writer began (every one starts '{"') and a killed run did not finish; any other
+            # text is not ours, and --resume would cut it away
+            if number == len(lines) and not line.endswith("\n") and text[:2] in ("{", '{"'):
                 if torn is not None:
                     torn.append(str(path))
                 break  # the run was killed while writing this line
@@ -107,9 +109,12 @@ def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-#: metrics whose value is a share or a count: a number in range, or missing (None, NaN)
-_BOUNDED = {"error": 1.0, "accuracy": 1.0}
+#: metrics whose value is a share, a correlation or a count: a number in range, or missing (None, NaN)
+_BOUNDED = {"error": (0.0, 1.0), "accuracy": (0.0, 1.0), "roc-auc": (0.0, 1.0), "average-precision": (0.0, 1.0),
+            "kappa": (-1.0, 1.0), "mcc": (-1.0, 1.0)}
 _COUNTS = ("errors", "n_evaluated")
+#: any metric's magnitude at most: the statistics square the values (1e200 overflowed the t-test's variance)
+_LARGEST_METRIC = 1e100
 
 
 def _statement_problem(rec: dict[str, Any]) -> str:
@@ -165,8 +170,11 @@ def _record_problem(rec: dict[str, Any]) -> str:
         if not (value is None or _is_number(value) or isinstance(value, (list, dict))):
             return f"metric '{name}' must be a number, not {value!r}"
         if _is_number(value) and value == value:   # NaN: a metric the repetition could not compute
-            if name in _BOUNDED and not 0.0 <= value <= _BOUNDED[name]:
-                return f"metric '{name}' must be in [0, 1], not {value!r}"
+            if not abs(value) <= _LARGEST_METRIC:    # the writer never writes an infinity
+                return f"metric '{name}' must be a finite number of magnitude at most 1e100, not {value!r}"
+            if name in _BOUNDED and not _BOUNDED[name][0] <= value <= _BOUNDED[name][1]:
+                lo, hi = _BOUNDED[name]
+                return f"metric '{name}' must be in [{lo:g}, {hi:g}], not {value!r}"
             if name in _COUNTS and not (math.isfinite(value) and value >= 0):
                 return f"metric '{name}' must be a count, not {value!r}"
     predictions = rec.get("predictions")
@@ -283,8 +291,13 @@ class ResultsWriter:
                                    f"finish or choose another --out file") from None
         try:
             self._open(fh, resume)
-        except BaseException:
-            fh.close()
+        except BaseException as exc:
+            try:
+                fh.close()
+            except OSError:   # the statement's text that could not be flushed
+                pass
+            if isinstance(exc, OSError):   # a full disk as the statement is written
+                raise self._cannot_write(exc) from None
             raise
         self._fh = fh
 
@@ -359,22 +372,36 @@ class ResultsWriter:
     def write(self, record: dict[str, Any]) -> None:
         if self._fh is None:
             return
-        self._fh.write(dumps_record(record) + "\n")
-        self._fh.flush()
-        now = time.monotonic()
-        if now - self._synced >= self.sync_interval:
-            os.fsync(self._fh.fileno())
-            self._synced = now
+        try:
+            self._fh.write(dumps_record(record) + "\n")
+            self._fh.flush()
+            now = time.monotonic()
+            if now - self._synced >= self.sync_interval:
+                os.fsync(self._fh.fileno())
+                self._synced = now
+        except OSError as exc:   # a full disk: the records written so far stay, --resume continues them
+            raise self._cannot_write(exc) from None
+
+    def _cannot_write(self, exc: OSError) -> ResultsFileError:
+        return ResultsFileError(f"{self.path}: cannot write ({exc.strerror or exc}); the records written so "
+                                f"far are kept: free space, then continue with --resume")
 
     def close(self) -> None:
         if self._fh is not None:
+            fh, self._fh = self._fh, None
             try:
-                self._fh.flush()
-                os.fsync(self._fh.fileno())
-                fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError as exc:
+                raise self._cannot_write(exc) from None
             finally:
-                self._fh.close()
-                self._fh = None
+                try:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                finally:
+                    try:
+                        fh.close()
+                    except OSError:   # the buffered text that could not be flushed above
+                        pass
 
     def __enter__(self) -> ResultsWriter:
         return self
