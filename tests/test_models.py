@@ -164,6 +164,41 @@ def test_reversed_class_list_is_refused(vote_model, tmp_path):
     _refused(signed, "class list")
 
 
+def _edit_array(path, name, edit):
+    import io
+
+    with zipfile.ZipFile(path) as zf:
+        arrays = dict(np.load(io.BytesIO(zf.read("arrays.npz"))))
+    assert name in arrays, sorted(arrays)
+    arrays[name] = edit(arrays[name])
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    _resign(path, "arrays.npz", buffer.getvalue())
+
+
+@pytest.mark.parametrize("classifier, dataset, array, edit", [
+    ("liblinear-lr", "iris", "classifier/classes_", lambda a: np.concatenate([a, a[:1]])),   # a class too many
+    ("nb-multinomial", "iris", "classifier/coef_", lambda a: a[:-1]),                         # a class's row cut
+    ("cmls", "vote", "classifier/prep_fill_", lambda a: a[:-1]),                              # one fill value short
+])
+def test_model_state_arrays_of_the_wrong_size_are_refused_at_load(tmp_path, classifier, dataset, array, edit):
+    """Arrays edited with the checksum redone (a file's state changed by hand or by an incompatible
+    plugin): liblinear with 4 labels for 3 classes loaded and predicted with shifted labels, nb-multinomial
+    with one row of coef_ for two classes wrote one probability per row, cmls with a fill value short
+    failed only on data with missing values, as the plugin's bug. The load-time probe now checks the
+    probabilities' shape, the classifier's classes and a row of missing values."""
+    model = tmp_path / "m.tkm"
+    result = runner.invoke(app, ["train", dataset, "-c", classifier, "-o", str(model)])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["predict", str(model), dataset])
+    assert result.exit_code == 0, result.output                  # the file as written predicts
+    _edit_array(model, array, edit)
+    result = runner.invoke(app, ["predict", str(model), dataset])
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and "Traceback" not in result.output, result.output
+    assert "does not make a working model" in lines[0] and "m.tkm" in lines[0]
+
+
 def test_flipped_byte_in_deflated_data_is_refused(vote_model, tmp_path):
     """A flip inside compressed data used to end in an uncaught zlib.error."""
     with zipfile.ZipFile(vote_model) as zf:

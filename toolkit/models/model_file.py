@@ -41,7 +41,7 @@ import numpy as np
 from toolkit.atomic_write import replaced_atomically
 from toolkit.data.attributes import KIND_NAMES, AttributeList
 from toolkit.data.dataset import Attribute, Dataset
-from toolkit.errors import ModelFileError, ToolkitError
+from toolkit.errors import CapabilityError, ModelFileError, ToolkitError
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "save_model", "load_model", "SavedModel", "header_difference",
            "MAX_INFLATION", "MAX_MEMBER_BYTES", "MAX_JSON_DEPTH"]
@@ -511,16 +511,38 @@ def _probe(fitted: Any, attrs: AttributeList, class_index: int | None, path: str
     last = np.where((kinds == KIND_NAMES.index("numeric")) | (kinds == KIND_NAMES.index("string")), 1.0, 0.0)
     nominal = kinds == KIND_NAMES.index("nominal")
     last[nominal] = features.n_values()[nominal] - 1
-    X = np.vstack([np.zeros(len(features)), last])
-    strings = {int(j): ["", "probe"] for j in np.flatnonzero(kinds == KIND_NAMES.index("string"))}
-    y = np.zeros(2, dtype=np.int64) if class_index is not None else None
-    ds = Dataset("probe", attrs, X, y, class_index, np.ones(2), strings=strings)
-    try:
+    numeric = kinds == KIND_NAMES.index("numeric")
+    string_columns = np.flatnonzero(kinds == KIND_NAMES.index("string"))
+    n_classes = len(fitted.schema.classes)
+
+    def predict(X: np.ndarray, texts: list[str]) -> None:
+        n = len(X)
+        y = np.zeros(n, dtype=np.int64) if class_index is not None else None
+        ds = Dataset("probe", attrs, X, y, class_index, np.ones(n), strings={int(j): texts for j in string_columns})
         pred = fitted.predict(ds, keep_model=False)
         values = [pred.y_pred] + ([pred.proba] if pred.proba is not None else [])
         if not all(np.all(np.isfinite(v)) for v in values) or not np.all(
-                (pred.y_pred >= 0) & (pred.y_pred < len(fitted.schema.classes))):
+                (pred.y_pred >= 0) & (pred.y_pred < n_classes)):
             raise ValueError("non-finite or out-of-range prediction")
+        # one probability per class of the header, and a classifier that knows as many classes: a state
+        # cut or extended by a row still predicted, with its columns shifted against the labels
+        if pred.proba is not None and np.shape(pred.proba) != (n, n_classes):
+            raise ValueError(f"probabilities of shape {np.shape(pred.proba)} for {n} rows and {n_classes} classes")
+        known = getattr(fitted.classifier, "classes_", None)
+        if known is not None and len(known) != n_classes:
+            raise ValueError(f"the classifier holds {len(known)} classes, the header {n_classes}")
+
+    try:
+        predict(np.vstack([np.zeros(len(features)), last]), ["", "probe"])
+        if (numeric | nominal).any():
+            # every numeric and nominal value missing: the state that fills or skips them (cmls's prep_fill_)
+            # is used too; a pipeline that refuses missing values says so (CapabilityError), which is no failure
+            missing = np.zeros((1, len(features)))
+            missing[0, numeric | nominal] = np.nan
+            try:
+                predict(missing, ["probe"])
+            except CapabilityError:
+                pass
     except Exception as exc:
         raise _fail(path, f"its state does not make a working model ({type(exc).__name__}: {str(exc)[:160]}); "
                           f"the file was altered or written by an incompatible plugin") from None
