@@ -585,6 +585,21 @@ DAMAGE = {  # one field of the second record, as a hand-edited or foreign file m
     "a stored confusion matrix of other classes": (
         lambda r: r["metrics"].__setitem__("confusion-matrix", {"labels": ["a"], "matrix": [[1.0]]}),
         "metric 'confusion-matrix' must be 2 x 2 numbers"),
+    # from the hostile-input review: report's AttributeError / TypeError / IndexError on these
+    "env a string": (lambda r: r.__setitem__("env", "x"), "'env' must be an object"),
+    "env plugins a list": (lambda r: r["env"].__setitem__("plugins", []), "'env' must be an object (its 'plugins'"),
+    "classifier name a number": (lambda r: r["pipeline"]["classifier"].__setitem__("name", 5),
+                                 "'pipeline.classifier' must be an object with a name"),
+    "classifier params a list": (lambda r: r["pipeline"]["classifier"].__setitem__("params", []),
+                                 "'pipeline.classifier' must be an object with a name, 'params'"),
+    "class counts one short": (lambda r: r.__setitem__("train_class_counts", r["train_class_counts"][:1]),
+                               "'train_class_counts' must be 2 numbers"),
+    "probabilities of three classes": (lambda r: r["predictions"].__setitem__(
+        "proba", [[0.2, 0.3, 0.5]] * len(r["predictions"]["y_true"])), "'predictions.proba' must hold one list of 2"),
+    "per-class recall one short": (lambda r: r["metrics"].__setitem__("per-class", {"recall": [0.5]}),
+                                   "metric 'per-class' must hold lists of 2 values"),
+    "pr-curve of two lengths": (lambda r: r["metrics"].__setitem__(
+        "pr-curve", {"democrat": {"precision": [1.0, 0.5], "recall": [0.5]}}), "metric 'pr-curve' of class 'democrat'"),
 }
 
 
@@ -601,6 +616,12 @@ def test_a_damaged_record_is_one_error_line_naming_the_file_and_line(case, tmp_p
     lines[2] = json.dumps(record)
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    statement = json.loads(lines[0])   # and the statement's objects (report's AttributeError on them)
+    for key, value in (("timing", 1), ("versions", {"plugins": "x"})):
+        broken = tmp_path / f"statement-{key}.jsonl"
+        broken.write_text("\n".join([json.dumps({**statement, key: value}), *lines[1:]]) + "\n", encoding="utf-8")
+        _one_line_error(runner.invoke(app, ["report", str(broken), "-o", str(tmp_path / "s.html")]),
+                        f"{broken}:1: a damaged experiment statement: '{key}")
     for command in (["compare", str(bad)], ["report", str(bad), "-o", str(tmp_path / "r.html")]):
         _one_line_error(runner.invoke(app, command), f"{bad}:3: a damaged toolkit.result/1 record: {needle}")
     assert not (tmp_path / "r.html").exists()

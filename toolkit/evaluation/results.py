@@ -131,10 +131,19 @@ def _statement_problem(rec: dict[str, Any]) -> str:
         return "'pipelines' must be a list of names"
     if not _strings(rec.get("metrics", [])):
         return "'metrics' must be a list of names"
-    for key in ("versions", "pipeline_specs"):
+    for key in ("versions", "pipeline_specs", "timing"):
         if key in rec and not isinstance(rec[key], dict):
             return f"'{key}' must be an object"
+    if isinstance(rec.get("versions"), dict) and not isinstance(rec["versions"].get("plugins", {}), dict):
+        return "'versions.plugins' must be an object"
     return ""
+
+
+def _list_lengths(value: Any) -> set[int] | None:
+    """The lengths of a list of lists (None: not a list of lists)."""
+    if not isinstance(value, list) or not all(isinstance(v, list) for v in value):
+        return None
+    return set(map(len, value))
 
 
 def _record_problem(rec: dict[str, Any]) -> str:
@@ -146,6 +155,13 @@ def _record_problem(rec: dict[str, Any]) -> str:
         return "'dataset.classes' must be a list of labels"
     if not (isinstance(rec.get("pipeline"), dict) and isinstance(rec["pipeline"].get("name"), str)):
         return "'pipeline' must be an object with a name"
+    for step, spec in rec["pipeline"].items():
+        if isinstance(spec, dict) and not (isinstance(spec.get("name"), str) and isinstance(spec.get("params", {}), dict)
+                                           and isinstance(spec.get("grid", {}), dict)):
+            return f"'pipeline.{step}' must be an object with a name, 'params' and 'grid' objects"
+    env = rec.get("env", {})
+    if not (isinstance(env, dict) and isinstance(env.get("plugins", {}), dict)):
+        return "'env' must be an object (its 'plugins' an object)"
     repetition = rec.get("repetition")
     if not (isinstance(repetition, int) and not isinstance(repetition, bool) and repetition >= 0):
         return f"'repetition' must be a whole number >= 0, not {repetition!r}"
@@ -194,6 +210,26 @@ def _record_problem(rec: dict[str, Any]) -> str:
                 bad = next(c for c in codes if c < -1 or (n_classes is not None and c >= n_classes))
                 return (f"'predictions.{key}' holds class code {bad}, outside -1 (missing) to "
                         f"{'the classes' if n_classes is None else n_classes - 1}")
+    if n_classes is not None:
+        # per-class numbers, one per class of the dataset (reports index them by class)
+        if isinstance(predictions, dict):
+            for key in ("proba", "scores"):
+                if key in predictions and _list_lengths(predictions[key]) not in (set(), {n_classes}):
+                    return f"'predictions.{key}' must hold one list of {n_classes} numbers per test instance"
+        counts = rec.get("train_class_counts")
+        if counts is not None and not (isinstance(counts, list) and len(counts) == n_classes
+                                       and all(_is_number(c) for c in counts)):
+            return f"'train_class_counts' must be {n_classes} numbers (the dataset's classes)"
+        per_class = metrics.get("per-class")
+        if isinstance(per_class, dict) and any(isinstance(v, list) and len(v) != n_classes for v in per_class.values()):
+            return f"metric 'per-class' must hold lists of {n_classes} values (the dataset's classes)"
+    for name in ("pr-curve", "roc-curve"):
+        curves = metrics.get(name)
+        if isinstance(curves, dict):
+            for label, curve in curves.items():
+                lists = [v for v in curve.values() if isinstance(v, list)] if isinstance(curve, dict) else None
+                if lists is None or len({len(v) for v in lists}) > 1:
+                    return f"metric '{name}' of class '{label}' must be an object of lists of one length"
     matrix = metrics.get("confusion-matrix")
     if isinstance(matrix, dict) and "matrix" in matrix and n_classes is not None:
         rows = matrix["matrix"]
