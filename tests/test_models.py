@@ -199,6 +199,23 @@ def test_model_state_arrays_of_the_wrong_size_are_refused_at_load(tmp_path, clas
     assert "does not make a working model" in lines[0] and "m.tkm" in lines[0]
 
 
+@pytest.mark.parametrize("edit, needle", [
+    (lambda m: m["header"]["attributes"][0].__setitem__("values", None), "attribute 1 is nominal without a list"),
+    (lambda m: m["header"]["attributes"][0].pop("values"), "attribute 1 is nominal without a list"),
+    (lambda m: m["training"].__setitem__("class_weights", [150.0]), "training summary is malformed"),
+    (lambda m: m.__setitem__("training", None), "training summary is malformed"),
+    (lambda m: m["training"].__setitem__("dataset", 5), "training summary is malformed"),
+], ids=["values-null", "values-gone", "weights-short", "training-null", "dataset-number"])
+def test_malformed_training_summary_or_header_values_are_refused_at_load(vote_model, tmp_path, edit, needle):
+    """meta.json edited with the checksum redone: these loaded, then predict ended in a traceback when it
+    compared the headers (KeyError, TypeError) or summarised labelled data (IndexError, AttributeError)."""
+    meta = _meta(vote_model)
+    edit(meta)
+    signed = _copy(vote_model, tmp_path, "signed.tkm")
+    _resign(signed, "meta.json", json.dumps(meta).encode())
+    _refused(signed, needle)
+
+
 def test_flipped_byte_in_deflated_data_is_refused(vote_model, tmp_path):
     """A flip inside compressed data used to end in an uncaught zlib.error."""
     with zipfile.ZipFile(vote_model) as zf:

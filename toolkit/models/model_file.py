@@ -566,6 +566,11 @@ def _build(path: str, meta: dict[str, Any], arrays: dict[str, np.ndarray], versi
             raise _fail(path, "meta.json does not match the file's format")
         registry = get_registry()
         header = meta["header"]
+        # every nominal and date attribute as the writer stores it (the header comparison reads its values)
+        for number, record in enumerate(header["attributes"], 1):
+            if isinstance(record, dict) and record.get("kind") in ("nominal", "date") and not (
+                    isinstance(record.get("values"), list) if record["kind"] == "nominal" else True):
+                raise _fail(path, f"meta.json's attribute {number} is nominal without a list of values")
         attrs = AttributeList.from_records(header["attributes"])
         class_index = header["class_index"]
         if class_index is not None and not (isinstance(class_index, int) and not isinstance(class_index, bool)
@@ -575,6 +580,13 @@ def _build(path: str, meta: dict[str, Any], arrays: dict[str, np.ndarray], versi
         classes = meta["classes"]
         if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
             raise _fail(path, "meta.json's class list is malformed")
+        training = meta["training"]
+        weights = training.get("class_weights") if isinstance(training, dict) else None
+        if not (isinstance(training, dict) and isinstance(training.get("dataset", ""), str)
+                and (weights is None or (isinstance(weights, list) and len(weights) == len(classes) and all(
+                    isinstance(w, (int, float)) and not isinstance(w, bool) and w >= 0 for w in weights)))):
+            raise _fail(path, f"meta.json's training summary is malformed (an object with the dataset's name and "
+                              f"{len(classes)} class weights)")
         if class_index is not None:
             declared = list(attrs[class_index].values)
             if declared != classes:
