@@ -426,6 +426,36 @@ def test_a_file_that_joins_two_experiments_is_refused(tmp_path):
     assert runner.invoke(app, ["compare", str(a)]).exit_code == 0
 
 
+def test_records_the_statement_does_not_cover_are_refused_not_pooled(tmp_path):
+    """Records joined from another file under the same protocol were pooled into the table: a repetition
+    twice under two identities (a 4-run cell of 5 values), a repetition past the runs, a dataset or a
+    pipeline the statement does not name (a row of its own)."""
+    a, other = tmp_path / "a.jsonl", tmp_path / "other.jsonl"
+    toolkit.evaluate(TINY, ["nb-weka"], runs=3, out=a)
+    toolkit.evaluate(TINY, ["nb-gaussian"], runs=3, out=other)
+    head, *records = a.read_text().splitlines()
+    first = json.loads(records[0])
+
+    def case(name, lines):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    twin = dict(first, key="0" * 24)                                 # the same cell under another identity
+    past = dict(json.loads(records[1]), repetition=99, key="1" * 24)
+    renamed = json.loads(records[2])
+    renamed["dataset"] = dict(renamed["dataset"], name="another", sha256="ab" * 32)
+    for path, needle in (
+            (case("twin", [head, *records, json.dumps(twin)]), "records 1 and 4 are both dataset"),
+            (case("past", [head, *records, json.dumps(past)]), "record 4 is repetition 99, past the experiment's 3"),
+            (case("dataset", [head, *records, json.dumps(renamed)]), "record 4 is of dataset 'another'"),
+            (case("pipeline", [head, *records, other.read_text().splitlines()[1]]),
+             "record 4 is of pipeline 'nb-gaussian'")):
+        for command in (["compare", str(path)], ["report", str(path), "-o", str(tmp_path / "r.json")]):
+            _one_line_error(runner.invoke(app, command), needle)
+    assert runner.invoke(app, ["compare", str(a)]).exit_code == 0
+
+
 def test_compare_refuses_a_metric_the_results_lack_and_an_empty_file(tmp_path):
     a = tmp_path / "a.jsonl"
     toolkit.evaluate(TINY, ["nb-weka"], runs=2, out=a)

@@ -263,15 +263,20 @@ def file_experiment(path: str | os.PathLike[str], experiments: list[dict[str, An
                                    f"this toolkit hold one experiment each (were two files joined?)")
     merged = exp.merge(experiments) if experiments else exp.from_records(records)
     if merged is not None:
-        _check_records_belong(path, merged, records)
+        _check_records_belong(path, merged, records, stated=bool(experiments))
     return merged
 
 
 def _check_records_belong(path: str | os.PathLike[str], experiment: dict[str, Any],
-                          records: list[dict[str, Any]]) -> None:
-    """Every record of a file ran under its experiment's protocol, on the datasets it states."""
+                          records: list[dict[str, Any]], stated: bool = True) -> None:
+    """Every record of a file ran under its experiment's protocol, on the datasets it states; with a
+    statement, also of a pipeline it states, a repetition within its runs, and one identity per (dataset,
+    pipeline, repetition): records joined from another file were pooled into its cells."""
     want = json.dumps(experiment.get("protocol"), sort_keys=True)
     known = {d["name"]: d["sha256"] for d in experiment.get("datasets", [])}
+    pipelines = set(experiment.get("pipelines", []))
+    runs = (experiment.get("protocol") or {}).get("repetitions")
+    seen: dict[tuple[Any, ...], tuple[int, str]] = {}
     for i, r in enumerate(records):
         if "protocol" in r and json.dumps(r["protocol"], sort_keys=True) != want:
             changed = exp.differences(experiment, r)
@@ -282,6 +287,21 @@ def _check_records_belong(path: str | os.PathLike[str], experiment: dict[str, An
         if ds.get("name") in known and ds.get("sha256") and ds["sha256"] != known[ds["name"]]:
             raise ResultsFileError(f"{path}: record {i + 1} is of another dataset '{ds['name']}' than the file's "
                                    f"experiment states (sha256 {ds['sha256'][:12]}...)")
+        if stated:
+            name, pipe, rep = (r.get("dataset") or {}).get("name"), (r.get("pipeline") or {}).get("name"), r["repetition"]
+            if known and name not in known:
+                raise ResultsFileError(f"{path}: record {i + 1} is of dataset '{name}', which the file's experiment "
+                                       f"does not state (were two files joined?)")
+            if pipelines and pipe not in pipelines:
+                raise ResultsFileError(f"{path}: record {i + 1} is of pipeline '{pipe}', which the file's experiment "
+                                       f"does not state (were two files joined?)")
+            if isinstance(runs, int) and not isinstance(runs, bool) and rep >= runs:
+                raise ResultsFileError(f"{path}: record {i + 1} is repetition {rep}, past the experiment's {runs} runs")
+            first = seen.setdefault((name, pipe, rep), (i, r["key"]))
+            if first[1] != r["key"]:
+                raise ResultsFileError(f"{path}: records {first[0] + 1} and {i + 1} are both dataset '{name}', "
+                                       f"pipeline '{pipe}', repetition {rep} under two identities (were two files "
+                                       f"joined?)")
 
 
 class ResultsWriter:
