@@ -67,6 +67,7 @@ def test_report_of_records_with_more_classes_than_a_confusion_matrix_may_have(tm
         if record.get("schema") == "toolkit.result/1":
             record["dataset"]["classes"] += [f"extra{k}" for k in range(200_000)]
             record["dataset"]["n_classes"] = len(record["dataset"]["classes"])
+            record["train_class_counts"] += [0.0] * 200_000   # consistent: one count per class
             lines[i] = json.dumps(record)
     wide = tmp_path / "wide.jsonl"
     wide.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -101,6 +102,7 @@ def test_a_report_leaves_out_confusion_matrices_past_the_shown_limit(tmp_path):
             if record.get("schema") == "toolkit.result/1":
                 record["dataset"]["classes"] += [f"extra{k}" for k in range(extra)]
                 record["dataset"]["n_classes"] = len(record["dataset"]["classes"])
+                record["train_class_counts"] += [0.0] * extra   # consistent: one count per class
             out.append(json.dumps(record))
         wide = tmp_path / f"wide{extra}.jsonl"
         wide.write_text("\n".join(out) + "\n", encoding="utf-8")
