@@ -456,6 +456,24 @@ def test_records_the_statement_does_not_cover_are_refused_not_pooled(tmp_path):
     assert runner.invoke(app, ["compare", str(a)]).exit_code == 0
 
 
+def test_a_results_line_longer_than_the_limit_is_refused_without_reading_it_whole(tmp_path, monkeypatch):
+    """The reader held the whole file (readlines) and any line, however long: a torn 1.4 GB line ran out of
+    memory. Lines are read one at a time, each at most MAX_RECORD_CHARS (here lowered to 4,000)."""
+    from toolkit.evaluation import results
+
+    good = tmp_path / "good.jsonl"
+    toolkit.evaluate(TINY, ["nb-weka"], runs=2, out=good)
+    monkeypatch.setattr(results, "MAX_RECORD_CHARS", 4_000)
+    longest = max(map(len, good.read_text().splitlines()))
+    assert longest < 4_000                                     # the real records pass
+    assert len(results.read_file(good)[1]) == 2
+    for tail in ('{"extra": "' + "x" * 10_000 + '"}\n', '{"' + "x" * 10_000):   # whole, or torn without end
+        long = tmp_path / "long.jsonl"
+        long.write_text(good.read_text() + tail)
+        with pytest.raises(ResultsFileError, match=r"long\.jsonl:4: a line of more than 4,000 characters"):
+            results.read_file(long)
+
+
 def test_compare_refuses_a_metric_the_results_lack_and_an_empty_file(tmp_path):
     a = tmp_path / "a.jsonl"
     toolkit.evaluate(TINY, ["nb-weka"], runs=2, out=a)

@@ -54,6 +54,11 @@ def record_key(dataset_sha: str, pipeline: dict[str, Any], protocol: dict[str, A
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
+#: the longest line of a results file read: a record with --save-proba of 100,000 test instances and 20
+#: classes takes about 80 MB; a longer line is no record of this toolkit (and would be held whole)
+MAX_RECORD_CHARS = 256 << 20
+
+
 def read_file(path: str | os.PathLike[str], torn: list[str] | None = None
               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(experiment records, result records) of a results file; a torn last line (a killed run) is ignored,
@@ -67,38 +72,48 @@ def read_file(path: str | os.PathLike[str], torn: list[str] | None = None
     records: list[dict[str, Any]] = []
     try:
         with open(path, encoding="utf-8") as fh:
-            lines = fh.readlines()
+            # line by line, each at most MAX_RECORD_CHARS: a file is not held whole, nor a line without end
+            for number, line in enumerate(iter(lambda: fh.readline(MAX_RECORD_CHARS + 1), ""), 1):
+                if len(line) > MAX_RECORD_CHARS:
+                    raise ResultsFileError(f"{path}:{number}: a line of more than {MAX_RECORD_CHARS:,} characters; "
+                                           f"the toolkit's records are far shorter (is this a toolkit results file?)")
+                text = line.strip()
+                if not text:
+                    continue
+                record = _parse_line(path, number, line, text, torn)
+                if record is None:
+                    break
+                schema = record.get("schema") if isinstance(record, dict) else None
+                if schema == exp.EXPERIMENT_SCHEMA:
+                    problem = _statement_problem(record)
+                    if problem:
+                        raise ResultsFileError(f"{path}:{number}: a damaged experiment statement: {problem}")
+                    experiments.append(record)
+                elif schema == RECORD_SCHEMA:
+                    problem = _record_problem(record)
+                    if problem:
+                        raise ResultsFileError(f"{path}:{number}: a damaged {RECORD_SCHEMA} record: {problem}")
+                    records.append(record)
+                else:
+                    raise ResultsFileError(f"{path}:{number}: not a {RECORD_SCHEMA} record")
     except UnicodeDecodeError:
         raise ResultsFileError(f"{path}: not a text file; is this a toolkit results file?") from None
-    for number, line in enumerate(lines, 1):
-        text = line.strip()
-        if not text:
-            continue
-        try:
-            record = json.loads(text)
-        except (ValueError, RecursionError):
-            # a line our writer began (every one starts '{"') and a killed run did not finish; any other
-            # text is not ours, and --resume would cut it away
-            if number == len(lines) and not line.endswith("\n") and text[:2] in ("{", '{"'):
-                if torn is not None:
-                    torn.append(str(path))
-                break  # the run was killed while writing this line
-            raise ResultsFileError(f"{path}:{number}: not a JSON record ('{text[:40]}...'); "
-                                   f"is this a toolkit results file?") from None
-        schema = record.get("schema") if isinstance(record, dict) else None
-        if schema == exp.EXPERIMENT_SCHEMA:
-            problem = _statement_problem(record)
-            if problem:
-                raise ResultsFileError(f"{path}:{number}: a damaged experiment statement: {problem}")
-            experiments.append(record)
-        elif schema == RECORD_SCHEMA:
-            problem = _record_problem(record)
-            if problem:
-                raise ResultsFileError(f"{path}:{number}: a damaged {RECORD_SCHEMA} record: {problem}")
-            records.append(record)
-        else:
-            raise ResultsFileError(f"{path}:{number}: not a {RECORD_SCHEMA} record")
     return experiments, records
+
+
+def _parse_line(path: Path, number: int, line: str, text: str, torn: list[str] | None) -> Any:
+    """One line's JSON; None for a torn last line (a killed run), which then ends the file."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        # a line our writer began (every one starts '{"') and a killed run did not finish (only the last
+        # line of a file can lack its newline); any other text is not ours, and --resume would cut it away
+        if not line.endswith("\n") and text[:2] in ("{", '{"'):
+            if torn is not None:
+                torn.append(str(path))
+            return None
+        raise ResultsFileError(f"{path}:{number}: not a JSON record ('{text[:40]}...'); "
+                               f"is this a toolkit results file?") from None
 
 
 def _is_number(value: Any) -> bool:
