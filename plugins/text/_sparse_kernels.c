@@ -57,6 +57,24 @@ static int product_is(Py_ssize_t a, Py_ssize_t b, Py_ssize_t n)
 
 #define IDX(p, width, k) ((width) == 4 ? (int64_t)((const int32_t *)(p))[k] : ((const int64_t *)(p))[k])
 
+/* A call's end once its buffers were taken: the error of its first malformed row (kind 1: indptr, 2: a
+   label, 3: a column index) or None; the buffers released either way */
+static PyObject *finish(const char *function, int64_t bad_row, int64_t bad_kind, Py_buffer *b, int got)
+{
+    PyObject *result = NULL;
+    if (bad_row >= 0) {
+        const char *what = bad_kind == 1 ? "indptr is not a non-decreasing pointer into the entries"
+                         : bad_kind == 2 ? "the label is outside [0, n_classes)"
+                                         : "a column index is outside [0, n_features)";
+        PyErr_Format(PyExc_ValueError, "%s: row %lld: %s", function, (long long)bad_row, what);
+    } else {
+        Py_INCREF(Py_None);
+        result = Py_None;
+    }
+    for (int k = 0; k < got; k++) PyBuffer_Release(&b[k]);
+    return result;
+}
+
 static PyObject *class_sums(PyObject *self, PyObject *args)
 {
     PyObject *o_indptr, *o_indices, *o_data, *o_y, *o_w, *o_out;
@@ -117,15 +135,7 @@ static PyObject *class_sums(PyObject *self, PyObject *args)
         start = end;
     }
     Py_END_ALLOW_THREADS
-    if (bad_row >= 0) {
-        const char *what = bad_kind == 1 ? "indptr is not a non-decreasing pointer into the entries"
-                         : bad_kind == 2 ? "the label is outside [0, n_classes)"
-                                         : "a column index is outside [0, n_features)";
-        PyErr_Format(PyExc_ValueError, "class_sums: row %lld: %s", (long long)bad_row, what);
-        goto done;
-    }
-    Py_INCREF(Py_None);
-    result = Py_None;
+    return finish("class_sums", bad_row, bad_kind, b, got);
 done:
     for (int k = 0; k < got; k++) PyBuffer_Release(&b[k]);
     return result;
@@ -218,14 +228,7 @@ static PyObject *row_scores(PyObject *self, PyObject *args)
         bad_row = score_rows_i64(indptr, wp, (const int64_t *)b[1].buf, data, weights, out, V, K, nnz,
                                  row_start, row_stop, &bad_kind);
     Py_END_ALLOW_THREADS
-    if (bad_row >= 0) {
-        PyErr_Format(PyExc_ValueError, "row_scores: row %lld: %s", (long long)bad_row,
-                     bad_kind == 1 ? "indptr is not a non-decreasing pointer into the entries"
-                                   : "a column index is outside [0, n_features)");
-        goto done;
-    }
-    Py_INCREF(Py_None);
-    result = Py_None;
+    return finish("row_scores", bad_row, bad_kind, b, got);
 done:
     for (int k = 0; k < got; k++) PyBuffer_Release(&b[k]);
     return result;
