@@ -216,6 +216,19 @@ def test_malformed_training_summary_or_header_values_are_refused_at_load(vote_mo
     _refused(signed, needle)
 
 
+def test_a_model_of_a_blocked_plugin_says_blocked_not_missing(vote_model):
+    """--block naive-bayes, then a model of nb-weka: the message said the plugin was not installed and to
+    install arff-toolkit, which was installed."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "toolkit", "--block", "naive-bayes", "predict", str(vote_model), "vote"],
+                          capture_output=True, text=True, timeout=120)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert "comes from the plugin 'naive-bayes', which is blocked" in lines[0] and "install" not in lines[0]
+
+
 def test_flipped_byte_in_deflated_data_is_refused(vote_model, tmp_path):
     """A flip inside compressed data used to end in an uncaught zlib.error."""
     with zipfile.ZipFile(vote_model) as zf:

@@ -606,8 +606,14 @@ def _build(path: str, meta: dict[str, Any], arrays: dict[str, np.ndarray], versi
                 try:
                     spec = registry.get(comp["kind"], comp["name"])
                 except ToolkitError:
+                    from toolkit.plugin_host.manager import default_manager
+
+                    plugin = comp.get("plugin")
+                    if isinstance(plugin, str) and default_manager().pm.is_blocked(plugin):
+                        raise _fail(path, f"the {comp['kind']} '{comp['name']}' comes from the plugin '{plugin}', "
+                                          f"which is blocked (--block / TOOLKIT_BLOCK_PLUGINS)") from None
                     raise _fail(path, f"the {comp['kind']} '{comp['name']}' is not installed; install the plugin "
-                                      f"distribution {comp.get('distribution') or comp.get('plugin')}") from None
+                                      f"distribution {comp.get('distribution') or plugin}") from None
             if spec.distribution != comp.get("distribution") and comp.get("distribution"):
                 warn(f"{path}: saved with {comp['distribution']}, now {spec.distribution}; predictions may differ")
             params = comp["params"]
