@@ -474,6 +474,28 @@ def test_a_results_line_longer_than_the_limit_is_refused_without_reading_it_whol
             results.read_file(long)
 
 
+def test_a_results_line_that_would_expand_in_memory_is_refused_before_parsing(tmp_path, monkeypatch):
+    """A record whose unknown key held a list of 50 million empty lists (150 MB) took 3.9 GB to parse.
+    What a line would cost is estimated from its brackets and commas first (the limits lowered here: a
+    line of 30,000 characters may cost 8 times its length)."""
+    from toolkit import json_limits
+    from toolkit.evaluation import results
+
+    good = tmp_path / "good.jsonl"
+    toolkit.evaluate(TINY, ["nb-weka"], runs=2, out=good, store_proba=True)
+    monkeypatch.setattr(json_limits, "MIN_CHECKED", 1_000)
+    monkeypatch.setattr(json_limits, "EXPANSION_FLOOR", 0)
+    assert len(results.read_file(good)[1]) == 2                 # real records, probabilities and all, pass
+    lines = good.read_text().splitlines()
+    for junk, needle in (("[]," * 10_000 + "[]", r"10,0\d\d lists and objects"), ("1," * 20_000 + "1", r"20,0\d\d elements")):
+        record = json.loads(lines[1])
+        bomb = json.dumps(record)[:-1] + ', "extra_junk": [' + junk + "]}"
+        bad = tmp_path / "bomb.jsonl"
+        bad.write_text("\n".join([lines[0], bomb, *lines[2:]]) + "\n")
+        with pytest.raises(ResultsFileError, match=rf"bomb\.jsonl:2: .*{needle} .*would take about"):
+            results.read_file(bad)
+
+
 def test_compare_refuses_a_metric_the_results_lack_and_an_empty_file(tmp_path):
     a = tmp_path / "a.jsonl"
     toolkit.evaluate(TINY, ["nb-weka"], runs=2, out=a)

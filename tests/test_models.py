@@ -229,6 +229,21 @@ def test_a_model_of_a_blocked_plugin_says_blocked_not_missing(vote_model):
     assert "comes from the plugin 'naive-bayes', which is blocked" in lines[0] and "install" not in lines[0]
 
 
+def test_a_meta_json_that_would_expand_in_memory_is_refused_before_parsing(vote_model, tmp_path, monkeypatch):
+    """A 99 MB meta.json with an unknown key of empty lists (checksum redone) took 2.6 GB and 30 s, then
+    loaded. Its parse cost is estimated first (limits lowered here to a 1,000-character text)."""
+    from toolkit import json_limits
+
+    monkeypatch.setattr(json_limits, "MIN_CHECKED", 1_000)
+    monkeypatch.setattr(json_limits, "EXPANSION_FLOOR", 0)
+    assert runner.invoke(app, ["predict", str(vote_model), "vote"]).exit_code == 0   # the real file loads
+    meta = _meta(vote_model)
+    meta["junk"] = [[] for _ in range(20_000)]
+    signed = _copy(vote_model, tmp_path, "signed.tkm")
+    _resign(signed, "meta.json", json.dumps(meta).encode())
+    _refused(signed, "meta.json: ", "lists and objects", "would take about")
+
+
 def test_flipped_byte_in_deflated_data_is_refused(vote_model, tmp_path):
     """A flip inside compressed data used to end in an uncaught zlib.error."""
     with zipfile.ZipFile(vote_model) as zf:

@@ -23,6 +23,7 @@ from typing import Any
 
 from toolkit.errors import ResultsFileError
 from toolkit.evaluation import experiment as exp
+from toolkit.json_limits import parse_cost_problem
 
 __all__ = ["RECORD_SCHEMA", "record_key", "ResultsWriter", "read_records", "read_file", "Results", "dumps_record"]
 
@@ -103,6 +104,10 @@ def read_file(path: str | os.PathLike[str], torn: list[str] | None = None
 
 def _parse_line(path: Path, number: int, line: str, text: str, torn: list[str] | None) -> Any:
     """One line's JSON; None for a torn last line (a killed run), which then ends the file."""
+    problem = parse_cost_problem(text)
+    if problem:
+        raise ResultsFileError(f"{path}:{number}: {problem}; the toolkit's records are far cheaper (is this a "
+                               f"toolkit results file?)")
     try:
         return json.loads(text)
     except (ValueError, RecursionError):

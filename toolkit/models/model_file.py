@@ -42,6 +42,7 @@ from toolkit.atomic_write import replaced_atomically
 from toolkit.data.attributes import KIND_NAMES, AttributeList
 from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import CapabilityError, ModelFileError, ToolkitError
+from toolkit.json_limits import parse_cost_problem
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "save_model", "load_model", "SavedModel", "header_difference",
            "MAX_INFLATION", "MAX_MEMBER_BYTES", "MAX_JSON_DEPTH"]
@@ -375,6 +376,9 @@ def _json_depth_ok(text: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
 def _parse_json(data: bytes, path: str, member: str) -> Any:
     if not _json_depth_ok(data):
         raise _fail(path, f"{member} nests deeper than {MAX_JSON_DEPTH} levels; not a model file")
+    problem = parse_cost_problem(data)
+    if problem:
+        raise _fail(path, f"{member}: {problem}; not a model file")
     try:
         return json.loads(data)
     except (ValueError, RecursionError) as exc:
