@@ -506,6 +506,9 @@ def test_compare_refuses_a_metric_the_results_lack_and_an_empty_file(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     _one_line_error(runner.invoke(app, ["compare", str(empty)]), "nothing to compare")
+    # report named no file (a review of hostile inputs): which of several files was empty?
+    _one_line_error(runner.invoke(app, ["report", str(empty), "-o", str(tmp_path / "r.html")]),
+                    f"{empty}: the results hold no finished repetition")
     _one_line_error(runner.invoke(app, ["evaluate", str(TINY), "-c", "nb-weka", "-r", "2", "--report", "kappa"]),
                     "add -m kappa")
     kappa = runner.invoke(app, ["compare", str(TINY), "-c", "nb-weka", "-r", "2", "--report", "kappa", "-q"])

@@ -125,7 +125,8 @@ def build_report(results: Results, *, metrics: list[str] | None = None, main: st
     if not (rope >= 0 and rope != float("inf")):  # NaN compares false: the old `rope < 0` let it through
         raise ParameterError(f"--rope must be a finite number >= 0, not {rope}")
     if not results.ok():
-        raise ToolkitError("the results hold no finished repetition; nothing to report")
+        where = ", ".join(results.sources or files or [])
+        raise ToolkitError(f"{where + ': ' if where else ''}the results hold no finished repetition; nothing to report")
     scalar, dicts = _scalar_metrics(results, results.experiment)
     if metrics:
         for m in metrics:
