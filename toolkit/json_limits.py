@@ -26,10 +26,8 @@ def parse_cost_problem(text: str | bytes) -> str:
     n = len(text)
     if n < MIN_CHECKED:
         return ""
-    if isinstance(text, bytes):
-        containers, elements = text.count(b"[") + text.count(b"{"), text.count(b",")
-    else:
-        containers, elements = text.count("[") + text.count("{"), text.count(",")
+    opening_list, opening_object, comma = (b"[", b"{", b",") if isinstance(text, bytes) else ("[", "{", ",")
+    containers, elements = text.count(opening_list) + text.count(opening_object), text.count(comma)
     cost = containers * _CONTAINER_BYTES + elements * _ELEMENT_BYTES
     if cost > max(EXPANSION_FLOOR, EXPANSION * n):
         return (f"{containers:,} lists and objects and {elements:,} elements in {n:,} characters would take "

@@ -89,7 +89,7 @@ def dask_client(spec: ClusterSpec) -> Iterator[Any]:
     # Dask's nannies set their workers' variables (OMP_NUM_THREADS=1, ...) in this process's environment
     # before each spawn and leave them: a later --jobs run or computation here would read them as the
     # user's cap. They are put back when the cluster is gone.
-    saved = _environment_of(_nanny_variables())
+    saved = {name: os.environ.get(name) for name in _nanny_variables()}
     try:
         cluster = LocalCluster(n_workers=spec.n_workers, threads_per_worker=1, processes=True,
                                dashboard_address=":0", silence_logs=50)   # any free port; a failed task is
@@ -110,10 +110,6 @@ def _nanny_variables() -> list[str]:
     import dask
 
     return [str(name) for name in (dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})]
-
-
-def _environment_of(names: Sequence[str]) -> dict[str, str | None]:
-    return {name: os.environ.get(name) for name in names}
 
 
 def _restore_environment(saved: dict[str, str | None]) -> None:

@@ -211,7 +211,7 @@ def _record_problem(rec: dict[str, Any]) -> str:
             if name in _BOUNDED and not _BOUNDED[name][0] <= value <= _BOUNDED[name][1]:
                 lo, hi = _BOUNDED[name]
                 return f"metric '{name}' must be in [{lo:g}, {hi:g}], not {value!r}"
-            if name in _COUNTS and not (math.isfinite(value) and value >= 0):
+            if name in _COUNTS and value < 0:
                 return f"metric '{name}' must be a count, not {value!r}"
     predictions = rec.get("predictions")
     if isinstance(predictions, dict):
@@ -308,7 +308,7 @@ def _check_records_belong(path: str | os.PathLike[str], experiment: dict[str, An
             raise ResultsFileError(f"{path}: record {i + 1} is of another dataset '{ds['name']}' than the file's "
                                    f"experiment states (sha256 {ds['sha256'][:12]}...)")
         if stated:
-            name, pipe, rep = (r.get("dataset") or {}).get("name"), (r.get("pipeline") or {}).get("name"), r["repetition"]
+            name, pipe, rep = ds.get("name"), r["pipeline"]["name"], r["repetition"]
             if known and name not in known:
                 raise ResultsFileError(f"{path}: record {i + 1} is of dataset '{name}', which the file's experiment "
                                        f"does not state (were two files joined?)")

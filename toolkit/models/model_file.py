@@ -570,10 +570,10 @@ def _build(path: str, meta: dict[str, Any], arrays: dict[str, np.ndarray], versi
             raise _fail(path, "meta.json does not match the file's format")
         registry = get_registry()
         header = meta["header"]
-        # every nominal and date attribute as the writer stores it (the header comparison reads its values)
+        # every nominal attribute with its list of values, as the writer stores it (the header comparison
+        # reads it; AttributeList.from_records takes a missing list as no values)
         for number, record in enumerate(header["attributes"], 1):
-            if isinstance(record, dict) and record.get("kind") in ("nominal", "date") and not (
-                    isinstance(record.get("values"), list) if record["kind"] == "nominal" else True):
+            if isinstance(record, dict) and record.get("kind") == "nominal" and not isinstance(record.get("values"), list):
                 raise _fail(path, f"meta.json's attribute {number} is nominal without a list of values")
         attrs = AttributeList.from_records(header["attributes"])
         class_index = header["class_index"]
