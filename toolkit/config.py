@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["RunConfig", "LoadOptions", "SaveOptions", "env_flag", "env_list", "debug_enabled", "set_debug",
-           "set_process_ends", "process_ends", "compute_threads"]
+           "set_process_ends", "process_ends", "usable_cores", "compute_threads"]
 
 
 def env_flag(name: str) -> bool:
@@ -38,14 +38,19 @@ def process_ends() -> bool:
     return _process_ends
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity where the system says it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
 def compute_threads() -> int:
     """The threads one computation of this process may run: its usable cores, at most ``OMP_NUM_THREADS``
     when that is set (the cap BLAS and OpenMP obey; each ``--jobs`` worker sets it to its share), so that
     N workers do not each start one thread per core."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        cores = os.cpu_count() or 1
+    cores = usable_cores()
     # OpenMP's list form "4,2" gives the outer level first; anything but a whole number is ignored
     first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
     cap = int(first) if first.isascii() and first.isdigit() else 0

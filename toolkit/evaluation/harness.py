@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.config import compute_threads, process_ends
+from toolkit.config import compute_threads, process_ends, usable_cores
 from toolkit.data.dataset import Dataset
 from toolkit.errors import ParameterError, PluginError, ToolkitError
 from toolkit.evaluation import experiment
@@ -374,11 +374,7 @@ _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS
 MAX_JOBS = 1024
 
 
-def _usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+_usable_cores = usable_cores   # a module name of its own: tests set the cores the workers share
 
 
 def _threads_per_worker(jobs: int) -> int:
