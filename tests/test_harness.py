@@ -420,7 +420,7 @@ def test_a_file_that_joins_two_experiments_is_refused(tmp_path):
     grafted = tmp_path / "grafted.jsonl"
     grafted.write_text(a.read_text() + "".join(b.read_text().splitlines(keepends=True)[1:]))  # records only
     for path, needle in ((joined, "holds more than one experiment (runs 3 -> 2)"),
-                         (grafted, "ran under another protocol")):
+                         (grafted, "grafted.jsonl: line 5 ran under another protocol")):
         for command in (["compare", str(path)], ["report", str(path), "-o", str(tmp_path / "r.json")]):
             _one_line_error(runner.invoke(app, command), needle)
     assert runner.invoke(app, ["compare", str(a)]).exit_code == 0
@@ -429,7 +429,8 @@ def test_a_file_that_joins_two_experiments_is_refused(tmp_path):
 def test_records_the_statement_does_not_cover_are_refused_not_pooled(tmp_path):
     """Records joined from another file under the same protocol were pooled into the table: a repetition
     twice under two identities (a 4-run cell of 5 values), a repetition past the runs, a dataset or a
-    pipeline the statement does not name (a row of its own)."""
+    pipeline the statement does not name (a row of its own). The message names the line an editor shows
+    (the statement and a blank line count), not the record's count among the records."""
     a, other = tmp_path / "a.jsonl", tmp_path / "other.jsonl"
     toolkit.evaluate(TINY, ["nb-weka"], runs=3, out=a)
     toolkit.evaluate(TINY, ["nb-gaussian"], runs=3, out=other)
@@ -446,11 +447,11 @@ def test_records_the_statement_does_not_cover_are_refused_not_pooled(tmp_path):
     renamed = json.loads(records[2])
     renamed["dataset"] = dict(renamed["dataset"], name="another", sha256="ab" * 32)
     for path, needle in (
-            (case("twin", [head, *records, json.dumps(twin)]), "records 1 and 4 are both dataset"),
-            (case("past", [head, *records, json.dumps(past)]), "record 4 is repetition 99, past the experiment's 3"),
-            (case("dataset", [head, *records, json.dumps(renamed)]), "record 4 is of dataset 'another'"),
-            (case("pipeline", [head, *records, other.read_text().splitlines()[1]]),
-             "record 4 is of pipeline 'nb-gaussian'")):
+            (case("twin", [head, *records, "", json.dumps(twin)]), ".jsonl: line 2 and line 6 are both dataset"),
+            (case("past", [head, *records, "", json.dumps(past)]), "line 6 is repetition 99, past the experiment's 3"),
+            (case("dataset", [head, *records, "", json.dumps(renamed)]), "line 6 is of dataset 'another'"),
+            (case("pipeline", [head, *records, "", other.read_text().splitlines()[1]]),
+             "line 6 is of pipeline 'nb-gaussian'")):
         for command in (["compare", str(path)], ["report", str(path), "-o", str(tmp_path / "r.json")]):
             _one_line_error(runner.invoke(app, command), needle)
     assert runner.invoke(app, ["compare", str(a)]).exit_code == 0

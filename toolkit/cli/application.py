@@ -63,7 +63,8 @@ class ToolkitGroup(TyperGroup):
                 exc.show()
                 sys.exit(exc.exit_code)
             ctx = getattr(exc, "ctx", None)
-            where = ctx.command_path if isinstance(exc, exceptions.UsageError) and ctx is not None else ""
+            where = ("" if not isinstance(exc, exceptions.UsageError) else ctx.command_path if ctx is not None
+                     else self.name or "toolkit")   # an option of the toolkit itself, before any command
             hint = f" (see '{where} -h')" if where else ""
             text = " ".join(exc.format_message().split())
             err(f"{where + ': ' if where else ''}{text}{hint}", prefix="Error: ", color="red")
@@ -76,6 +77,13 @@ class ToolkitGroup(TyperGroup):
     def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except _click_exceptions().UsageError as exc:
+            # click's parser raises some usage errors (an option without its value) without the command's
+            # context: give them the command's, so that the message names it as every other usage error
+            sub = self.get_command(ctx, ctx.invoked_subcommand) if ctx.invoked_subcommand else None
+            if exc.ctx is None and sub is not None:
+                exc.ctx = typer.Context(sub, info_name=ctx.invoked_subcommand, parent=ctx)
+            raise
         except ToolkitError as exc:
             if debug_enabled():
                 raise

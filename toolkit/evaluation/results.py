@@ -16,7 +16,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,10 +60,10 @@ def record_key(dataset_sha: str, pipeline: dict[str, Any], protocol: dict[str, A
 MAX_RECORD_CHARS = 256 << 20
 
 
-def read_file(path: str | os.PathLike[str], torn: list[str] | None = None
+def read_file(path: str | os.PathLike[str], torn: list[str] | None = None, lines: list[int] | None = None
               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(experiment records, result records) of a results file; a torn last line (a killed run) is ignored,
-    and the file's name added to ``torn`` when given."""
+    and the file's name added to ``torn`` when given; ``lines`` gets each result record's line number."""
     path = Path(path)
     if not path.exists():
         raise ResultsFileError(f"{path}: no such results file")
@@ -95,6 +95,8 @@ def read_file(path: str | os.PathLike[str], torn: list[str] | None = None
                     if problem:
                         raise ResultsFileError(f"{path}:{number}: a damaged {RECORD_SCHEMA} record: {problem}")
                     records.append(record)
+                    if lines is not None:
+                        lines.append(number)
                 else:
                     raise ResultsFileError(f"{path}:{number}: not a {RECORD_SCHEMA} record")
     except UnicodeDecodeError:
@@ -273,9 +275,10 @@ def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def file_experiment(path: str | os.PathLike[str], experiments: list[dict[str, Any]],
-                    records: list[dict[str, Any]]) -> dict[str, Any] | None:
+                    records: list[dict[str, Any]], lines: Sequence[int] | None = None) -> dict[str, Any] | None:
     """The experiment a file holds: its statement, or (files of toolkit 0.1) what its first record says;
-    a file whose records belong to more than one experiment is refused."""
+    a file whose records belong to more than one experiment is refused, naming the line of ``lines``
+    (each record's, from :func:`read_file`) that does not belong."""
     for later in experiments[1:]:   # a resumed run's extension states the same experiment
         changed = exp.differences(experiments[0], later)
         if changed:
@@ -283,12 +286,12 @@ def file_experiment(path: str | os.PathLike[str], experiments: list[dict[str, An
                                    f"this toolkit hold one experiment each (were two files joined?)")
     merged = exp.merge(experiments) if experiments else exp.from_records(records)
     if merged is not None:
-        _check_records_belong(path, merged, records, stated=bool(experiments))
+        _check_records_belong(path, merged, records, lines, stated=bool(experiments))
     return merged
 
 
 def _check_records_belong(path: str | os.PathLike[str], experiment: dict[str, Any],
-                          records: list[dict[str, Any]], stated: bool = True) -> None:
+                          records: list[dict[str, Any]], lines: Sequence[int] | None, stated: bool = True) -> None:
     """Every record of a file ran under its experiment's protocol, on the datasets it states; with a
     statement, also of a pipeline it states, a repetition within its runs, and one identity per (dataset,
     pipeline, repetition): records joined from another file were pooled into its cells."""
@@ -296,30 +299,34 @@ def _check_records_belong(path: str | os.PathLike[str], experiment: dict[str, An
     known = {d["name"]: d["sha256"] for d in experiment.get("datasets", [])}
     pipelines = set(experiment.get("pipelines", []))
     runs = (experiment.get("protocol") or {}).get("repetitions")
-    seen: dict[tuple[Any, ...], tuple[int, str]] = {}
+    seen: dict[tuple[Any, ...], tuple[str, str]] = {}
+
+    def where(i: int) -> str:   # the line, which an editor shows; the record's count without the lines
+        return f"line {lines[i]}" if lines is not None else f"record {i + 1}"
+
     for i, r in enumerate(records):
         if "protocol" in r and json.dumps(r["protocol"], sort_keys=True) != want:
             changed = exp.differences(experiment, r)
             what = changed[0] if changed else "another protocol"
-            raise ResultsFileError(f"{path}: record {i + 1} ran under another protocol than the file's experiment "
+            raise ResultsFileError(f"{path}: {where(i)} ran under another protocol than the file's experiment "
                                    f"({what}); results files of this toolkit hold one experiment each")
         ds = r.get("dataset") or {}
         if ds.get("name") in known and ds.get("sha256") and ds["sha256"] != known[ds["name"]]:
-            raise ResultsFileError(f"{path}: record {i + 1} is of another dataset '{ds['name']}' than the file's "
+            raise ResultsFileError(f"{path}: {where(i)} is of another dataset '{ds['name']}' than the file's "
                                    f"experiment states (sha256 {ds['sha256'][:12]}...)")
         if stated:
             name, pipe, rep = ds.get("name"), r["pipeline"]["name"], r["repetition"]
             if known and name not in known:
-                raise ResultsFileError(f"{path}: record {i + 1} is of dataset '{name}', which the file's experiment "
+                raise ResultsFileError(f"{path}: {where(i)} is of dataset '{name}', which the file's experiment "
                                        f"does not state (were two files joined?)")
             if pipelines and pipe not in pipelines:
-                raise ResultsFileError(f"{path}: record {i + 1} is of pipeline '{pipe}', which the file's experiment "
+                raise ResultsFileError(f"{path}: {where(i)} is of pipeline '{pipe}', which the file's experiment "
                                        f"does not state (were two files joined?)")
             if isinstance(runs, int) and not isinstance(runs, bool) and rep >= runs:
-                raise ResultsFileError(f"{path}: record {i + 1} is repetition {rep}, past the experiment's {runs} runs")
-            first = seen.setdefault((name, pipe, rep), (i, r["key"]))
+                raise ResultsFileError(f"{path}: {where(i)} is repetition {rep}, past the experiment's {runs} runs")
+            first = seen.setdefault((name, pipe, rep), (where(i), r["key"]))
             if first[1] != r["key"]:
-                raise ResultsFileError(f"{path}: records {first[0] + 1} and {i + 1} are both dataset '{name}', "
+                raise ResultsFileError(f"{path}: {first[0]} and {where(i)} are both dataset '{name}', "
                                        f"pipeline '{pipe}', repetition {rep} under two identities (were two files "
                                        f"joined?)")
 
@@ -387,13 +394,15 @@ class ResultsWriter:
         if not resume:
             raise ResultsFileError(f"{self.path} already exists; pass --resume to continue it, "
                                    f"or choose another --out file")
-        experiments, self.previous = read_file(self.path)   # refuses a file that is not a results file
+        lines: list[int] = []
+        experiments, self.previous = read_file(self.path, lines=lines)   # refuses a file that is not a results file
         if self._repair_tail(fh):   # a torn last line was cut: read what is left (a cut record is redone)
-            experiments, self.previous = read_file(self.path)
+            lines = []
+            experiments, self.previous = read_file(self.path, lines=lines)
         self.done = {r["key"] for r in self.previous if r.get("status") == "ok"}
         if self.experiment is None:
             return
-        old = file_experiment(self.path, experiments, self.previous)
+        old = file_experiment(self.path, experiments, self.previous, lines)
         if old is None:  # a file with nothing in it yet but a torn line
             self._write_line(fh, self.experiment)
             return
@@ -507,8 +516,9 @@ class Results:
         torn: list[str] = []
         paths = list(paths)
         for p in paths:
-            experiments, recs = read_file(p, torn)
-            this = file_experiment(p, experiments, recs)
+            lines: list[int] = []
+            experiments, recs = read_file(p, torn, lines)
+            this = file_experiment(p, experiments, recs, lines)
             if this is not None:
                 if merged is None:
                     merged, first = this, p
