@@ -77,15 +77,90 @@ def test_report_of_records_with_more_classes_than_a_confusion_matrix_may_have(tm
         assert (tmp_path / out).stat().st_size > 0
 
 
-def test_summary_of_more_classes_than_a_confusion_matrix_may_have_is_one_error_line(tmp_path):
+def test_summary_of_more_classes_than_a_confusion_matrix_may_have_leaves_the_matrix_out(tmp_path):
     """--summary built a K x K matrix before any check: 20,000 classes and one numeric attribute asked for
-    3 GiB, 200,000 for 320 GB (a MemoryError)."""
+    3 GiB, 200,000 for 320 GB (a MemoryError). Then it failed after the run; now the summary is written
+    without the matrix (as the report leaves it out): every other number needs only O(K) counts."""
     path = tmp_path / "many.arff"
-    labels = ",".join(f"c{k}" for k in range(200_000))   # 320 GB of K x K: refused at once by the allocator
+    labels = ",".join(f"c{k}" for k in range(9_000))
     rows = "".join(f"{r},c{r % 5}\n" for r in range(60))
     path.write_text(f"@relation many\n@attribute x numeric\n@attribute class {{{labels}}}\n@data\n{rows}", encoding="utf-8")
-    _one_error_line(runner.invoke(app, ["evaluate", str(path), "-c", "nb-gaussian", "--runs", "1", "-q", "--summary"]),
-                    "a confusion matrix of 200,000 classes")
+    result = runner.invoke(app, ["evaluate", str(path), "-c", "nb-gaussian", "--runs", "1", "-q", "--summary"])
+    assert result.exit_code == 0, result.output
+    assert "left out: 9,000 classes, more than 8,192 (the matrix has K x K cells)" in result.stdout
+    assert "Kappa statistic" in result.stdout and "Weighted Avg." in result.stdout
+
+
+def _many_class_predictions(K: int = 12, n: int = 400):
+    rng = np.random.default_rng(7)
+    y_true = rng.integers(0, K, n)
+    y_pred = np.where(rng.random(n) < 0.5, y_true, rng.integers(0, K, n))
+    y_pred[y_true == 3] = 4   # a class never predicted right; class K - 1 never predicted at all
+    y_pred[y_pred == K - 1] = 0
+    return y_true, y_pred, rng.random(n) * 3
+
+
+def test_measures_past_the_confusion_limit_need_no_matrix_and_agree_with_scikit_learn(monkeypatch):
+    """kappa, mcc, the averaged and per-class measures built the K x K matrix and so failed past
+    MAX_CONFUSION_CLASSES (here lowered to 5) although they need only per-class counts."""
+    from sklearn import metrics as sk
+
+    from toolkit.api import Predictions
+    from toolkit.evaluation.summary import EvaluationSummary
+    from toolkit.plugins.metrics import classification as c
+
+    monkeypatch.setattr(measures, "MAX_CONFUSION_CLASSES", 5)
+    K = 12
+    y_true, y_pred, w = _many_class_predictions(K)
+    labels = list(range(K))
+    with pytest.raises(ToolkitError, match="past the limit of 5 classes"):
+        measures.confusion_matrix(y_true, y_pred, K)
+    p = Predictions(y_true=y_true, y_pred=y_pred, proba=None, scores=None, classes=tuple(f"c{k}" for k in labels))
+    assert c.kappa(p) == pytest.approx(sk.cohen_kappa_score(y_true, y_pred, labels=labels), abs=1e-12)
+    assert c.mcc(p) == pytest.approx(sk.matthews_corrcoef(y_true, y_pred), abs=1e-12)
+    seen = sorted(set(y_true) | set(y_pred))   # macro: the classes in the test part or the predictions
+    for measure, fn in (("precision", sk.precision_score), ("recall", sk.recall_score), ("f1", sk.f1_score)):
+        assert c.averaged_measure(measure, "macro")(p) == pytest.approx(
+            fn(y_true, y_pred, labels=seen, average="macro", zero_division=0), abs=1e-12)
+        assert c.averaged_measure(measure, "weighted")(p) == pytest.approx(
+            fn(y_true, y_pred, labels=labels, average="weighted", zero_division=0), abs=1e-12)
+    precision, recall, f1, support = sk.precision_recall_fscore_support(y_true, y_pred, labels=labels, zero_division=0)
+    rates = measures.class_rates(measures.ClassCounts.of(y_true, y_pred, K, w))
+    sk_w = sk.precision_recall_fscore_support(y_true, y_pred, labels=labels, sample_weight=w, zero_division=0)
+    for got, want in zip((rates["precision"], rates["recall"], rates["f1"], rates["support"]), sk_w):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+    summary = EvaluationSummary([f"c{k}" for k in labels])
+    summary.add(y_true, y_pred, None, w)
+    numbers = summary.numbers()
+    assert summary.confusion is None and numbers["confusion"] is None
+    assert numbers["kappa"] == pytest.approx(sk.cohen_kappa_score(y_true, y_pred, labels=labels, sample_weight=w),
+                                             abs=1e-12)
+    assert numbers["correct"] == pytest.approx(w[y_true == y_pred].sum(), rel=1e-12)
+    np.testing.assert_allclose(numbers["per_class"]["precision"], sk_w[0], rtol=1e-12, atol=1e-12)
+    assert "left out: 12 classes, more than 5" in summary.format()
+    assert recall[3] == 0 and precision[K - 1] == 0 and support.sum() == len(y_true)   # the edge classes are there
+
+
+def test_an_evaluator_with_a_class_limit_refuses_a_wider_dataset_before_any_repetition(tmp_path, monkeypatch):
+    """-m confusion-matrix on 9,000 classes fitted, then failed each repetition (exit 1); the evaluator
+    is registered with its limit and the dataset refused up front (exit 2)."""
+    import toolkit.evaluation.harness as harness
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a repetition ran")
+
+    monkeypatch.setattr(harness, "_execute", forbidden)
+    path = tmp_path / "many.arff"
+    labels = ",".join(f"c{k}" for k in range(8_193))
+    rows = "".join(f"{r},c{r % 5}\n" for r in range(60))
+    path.write_text(f"@relation many\n@attribute x numeric\n@attribute class {{{labels}}}\n@data\n{rows}", encoding="utf-8")
+    _one_error_line(runner.invoke(app, ["evaluate", str(path), "-c", "nb-gaussian", "--runs", "1", "-q",
+                                        "-m", "error", "-m", "confusion-matrix"]),
+                    "many: 8,193 classes are more than evaluator 'confusion-matrix' takes (8,192")
+    with pytest.raises(AssertionError, match="a repetition ran"):   # kappa has no limit: it runs
+        runner.invoke(app, ["evaluate", str(path), "-c", "nb-gaussian", "--runs", "1", "-q", "-m", "kappa"],
+                      catch_exceptions=False)
 
 
 def test_a_report_leaves_out_confusion_matrices_past_the_shown_limit(tmp_path):

@@ -14,6 +14,7 @@ from toolkit import hookimpl
 
 @hookimpl
 def register_evaluators(register):  # type: ignore[no-untyped-def]
+    import toolkit.evaluation.measures as measures
     from toolkit.plugins.metrics import classification as c
     from toolkit.plugins.metrics import ranking as r
 
@@ -33,7 +34,7 @@ def register_evaluators(register):  # type: ignore[no-untyped-def]
     register("bep-macro", r.bep_macro, description="Macro-averaged precision/recall break-even point (binary: positive class)",
              greater_is_better=True, needs_proba=False)
     register("confusion-matrix", c.confusion_matrix, description="Counts of (true class, predicted class)",
-             greater_is_better=True, needs_proba=False, scalar=False)
+             greater_is_better=True, needs_proba=False, scalar=False, max_classes=measures.MAX_CONFUSION_CLASSES)
     register("per-class", c.per_class,
              description="Per class: support, TP/FP rate, precision, recall, F1, ROC and PR area (WEKA's detail table)",
              greater_is_better=True, needs_proba=False, scalar=False)

@@ -36,12 +36,16 @@ def log_loss(p: Predictions, eps: float = 1e-15) -> float:
     return float(-np.mean(np.log(np.clip(chosen, eps, 1.0))))
 
 
-def _cm(p: Predictions) -> np.ndarray:
-    return measures.confusion_matrix(p.y_true, p.y_pred, len(p.classes))
+def _counts(p: Predictions) -> measures.ClassCounts:
+    """What the per-class and averaged measures need: O(K), no K x K matrix (no class limit)."""
+    return measures.ClassCounts.of(p.y_true, p.y_pred, len(p.classes))
 
 
 def confusion_matrix(p: Predictions) -> dict[str, Any]:
-    return {"labels": list(p.classes), "matrix": _cm(p).astype(np.int64).tolist()}
+    """The (true, predicted) counts: K x K cells, so at most measures.MAX_CONFUSION_CLASSES classes
+    (registered with that limit: a dataset with more is refused before the first repetition)."""
+    cm = measures.confusion_matrix(p.y_true, p.y_pred, len(p.classes))
+    return {"labels": list(p.classes), "matrix": cm.astype(np.int64).tolist()}
 
 
 def per_class(p: Predictions) -> dict[str, Any]:
@@ -49,7 +53,7 @@ def per_class(p: Predictions) -> dict[str, Any]:
     precision, recall, F1, and (from probabilities, else decision scores) its ROC and PR areas."""
     from toolkit.plugins.metrics.ranking import class_scores
 
-    rates = measures.class_rates(_cm(p))
+    rates = measures.class_rates(_counts(p))
     out: dict[str, Any] = {"labels": list(p.classes)}
     out.update({k: v.tolist() for k, v in rates.items()})
     scores = class_scores(p)
@@ -64,7 +68,7 @@ def per_class(p: Predictions) -> dict[str, Any]:
 def averaged_measure(measure: str, average: str):  # type: ignore[no-untyped-def]
     """The evaluator ``<measure>-<average>`` (precision, recall, f1; macro, micro, weighted)."""
     def evaluator(p: Predictions) -> float:
-        return measures.averaged(_cm(p), measure, average)
+        return measures.averaged(_counts(p), measure, average)
 
     evaluator.__name__ = f"{measure}_{average}"
     evaluator.__qualname__ = evaluator.__name__
@@ -73,11 +77,11 @@ def averaged_measure(measure: str, average: str):  # type: ignore[no-untyped-def
 
 
 def kappa(p: Predictions) -> float:
-    return measures.kappa(_cm(p))
+    return measures.kappa(_counts(p))
 
 
 def mcc(p: Predictions) -> float:
-    return measures.matthews(_cm(p))
+    return measures.matthews(_counts(p))
 
 
 def brier(p: Predictions) -> float:

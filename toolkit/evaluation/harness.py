@@ -509,6 +509,12 @@ def check_experiment(datasets: Sequence[Dataset], pipelines: Sequence[Pipeline],
         pipeline.validate_components()
         pipeline.check_evaluators(list(evaluators))
     _check_dataset_names(datasets)
+    for evaluator in evaluators:
+        limit = getattr(evaluator, "max_classes", None)
+        wide = [ds for ds in datasets if limit is not None and len(ds.classes) > limit]
+        if wide:
+            raise ParameterError(f"{wide[0].name}: {len(wide[0].classes):,} classes are more than evaluator "
+                                 f"'{evaluator.name}' takes ({limit:,}: its value has K x K cells); leave it out")
     per_dataset = 1 if protocol.name != "random" else protocol.repetitions
     total = len(pipelines) * per_dataset * len(datasets)
     if total > MAX_REPETITIONS:

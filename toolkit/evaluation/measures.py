@@ -12,11 +12,13 @@ instances.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from toolkit.errors import ToolkitError
 
-__all__ = ["MAX_CONFUSION_CLASSES", "check_confusion_size", "confusion_matrix", "class_rates", "averaged",
+__all__ = ["MAX_CONFUSION_CLASSES", "check_confusion_size", "confusion_matrix", "ClassCounts", "class_rates", "averaged",
            "kappa", "matthews", "roc_auc", "pr_auc", "class_weighted_mean", "brier", "absolute_squared_errors",
            "AVERAGES"]
 
@@ -54,6 +56,50 @@ def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, n_classes: int,
     return np.bincount(flat, weights=w[keep], minlength=n_classes * n_classes).reshape(n_classes, n_classes)
 
 
+@dataclass(frozen=True)
+class ClassCounts:
+    """Per class: the weight of its correct predictions (the confusion matrix's diagonal), of its true
+    instances (row sums) and of its predictions (column sums). Every statistic of this module but the
+    matrix itself needs only these: O(K) where the matrix is K x K, so they have no class limit."""
+
+    correct: np.ndarray
+    support: np.ndarray
+    predicted: np.ndarray
+
+    @classmethod
+    def of(cls, y_true: np.ndarray, y_pred: np.ndarray, n_classes: int,
+           weights: np.ndarray | None = None) -> ClassCounts:
+        """Counted from the codes, as :func:`confusion_matrix` counts them (a missing class or an
+        unpredicted row, code < 0, left out)."""
+        y_true = np.asarray(y_true, dtype=np.int64)
+        y_pred = np.asarray(y_pred, dtype=np.int64)
+        w = _weights(len(y_true), weights)
+        keep = (y_true >= 0) & (y_pred >= 0)
+        t, p, w = y_true[keep], y_pred[keep], w[keep]
+        hit = t == p
+        return cls(np.bincount(t[hit], weights=w[hit], minlength=n_classes).astype(np.float64),
+                   np.bincount(t, weights=w, minlength=n_classes).astype(np.float64),
+                   np.bincount(p, weights=w, minlength=n_classes).astype(np.float64))
+
+    @classmethod
+    def from_matrix(cls, cm: np.ndarray) -> ClassCounts:
+        cm = np.asarray(cm, dtype=np.float64)
+        return cls(np.diag(cm).copy(), cm.sum(axis=1), cm.sum(axis=0))
+
+    @property
+    def total(self) -> float:
+        return float(self.support.sum())
+
+    def __add__(self, other: ClassCounts) -> ClassCounts:
+        return ClassCounts(self.correct + other.correct, self.support + other.support,
+                           self.predicted + other.predicted)
+
+
+def _counts(counts: ClassCounts | np.ndarray) -> ClassCounts:
+    """A confusion matrix is also accepted wherever counts are (the functions below took one before)."""
+    return counts if isinstance(counts, ClassCounts) else ClassCounts.from_matrix(counts)
+
+
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
@@ -62,14 +108,11 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def class_rates(cm: np.ndarray) -> dict[str, np.ndarray]:
+def class_rates(counts: ClassCounts | np.ndarray) -> dict[str, np.ndarray]:
     """Per class (one against the rest): support (true instances), TP rate (= recall), FP rate,
     precision and F1, each 0 where its denominator is 0."""
-    cm = np.asarray(cm, dtype=np.float64)
-    tp = np.diag(cm)
-    support = cm.sum(axis=1)
-    predicted = cm.sum(axis=0)
-    total = cm.sum()
+    c = _counts(counts)
+    tp, support, predicted, total = c.correct, c.support, c.predicted, c.total
     fp = predicted - tp
     negatives = total - support
     recall = _ratio(tp, support)
@@ -79,48 +122,48 @@ def class_rates(cm: np.ndarray) -> dict[str, np.ndarray]:
             "recall": recall, "f1": f1}
 
 
-def averaged(cm: np.ndarray, measure: str, average: str) -> float:
+def averaged(counts: ClassCounts | np.ndarray, measure: str, average: str) -> float:
     """Precision, recall or F1 (``measure``) averaged over classes: ``macro`` (the plain mean over the
     classes that occur in the test part or among the predictions, as scikit-learn), ``weighted`` (by support, WEKA's "Weighted Avg."), ``micro`` (from the pooled counts, which
     for single-label data is the accuracy)."""
     if measure not in ("precision", "recall", "f1"):
         raise ValueError(f"measure must be precision, recall or f1, not {measure!r}")
-    cm = np.asarray(cm, dtype=np.float64)
-    total = cm.sum()
+    c = _counts(counts)
+    total = c.total
     if total == 0:
         return float("nan")
     if average == "micro":
-        return float(np.trace(cm) / total)
-    rates = class_rates(cm)
+        return float(c.correct.sum() / total)
+    rates = class_rates(c)
     values = rates[measure]
     if average == "macro":
-        seen = (rates["support"] > 0) | (cm.sum(axis=0) > 0)
+        seen = (rates["support"] > 0) | (c.predicted > 0)
         return float(values[seen].mean())
     if average == "weighted":
         return float(np.sum(values * rates["support"]) / total)
     raise ValueError(f"average must be one of {', '.join(AVERAGES)}, not {average!r}")
 
 
-def kappa(cm: np.ndarray) -> float:
+def kappa(counts: ClassCounts | np.ndarray) -> float:
     """Cohen's kappa: (observed - chance agreement) / (1 - chance), chance from the row and column
     sums; 1 when chance agreement is 1 (WEKA's convention)."""
-    cm = np.asarray(cm, dtype=np.float64)
-    total = cm.sum()
+    c = _counts(counts)
+    total = c.total
     if total == 0:
         return float("nan")
-    chance = float(np.sum(cm.sum(axis=1) * cm.sum(axis=0)) / total ** 2)
-    observed = float(np.trace(cm) / total)
+    chance = float(np.sum(c.support * c.predicted) / total ** 2)
+    observed = float(c.correct.sum() / total)
     return (observed - chance) / (1 - chance) if chance < 1 else 1.0
 
 
-def matthews(cm: np.ndarray) -> float:
+def matthews(counts: ClassCounts | np.ndarray) -> float:
     """Matthews correlation coefficient, multi-class (Gorodkin's R_K): (c s - sum_k p_k t_k) /
     sqrt((s^2 - sum p_k^2)(s^2 - sum t_k^2)); 0 when a factor under the root is 0."""
-    cm = np.asarray(cm, dtype=np.float64)
-    s = cm.sum()
-    c = np.trace(cm)
-    t = cm.sum(axis=1)
-    p = cm.sum(axis=0)
+    counts = _counts(counts)
+    s = counts.total
+    c = counts.correct.sum()
+    t = counts.support
+    p = counts.predicted
     den = (s * s - np.dot(p, p)) * (s * s - np.dot(t, t))
     if den <= 0:
         return 0.0

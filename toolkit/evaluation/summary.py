@@ -82,7 +82,10 @@ class EvaluationSummary:
 
     classes: Sequence[str]
     title: str = "=== Summary ==="
-    confusion: np.ndarray = field(init=False)
+    #: the K x K matrix, None past measures.MAX_CONFUSION_CLASSES classes (then left out, as the report
+    #: leaves it out); every other number comes from ``counts``, which is O(K)
+    confusion: np.ndarray | None = field(init=False)
+    counts: measures.ClassCounts = field(init=False)
     with_class: float = 0.0
     missing_class: float = 0.0
     unclassified: float = 0.0
@@ -99,8 +102,8 @@ class EvaluationSummary:
     def __post_init__(self) -> None:
         self.classes = list(self.classes)
         K = len(self.classes)
-        measures.check_confusion_size(K)
-        self.confusion = np.zeros((K, K))
+        self.confusion = np.zeros((K, K)) if K <= measures.MAX_CONFUSION_CLASSES else None
+        self.counts = measures.ClassCounts(np.zeros(K), np.zeros(K), np.zeros(K))
 
     def add(self, y_true: Any, y_pred: Any, proba: Any | None, weights: Any | None = None,
             train_counts: Any | None = None) -> EvaluationSummary:
@@ -124,7 +127,9 @@ class EvaluationSummary:
         unpredicted = pred < 0
         self.unclassified += float(w[unpredicted].sum())
         y, pred, p, w = y[~unpredicted], pred[~unpredicted], p[~unpredicted], w[~unpredicted]
-        self.confusion += measures.confusion_matrix(y, pred, K, w)
+        if self.confusion is not None:
+            self.confusion += measures.confusion_matrix(y, pred, K, w)
+        self.counts = self.counts + measures.ClassCounts.of(y, pred, K, w)
         _n, abs_err, sq_err = measures.absolute_squared_errors(y, p, w)
         self.sum_abs += abs_err
         self.sum_sq += sq_err
@@ -145,11 +150,11 @@ class EvaluationSummary:
     # ------------------------------------------------------------------ the numbers
     @property
     def correct(self) -> float:
-        return float(np.trace(self.confusion))
+        return float(self.counts.correct.sum())
 
     @property
     def incorrect(self) -> float:
-        return float(self.confusion.sum() - np.trace(self.confusion))
+        return self.counts.total - self.correct
 
     def _evaluated(self) -> float:
         return self.with_class - self.unclassified
@@ -157,7 +162,7 @@ class EvaluationSummary:
     def numbers(self) -> dict[str, Any]:
         """Every number of the summary, unrounded."""
         n = self._evaluated()
-        rates = measures.class_rates(self.confusion)
+        rates = measures.class_rates(self.counts)
         y = np.concatenate(self._y) if self._y else np.zeros(0, np.int64)
         p = np.concatenate(self._p) if self._p else np.zeros((0, len(self.classes)))
         w = np.concatenate(self._w) if self._w else np.zeros(0)
@@ -171,11 +176,11 @@ class EvaluationSummary:
             "correct": self.correct, "incorrect": self.incorrect,
             "pct_correct": 100 * self.correct / self.with_class if self.with_class else float("nan"),
             "pct_incorrect": 100 * self.incorrect / self.with_class if self.with_class else float("nan"),
-            "kappa": measures.kappa(self.confusion),
+            "kappa": measures.kappa(self.counts),
             "mean_absolute_error": self.sum_abs / n if n else float("nan"),
             "root_mean_squared_error": math.sqrt(self.sum_sq / n) if n else float("nan"),
             "unclassified": self.unclassified, "total": self.with_class, "missing_class": self.missing_class,
-            "classes": list(self.classes), "confusion": self.confusion.tolist(),
+            "classes": list(self.classes), "confusion": None if self.confusion is None else self.confusion.tolist(),
             "per_class": {k: v.tolist() for k, v in rates.items()}, "roc_auc": auc.tolist(), "weighted": weighted,
             "parts": self.parts,
         }
@@ -246,6 +251,9 @@ class EvaluationSummary:
         some are fractional."""
         cm = self.confusion
         K = len(self.classes)
+        if cm is None:
+            return (f"{title}\n\nleft out: {K:,} classes, more than {measures.MAX_CONFUSION_CLASSES:,} "
+                    f"(the matrix has K x K cells)\n")
         magnitude = np.where(cm < 0, cm * -10, cm)
         maxval = float(magnitude.max()) if magnitude.size else 0.0
         fract = magnitude - np.rint(magnitude)

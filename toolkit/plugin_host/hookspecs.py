@@ -77,7 +77,9 @@ def register_evaluators(register: Register) -> None:
 
     An evaluator is a callable ``evaluator(predictions) -> float | dict`` receiving a
     :class:`toolkit.api.Predictions` (true and predicted labels, probabilities, scores).
-    Register it with ``greater_is_better`` and ``needs_proba``.
+    Register it with ``greater_is_better`` and ``needs_proba``; ``scalar=False`` for a value that is a
+    table, and ``max_classes=N`` when it cannot take datasets of more classes (its value grows as K x K):
+    the harness then refuses such a dataset before the first repetition.
 
     :param register: as for :func:`register_classifiers`.
 

@@ -129,12 +129,16 @@ class EvaluatorSpec(ComponentSpec):
     #: False for an evaluator whose value is a table (a confusion matrix, per-class figures, curve points):
     #: it has no better or worse, and the statistics leave it out
     scalar: bool = True
+    #: the most classes the evaluator takes (a value of K x K cells: the confusion matrix); a dataset with
+    #: more is refused before the first repetition. None: any number
+    max_classes: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         out = super().as_dict()
         out["greater_is_better"] = self.greater_is_better
         out["needs_proba"] = self.needs_proba
         out["scalar"] = self.scalar
+        out["max_classes"] = self.max_classes
         return out
 
     def create(self, **params: Any) -> Any:
@@ -236,13 +240,16 @@ class Registry:
             raise fail("the description must be one non-empty line")
         if capabilities is not None and not isinstance(capabilities, Capabilities):
             raise fail("capabilities must be a toolkit.Capabilities")
-        allowed_extra = {"greater_is_better", "needs_proba", "scalar"} if kind == "evaluator" else set()
+        allowed_extra = {"greater_is_better", "needs_proba", "scalar", "max_classes"} if kind == "evaluator" else set()
         unknown = set(extra) - allowed_extra
         if unknown:
             raise fail(f"unknown registration field(s): {', '.join(sorted(unknown))}")
-        for key in set(extra) & allowed_extra:
+        for key in set(extra) & allowed_extra - {"max_classes"}:
             if not isinstance(extra[key], bool):
                 raise fail(f"{key} must be True or False, not {extra[key]!r}")
+        limit = extra.get("max_classes")
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 2):
+            raise fail(f"max_classes must be None or a whole number >= 2, not {limit!r}")
         if kind == "evaluator" and extra.get("scalar", True) and "greater_is_better" not in extra:
             # defaulting to True turned round the v / * marks of a metric where lower is better
             raise fail("say whether a larger value is better: greater_is_better=True or False")
