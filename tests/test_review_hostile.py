@@ -184,3 +184,9 @@ def test_a_report_leaves_out_confusion_matrices_past_the_shown_limit(tmp_path):
         html = tmp_path / f"r{extra}.html"
         assert runner.invoke(app, ["report", str(wide), "-o", str(html)]).exit_code == 0
         assert ("extra0" in html.read_text(encoding="utf-8")) is shown   # the matrix's labels
+        # left out with a word, not silently (the report's own note, in HTML and Markdown alike)
+        md = tmp_path / f"r{extra}.md"
+        assert runner.invoke(app, ["report", str(wide), "-o", str(md)]).exit_code == 0
+        note = f"left out: more than {detail.MAX_SHOWN_CLASSES:,} classes"
+        assert (note in html.read_text(encoding="utf-8")) is not shown
+        assert (f"left out, more than {detail.MAX_SHOWN_CLASSES:,} classes" in md.read_text(encoding="utf-8")) is not shown

@@ -95,10 +95,12 @@ def test_compare_and_report_warn_of_an_unfinished_run(tmp_path):
     for args in (["compare", str(full)], ["report", str(full), "-o", str(tmp_path / "full.md")]):
         result = runner.invoke(app, args)
         assert result.exit_code == 0 and "Warning" not in result.stderr, result.output
-    assert f"from {full}." in (tmp_path / "full.md").read_text()   # the file, not "results in memory"
+    from toolkit.evaluation.report import markdown_escape   # the path as Markdown text (its "_" escaped)
+
+    assert f"from {markdown_escape(str(full))}." in (tmp_path / "full.md").read_text()   # the file, not "results in memory"
     toolkit.write_report(toolkit.evaluate(["iris"], ["nb-weka"], runs=2, out=tmp_path / "again.jsonl"),
                          tmp_path / "again.md")
-    assert f"from {tmp_path / 'again.jsonl'}." in (tmp_path / "again.md").read_text()
+    assert f"from {markdown_escape(str(tmp_path / 'again.jsonl'))}." in (tmp_path / "again.md").read_text()
     part = tmp_path / "part.jsonl"
     part.write_text("".join(lines[:3]) + lines[3][:100])   # two records, then a line cut off
     for args in (["compare", str(part)], ["report", str(part), "-o", str(tmp_path / "part.md")]):

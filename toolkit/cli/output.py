@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-__all__ = ["err", "out", "progress_bar", "class_attribute", "json_text", "check_alpha", "check_rope",
+__all__ = ["err", "out", "terminal_text", "progress_bar", "class_attribute", "json_text", "check_alpha", "check_rope",
            "check_not_an_input", "one_line", "CLASS_OPTION_HELP"]
 
 #: What ``--class`` means on every command.
@@ -26,10 +26,32 @@ def _stderr_is_tty() -> bool:
         return False
 
 
+def _stdout_is_tty() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+#: characters a terminal acts on instead of showing: C0 and C1 controls but the line break and the tab
+#: (ESC starts sequences that clear the screen or set the window's title), and the bidirectional
+#: overrides and isolates (they reorder what follows)
+_TERMINAL_UNSAFE = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if c not in (0x09, 0x0A)}
+_TERMINAL_UNSAFE.update({c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
+
+
+def terminal_text(text: str) -> str:
+    """``text`` as a terminal shows it literally: a name from a data or results file (an ARFF relation, a
+    class value, a file name) with control characters in it is shown with them escaped (\\x1b)."""
+    return text.translate(_TERMINAL_UNSAFE)
+
+
 def err(message: str, *, prefix: str = "", color: str | None = None) -> None:
     """One message line on stderr (red/yellow prefix when stderr is a terminal)."""
-    if prefix and color and _stderr_is_tty():
-        prefix = typer.style(prefix, fg=color, bold=True)
+    if _stderr_is_tty():
+        message = terminal_text(message)
+        if prefix and color:
+            prefix = typer.style(prefix, fg=color, bold=True)
     typer.echo(f"{prefix}{message}", err=True)
 
 
@@ -44,7 +66,9 @@ def out(text: str) -> None:
     """Results on stdout. A failed write (stdout redirected to a full disk) is one error line, not a traceback;
     a closed pipe (``| head``) is left to the usual quiet end."""
     try:
-        typer.echo(text)
+        # on a terminal only: a pipe or a file gets the data as it is (CSV, JSON and ARFF keep every character;
+        # color=True: click would else cut what looks like an ANSI sequence out of a class value)
+        typer.echo(terminal_text(text) if _stdout_is_tty() else text, color=True)
     except BrokenPipeError:
         raise
     except OSError as exc:
@@ -189,7 +213,10 @@ def progress_bar(enabled: bool, interval: float = 10.0) -> Iterator[Any]:
                   TextColumn("ETA"), TimeRemainingColumn(), console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("starting", total=None)
 
+        from rich.markup import escape
+
         def update(done: int, total: int, what: str) -> None:
-            progress.update(task, completed=done, total=total, description=what[:60])
+            # a dataset name is text, not rich markup ("[/b]" in it raised a MarkupError mid-run)
+            progress.update(task, completed=done, total=total, description=escape(terminal_text(what[:60])))
 
         yield update

@@ -16,7 +16,7 @@ import io
 import json
 import math
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -347,26 +347,37 @@ def _protocol_note(comp: Comparison) -> str:
     return ""
 
 
-def _numeric_csv(comp: Comparison) -> str:
-    """A column per number (mean, ci, sd, n, p-value, mark) per pipeline, in the metric's own units."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+def _numeric_csv_rows(comp: Comparison) -> tuple[list[str], list[list[str]]]:
+    """A column per number (mean, ci, sd, n, p-value, mark) per pipeline, in the metric's own units:
+    (header, rows)."""
     header = ["dataset"]
     for p in comp.pipelines:
         header += [f"{p} mean", f"{p} ci", f"{p} sd", f"{p} n", f"{p} p_value", f"{p} mark"]
-    writer.writerow(header)
 
     def num(v: Any) -> str:
         return "" if v is None or (isinstance(v, float) and not math.isfinite(v)) else repr(float(v))
 
+    rows = []
     for d in comp.datasets:
         row = [d]
         for p in comp.pipelines:
             c = comp.cells.get((d, p))
             row += ["", "", "", "0", "", ""] if c is None else [num(c.mean), num(c.ci), num(c.sd), str(c.n),
                                                                  num(c.p_value), c.mark]
-        writer.writerow(row)
+        rows.append(row)
+    return header, rows
+
+
+def _csv_text(rows: Iterable[Sequence[Any]]) -> str:
+    """Rows as CSV: the csv module quotes what needs it (a name with a comma, a quote or a line break)."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
     return buf.getvalue().rstrip("\n")
+
+
+def _numeric_csv(comp: Comparison) -> str:
+    header, rows = _numeric_csv_rows(comp)
+    return _csv_text([header, *rows])
 
 
 LONG_CSV_HEADER = ["dataset", "pipeline", "repetition", "metric", "value"]
@@ -384,11 +395,7 @@ def long_csv_rows(comp: Comparison) -> Iterator[list[Any]]:
 
 
 def _long_csv(comp: Comparison) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(LONG_CSV_HEADER)
-    writer.writerows(long_csv_rows(comp))
-    return buf.getvalue().rstrip("\n")
+    return _csv_text([LONG_CSV_HEADER, *long_csv_rows(comp)])
 
 
 def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci") -> str:
@@ -438,9 +445,11 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
         return latex_table(comp, interval, caption)
     if fmt != "table":
         raise ParameterError(f"format must be table, markdown, csv, csv-long, latex or json, not '{fmt}'")
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, footer)]
+    widths = [max(display_width(str(x)) for x in col) for col in zip(header, *rows, footer)]
+
     def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        pads = [" " * (w - display_width(c)) for c, w in zip(cells, widths)]
+        return "  ".join(c + pad if i == 0 else pad + c for i, (c, pad) in enumerate(zip(cells, pads)))
     out = [line(header), "-" * (sum(widths) + 2 * (len(widths) - 1))]
     out += [line(r) for r in rows]
     out += ["-" * (sum(widths) + 2 * (len(widths) - 1)), line(footer), caption]
@@ -463,16 +472,17 @@ def format_tables(results: Results, metrics: list[str], fmt: str = "table", *, b
         doc: dict[str, Any] = {"schema": "toolkit.compare-set/1", "tables": [c.as_dict() for c in comps],
                                "dict_metrics": {m: _dict_metric_data(results, m) for m in dicts}}
         return json.dumps(doc, indent=2, allow_nan=False, default=str)
+    # the CSV of several metrics is written from rows, not by joining each metric's text: a name with a
+    # line break (quoted in one row) or a character str.splitlines() splits at was cut into two rows
     if fmt == "csv-long":
-        parts = [format_comparison(c, fmt).splitlines() for c in comps]
-        return "\n".join(parts[0] + [line for p in parts[1:] for line in p[1:]]) if parts else ""
+        return _csv_text([LONG_CSV_HEADER, *(row for c in comps for row in long_csv_rows(c))]) if comps else ""
     if fmt == "csv":
         # a metric column whatever the number of metrics: a script reading one run's CSV reads the next
-        lines: list[str] = []
+        table: list[list[str]] = []
         for i, c in enumerate(comps):
-            rows = format_comparison(c, fmt).splitlines()
-            lines += ([f"metric,{rows[0]}"] if i == 0 else []) + [f"{c.metric},{row}" for row in rows[1:]]
-        return "\n".join(lines)
+            header, rows = _numeric_csv_rows(c)
+            table += ([["metric", *header]] if i == 0 else []) + [[c.metric, *row] for row in rows]
+        return _csv_text(table)
     blocks = [format_comparison(c, fmt, interval) for c in comps]
     blocks += [detail.format_dict_metric(results, m, fmt) for m in dicts]
     return "\n\n".join(blocks)
@@ -606,7 +616,12 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
                   # braced: after \\ (a row's end) or \midrule, "[" opens an optional argument and "*" is
                   # the star form
                   "[": "{[}", "]": "{]}", "*": "{*}",
+                  # a backtick is an opening quote to TeX (and !` ?` are the Spanish marks)
+                  "`": r"\textasciigrave{}",
                   "\u00b1": r"$\pm$", "\u2265": r"$\geq$"}
+
+#: pairs TeX's fonts join into another glyph (-- and --- into dashes, '' and ,, into quotes): kept apart
+_LATEX_LIGATURES = (("--", "-{}-"), ("''", "'{}'"), (",,", ",{},"))
 
 #: non-ASCII characters pdflatex (T1, no Unicode font) cannot take as they are: text commands and math
 #: symbols, so that the .tex is ASCII
@@ -669,18 +684,35 @@ def latex_escape(text: str) -> str:
     """Text as LaTeX source: the special characters as commands, every row safe after \\\\ and \\midrule,
     and ASCII only (pdflatex with T1 fonts; no inputenc or Unicode fonts needed). Composed first (NFC),
     so that a letter followed by a combining accent is one accented letter."""
-    return "".join(_latex_char(ch) for ch in unicodedata.normalize("NFC", str(text)))
+    out = "".join(_latex_char(ch) for ch in unicodedata.normalize("NFC", str(text)))
+    for pair, apart in _LATEX_LIGATURES:
+        while pair in out:   # twice for "---"
+            out = out.replace(pair, apart)
+    return out
+
+
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: two for a wide character (CJK, most emoji), none for a
+    combining mark or a zero-width one, else one; len() misplaced the columns of a table after such a name."""
+    return sum(0 if unicodedata.combining(ch) or unicodedata.category(ch) == "Cf" else
+               2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
 
 #: characters of a name that Markdown (GitHub's) would read as markup: a table's cell separator, HTML
-#: tags, emphasis, code and links
-_MARKDOWN_SPECIAL = {"\\": "\\\\", "|": "\\|", "*": "\\*", "`": "\\`", "[": "\\[", "]": "\\]",
-                     "<": "&lt;", ">": "&gt;", "&": "&amp;"}
+#: tags, emphasis (* and _), strikethrough, code, links and maths
+_MARKDOWN_SPECIAL = {"\\": "\\\\", "|": "\\|", "*": "\\*", "_": "\\_", "~": "\\~", "`": "\\`", "[": "\\[",
+                     "]": "\\]", "$": "\\$", "<": "&lt;", ">": "&gt;", "&": "&amp;"}
 
 
 def markdown_escape(text: str) -> str:
-    """A dataset, pipeline or class name as Markdown text (a table cell keeps its columns)."""
-    return "".join(_MARKDOWN_SPECIAL.get(ch, ch) for ch in str(text))
+    """A dataset, pipeline or class name as Markdown text (a table cell keeps its columns): a line break
+    (any str.splitlines() splits at) or another control character becomes a space, which would else end
+    the table's row."""
+    return "".join(_MARKDOWN_SPECIAL.get(ch, " " if _breaks_line(ch) else ch) for ch in str(text))
+
+
+def _breaks_line(ch: str) -> bool:
+    return unicodedata.category(ch) in ("Cc", "Zl", "Zp")   # \n \r \t ... and U+2028, U+2029
 
 
 def best_in_row(comp: Comparison, dataset: str) -> set[str]:

@@ -8,7 +8,9 @@ import csv
 import io
 import json
 import math
+import re
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 
@@ -16,6 +18,7 @@ from toolkit.evaluation.report import (
     LONG_CSV_HEADER, TEST_NAMES, _PERCENT_METRICS, format_comparison, latex_escape, latex_table_parts, long_csv_rows,
     markdown_escape,
 )
+from toolkit.evaluation.detail import MAX_SHOWN_CLASSES
 from toolkit.evaluation.results import _clean
 from toolkit.reporting.document import Report
 from toolkit.reporting.figures import cd_diagram
@@ -122,6 +125,12 @@ def render_latex(report: Report) -> str:
 
 # ---------------------------------------------------------------------------- Markdown
 
+def _md_hash(value: Any) -> str:
+    """A sha256 as code when it is one (a code span shows any text as it is, backticks included)."""
+    text = str(value)
+    return f"`{text}`" if re.fullmatch("[0-9a-f]{64}", text) else markdown_escape(text)
+
+
 def _md_matrix(labels: list[str], matrix: np.ndarray) -> str:
     whole = bool((matrix == matrix.round()).all())
     md = markdown_escape
@@ -141,23 +150,26 @@ def render_markdown(report: Report, cd_svg: str | None) -> str:
              f"Written by toolkit {report.toolkit_version} on {report.created_utc} from "
              f"{md(', '.join(report.files)) or 'results in memory'}.", "",
              *[f"**Warning:** {md(w)}\n" for w in report.warnings], "## Experiment", "",
-             f"- protocol: {report.protocol_line() or 'not stated'}"]
+             f"- protocol: {md(report.protocol_line()) or 'not stated'}"]
+    # every value from the results file goes through md: the file is input, and any field may hold markup
     for key, value in (exp.get("protocol") or {}).items():
-        lines.append(f"  - {key}: {'none' if value is None else value}")
-    lines.append(f"- metrics: {', '.join(exp.get('metrics', [])) or 'not stated'}")
-    lines.append("- versions: " + ", ".join(f"{k} {versions[k]}" for k in ("toolkit", "python", "numpy", "scipy")
-                                             if k in versions)
-                 + "".join(f", {d} {v}" for d, v in sorted((versions.get("plugins") or {}).items())))
+        lines.append(f"  - {md(key)}: {'none' if value is None else md(value)}")
+    lines.append(f"- metrics: {md(', '.join(map(str, exp.get('metrics', [])))) or 'not stated'}")
+    lines.append("- versions: " + md(", ".join(f"{k} {versions[k]}" for k in ("toolkit", "python", "numpy", "scipy")
+                                                if k in versions)
+                                      + "".join(f", {d} {v}" for d, v in sorted((versions.get("plugins") or {}).items()))))
     lines += ["", "| dataset | instances | classes | sha256 |", "| --- | ---: | ---: | --- |"]
-    lines += [f"| {md(d['name'])} | {d.get('n_instances')} | {d.get('n_classes')} | `{d.get('sha256')}` |"
+    lines += [f"| {md(d['name'])} | {md(d.get('n_instances'))} | {md(d.get('n_classes'))} | {_md_hash(d.get('sha256'))} |"
               for d in report.datasets]
     lines += ["", "| pipeline | steps |", "| --- | --- |"]
     lines += [f"| {md(p['name'])} | {md('; '.join(p['steps']))} |" for p in report.pipelines]
-    lines += ["", f"## Significance: {comp.metric}", "", format_comparison(comp, "markdown"), ""]
+    lines += ["", f"## Significance: {md(comp.metric)}", "", format_comparison(comp, "markdown"), ""]
     m = report.across
-    lines += [f"## Across datasets: {m.metric}", "", "```text", m.format(), "```", ""]
-    if cd_svg:
-        lines += [f"![critical-difference diagram]({cd_svg})", ""]
+    text = m.format()
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", text)), default=0))   # longer than any in it
+    lines += [f"## Across datasets: {md(m.metric)}", "", f"{fence}text", text, fence, ""]
+    if cd_svg:   # percent-encoded: a space or a parenthesis in the file's name ended the link
+        lines += [f"![critical-difference diagram]({quote(cd_svg)})", ""]
     if report.bayes:
         others = [p for p in comp.pipelines if p != comp.baseline]
         lines += [f"## Bayesian correlated t-test against {md(comp.baseline)} (rope {report.rope:g})", "",
@@ -173,12 +185,14 @@ def render_markdown(report: Report, cd_svg: str | None) -> str:
     if len(report.tables) > 1:
         lines += ["## Every metric", ""]
         for t in report.tables[1:]:
-            lines += [f"### {t.metric}", "", format_comparison(t, "markdown"), ""]
+            lines += [f"### {md(t.metric)}", "", format_comparison(t, "markdown"), ""]
     lines += ["## Confusion matrices (summed over the repetitions)", ""]
     for d in comp.datasets:
         for p in comp.pipelines:
             got = report.confusion(d, p)
             if got is None:
+                if report.results.cell(d, p):   # records, but more classes than a table shows
+                    lines += [f"**{md(d)} / {md(p)}**: left out, more than {MAX_SHOWN_CLASSES:,} classes", ""]
                 continue
             lines += [f"**{md(d)} / {md(p)}**", "", _md_matrix(*got), ""]
     if report.tuned():

@@ -9,6 +9,7 @@ import math
 from html import escape
 from typing import Any
 
+from toolkit.evaluation.detail import MAX_SHOWN_CLASSES
 from toolkit.evaluation.report import TEST_NAMES, Comparison, _PERCENT_METRICS, best_in_row
 from toolkit.reporting.document import Report
 from toolkit.reporting.figures import cd_diagram, distribution_plot
@@ -68,8 +69,11 @@ def _num(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
-def _data_value(value: float | None) -> str:
-    return "" if value is None or value != value else f' data-value="{value!r}"'
+def _data_value(value: Any) -> str:
+    """A sort key: numbers only (a results file is input, and its fields may hold any text)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return ""
+    return f' data-value="{value!r}"'
 
 
 def _comparison_table(comp: Comparison, table_id: str) -> str:
@@ -98,7 +102,7 @@ def _comparison_table(comp: Comparison, table_id: str) -> str:
         rows.append(f'<tr data-dataset="{_e(d)}"><th scope="row">{_e(d)}</th>{"".join(cells)}</tr>')
     foot = "".join(f"<td>{'baseline' if p == comp.baseline else '({}/{}/{})'.format(*comp.wins.get(p, (0, 0, 0)))}"
                    f"</td>" for p in comp.pipelines)
-    return (f'<table class="results sortable" id="{table_id}" data-metric="{_e(comp.metric)}">'
+    return (f'<table class="results sortable" id="{_e(table_id)}" data-metric="{_e(comp.metric)}">'
             f'<thead><tr><th scope="col">dataset</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
             f'<tfoot><tr><th scope="row">(v/ /*)</th>{foot}</tr></tfoot></table>')
 
@@ -144,7 +148,7 @@ def _experiment(report: Report) -> str:
         rows.append(("note", "written before results files stated their experiment; inferred from the records"))
     kv = "".join(f"<tr><th scope=\"row\">{_e(k)}</th><td style=\"text-align:left\">{_e(v)}</td></tr>" for k, v in rows)
     ds_rows = "".join(
-        f'<tr><th scope="row">{_e(d["name"])}</th><td data-value="{d.get("n_instances") or 0}">{_e(d.get("n_instances"))}'
+        f'<tr><th scope="row">{_e(d["name"])}</th><td{_data_value(d.get("n_instances"))}>{_e(d.get("n_instances"))}'
         f'</td><td>{_e(d.get("n_classes"))}</td><td class="hash" style="text-align:left">{_e(d.get("sha256"))}</td></tr>'
         for d in report.datasets)
     pl_rows = "".join(f'<tr><th scope="row">{_e(p["name"])}</th><td style="text-align:left">{_e("; ".join(p["steps"]))}'
@@ -167,7 +171,7 @@ def _across(report: Report) -> str:
     svg = cd_diagram(m.pipelines, f.average_ranks, n.critical_difference, n.cliques, m.alpha, len(m.datasets),
                      m.metric).to_svg()
     order = sorted(range(len(m.pipelines)), key=lambda i: f.average_ranks[i])
-    rank_rows = "".join(f'<tr><th scope="row">{_e(m.pipelines[i])}</th><td data-value="{f.average_ranks[i]!r}">'
+    rank_rows = "".join(f'<tr><th scope="row">{_e(m.pipelines[i])}</th><td{_data_value(float(f.average_ranks[i]))}>'
                         f'{f.average_ranks[i]:.3f}</td></tr>' for i in order)
     pair_rows = "".join(
         f'<tr><th scope="row">{_e(m.pipelines[t.a])} vs {_e(m.pipelines[t.b])}</th><td{_data_value(t.p_value)}>'
@@ -263,6 +267,9 @@ def _confusion(report: Report) -> str:
         for p in report.main.pipelines:
             got = report.confusion(d, p)
             if got is None:
+                if report.results.cell(d, p):   # records, but more classes than a table shows
+                    tables.append(f'<div data-pipeline="{_e(p)}"><h3>{_e(p)}</h3><p class="small muted">left out: '
+                                  f'more than {MAX_SHOWN_CLASSES:,} classes</p></div>')
                 continue
             labels, matrix = got
             whole = bool((matrix == matrix.round()).all())
@@ -346,7 +353,10 @@ def render_html(report: Report) -> str:
     present = [(a, t) for a, t in sections if any(f'id="{a}"' in b for b in body)]
     nav = "".join(f'<li><a href="#{a}">{_e(t)}</a></li>' for a, t in present)
     meta = json.dumps({"schema": "toolkit.report/1", "metric": comp.metric, "pipelines": comp.pipelines,
-                       "datasets": comp.datasets}, separators=(",", ":")).replace("</", "<\\/")
+                       "datasets": comp.datasets}, separators=(",", ":"))
+    # no markup inside the script element: "</script>" would end it and "<!--<script>" would swallow the next
+    # script (the parser's escaped states); JSON reads the \u escapes back as the same characters
+    meta = meta.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="toolkit {_e(report.toolkit_version)}"><title>{_e(title)}</title>
