@@ -18,6 +18,7 @@ import concurrent.futures as cf
 import gc
 import multiprocessing
 import os
+import signal
 import threading
 import time
 import traceback
@@ -434,6 +435,13 @@ def forked_pool(jobs: int) -> Iterator[cf.ProcessPoolExecutor]:
         pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
                                       initializer=_init_worker, initargs=(threads,))
         try:
+            # a fork pool starts every worker at its first task: with Ctrl-C (SIGINT) blocked in this thread,
+            # which the workers inherit. A terminal sends Ctrl-C to the whole process group; a worker
+            # interrupted inside the result queue's put kept its lock, and the run hung for good
+            # (killing the workers instead hangs the pool's own thread on a result cut in the middle). After a
+            # Ctrl-C the parent waits for the groups running to end, as after any failure
+            with _interrupts_blocked():
+                pool.submit(int).result()
             yield pool
         finally:
             pool.shutdown(wait=True, cancel_futures=True)  # on a failure: the groups not started are dropped
@@ -442,6 +450,16 @@ def forked_pool(jobs: int) -> Iterator[cf.ProcessPoolExecutor]:
         # giving the threads back re-creates OpenBLAS threads that spin ~0.1 s beside its last steps
         for library, count in ([] if process_ends() else lowered):
             library.set_num_threads(count)
+
+
+@contextmanager
+def _interrupts_blocked() -> Iterator[None]:
+    """SIGINT blocked in this thread meanwhile (a SIGINT that comes is delivered when it ends)."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _run_tasks_at(indices: Sequence[int]) -> list[dict[str, Any]]:
