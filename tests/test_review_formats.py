@@ -171,3 +171,14 @@ def test_the_plain_table_of_wide_names_lines_up(tmp_path):
     table = result.stdout.splitlines()
     rows = [line for line in table if line.startswith(("中文😀", "ab "))]
     assert len(rows) == 2 and display_width(rows[0]) == display_width(rows[1]) == display_width(table[0])
+
+
+def test_a_line_break_or_tab_in_a_name_stays_in_its_row_of_the_plain_table(tmp_path):
+    broken = tmp_path / "new\nline\t.arff"
+    broken.write_text(TINY.read_text(encoding="utf-8"), encoding="utf-8")
+    result = runner.invoke(app, ["evaluate", str(broken), "-c", "nb-weka", "--runs", "2", "-q"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    rows = [line for line in lines if line.startswith("new")]
+    assert len(rows) == 1 and rows[0].startswith("new\\nline\\t  "), lines
+    assert not any(line.startswith("line") for line in lines)

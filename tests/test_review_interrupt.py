@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -63,3 +64,30 @@ def test_ctrl_c_on_a_parallel_run_ends_it_with_one_line_and_resume_finishes_it(t
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert _records(out) == 30   # 15 repetitions x 2 classifiers, none lost or twice
+
+
+def test_resuming_with_the_same_data_under_a_new_name_is_refused_and_the_file_kept(tmp_path):
+    """A copy vote2.arff of vote.arff was taken as an added dataset: nothing ran (records are keyed by the
+    data's content), and the statement then promised repetitions of 'vote2' that never came, so compare
+    and report warned of an unfinished run for good."""
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    runner = CliRunner()
+    tiny = Path(__file__).parent / "data" / "tiny.arff"
+    first, copy, other = tmp_path / "vote.arff", tmp_path / "vote2.arff", tmp_path / "other.arff"
+    first.write_text(tiny.read_text(encoding="utf-8"), encoding="utf-8")
+    copy.write_text(tiny.read_text(encoding="utf-8"), encoding="utf-8")
+    other.write_text(tiny.read_text(encoding="utf-8").replace("sunny,85,85", "sunny,86,85"), encoding="utf-8")
+    out = tmp_path / "r.jsonl"
+    base = ["-c", "nb-weka", "--runs", "3", "-q", "--out", str(out)]
+    assert runner.invoke(app, ["evaluate", str(first), *base]).exit_code == 0
+    before = out.read_bytes()
+    result = runner.invoke(app, ["evaluate", str(copy), *base, "--resume"])
+    assert result.exit_code == 2 and "dataset 'vote2' is the data of 'vote'" in result.stderr, result.output
+    assert out.read_bytes() == before
+    # other data under a new name is an addition, as before; the first name resumes
+    assert runner.invoke(app, ["evaluate", str(first), str(other), *base, "--resume"]).exit_code == 0
+    compared = runner.invoke(app, ["compare", str(out)])
+    assert compared.exit_code == 0 and "Warning" not in compared.output, compared.output

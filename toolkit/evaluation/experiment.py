@@ -127,9 +127,16 @@ def differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
         if pa[dist] != pb[dist]:
             out.append(f"plugin {dist} {pa[dist]} -> {pb[dist]}")
     known = {d["name"]: d for d in old.get("datasets", [])}
+    # records are keyed by the data's content: the same data under a new name would run nothing and be
+    # stated as a dataset whose repetitions never come (or its missing ones would come under the new name)
+    by_content = {(d["sha256"], d.get("class")): d["name"] for d in old.get("datasets", [])}
     for d in new.get("datasets", []):
         was = known.get(d["name"])
         if was is None:
+            twin = by_content.get((d["sha256"], d.get("class")))
+            if twin is not None:
+                out.append(f"dataset '{d['name']}' is the data of '{twin}' (sha256 {d['sha256'][:12]}...), whose "
+                           f"results the file holds under that name: give the file as '{twin}'")
             continue
         if was["sha256"] != d["sha256"]:
             out.append(f"dataset '{d['name']}' changed (sha256 {was['sha256'][:12]}... -> {d['sha256'][:12]}...)")

@@ -445,6 +445,9 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
         return latex_table(comp, interval, caption)
     if fmt != "table":
         raise ParameterError(f"format must be table, markdown, csv, csv-long, latex or json, not '{fmt}'")
+    header = [plain_cell(h) for h in header]
+    rows = [[plain_cell(r[0])] + r[1:] for r in rows]
+    caption = plain_cell(caption)
     widths = [max(display_width(str(x)) for x in col) for col in zip(header, *rows, footer)]
 
     def line(cells: list[str]) -> str:
@@ -689,6 +692,13 @@ def latex_escape(text: str) -> str:
         while pair in out:   # twice for "---"
             out = out.replace(pair, apart)
     return out
+
+
+def plain_cell(text: str) -> str:
+    """A name as one cell of a plain-text table: a line break, a tab or another control character (and a
+    bidirectional override) shown as its escape, \\n, which would else break the row or the terminal."""
+    return "".join(ch.encode("unicode_escape").decode("ascii") if unicodedata.category(ch) in ("Cc", "Zl", "Zp")
+                   or 0x202A <= ord(ch) <= 0x202E or 0x2066 <= ord(ch) <= 0x2069 else ch for ch in str(text))
 
 
 def display_width(text: str) -> int:
