@@ -915,7 +915,8 @@ def test_baseline_in_the_spelling_of_c_and_two_grids_of_one_classifier(tmp_path)
     assert chosen["bma-nb:H=0.5|0.6"] <= {0.5, 0.6} and chosen["bma-nb:H=1.4|1.5"] <= {1.4, 1.5}
     untuned = runner.invoke(app, ["evaluate", "iris", "-c", "bma-nb:H=0.5|0.6", "-c", "bma-nb:H=1.4|1.5", "--no-tune",
                                   "--runs", "2", "-q"])
-    assert untuned.exit_code == 2 and "given twice" in untuned.stderr  # untuned, the grids do not matter
+    # untuned, a grid was dropped for the default (both were then 'given twice'): refused, naming the grid
+    assert untuned.exit_code == 2 and "is given a grid for H (0.5|0.6) but tuning is off" in untuned.stderr
 
 
 def test_a_resumed_run_reports_the_last_record_of_each_task(tmp_path):

@@ -39,17 +39,25 @@ ClassChoice = str | int | None
 
 
 def resolve_class_index(attributes: AttributeList, class_attribute: ClassChoice, where: str) -> int | None:
-    """Position of the class attribute: a name, an index (negative counts from the end), or None."""
+    """Position of the class attribute: a name (a str, also "1": a CSV header may be a number), a 0-based
+    index (an int; negative counts from the end), or None."""
     attributes = attributes if isinstance(attributes, AttributeList) else AttributeList(attributes)
     n = len(attributes)
     if class_attribute is None:
         return None
-    if isinstance(class_attribute, str) and not class_attribute.lstrip("-").isdigit():
+    if isinstance(class_attribute, bool) or not isinstance(class_attribute, (str, int, np.integer)):
+        # 1.5 and True were taken as index 1
+        raise DatasetError(f"{where}: the class attribute is a name (str) or a 0-based index (int), "
+                           f"not {class_attribute!r}")
+    if isinstance(class_attribute, str):
         try:
             index = attributes.index_of(class_attribute)
         except KeyError:
             names = ", ".join(attributes.name(i) for i in range(min(n, 10))) + (", ..." if n > 10 else "")
-            raise DatasetError(f"{where}: no attribute named '{class_attribute}' for the class; "
+            # "1" was read as the 0-based index 1, where the command line's --class 1 is WEKA's first attribute
+            hint = (f" (a position is an int here, 0-based: {int(class_attribute) - 1} for WEKA's -c "
+                    f"{class_attribute})" if class_attribute.isdigit() and int(class_attribute) >= 1 else "")
+            raise DatasetError(f"{where}: no attribute named '{class_attribute}' for the class{hint}; "
                                f"the attributes are {names}") from None
         kind = attributes[index].kind
         if kind in ("string", "date", "relational"):   # as by position: only the default may fall back

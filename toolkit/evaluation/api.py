@@ -147,6 +147,8 @@ def make_pipelines(classifiers: Sequence[Any] | None, pipelines: Sequence[Pipeli
                             tune=tune, text=text))
     if not out:
         raise ParameterError("no classifier given; name at least one (toolkit list classifiers shows them)")
+    for pipeline in out:
+        pipeline.check_untuned_grids()
     names = [p.name for p in out]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
@@ -247,6 +249,8 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
                              "--inner-folds and --validation-fraction would be ignored: leave them out")
     registry = get_registry()
     chosen = make_pipelines(classifiers, pipelines, feature_selector, example_selector, tune, text)
+    if isinstance(metrics, str):   # one metric given alone was iterated letter by letter ("unknown evaluator 'e'")
+        metrics = [metrics]
     if metrics is None:
         all_proba = all(p.classifier.capabilities.probabilities for p in chosen)
         metrics = [m for m in DEFAULT_METRICS

@@ -175,6 +175,8 @@ def compare_results(results: Results, *, metric: str = "error", baseline: str | 
     """Summarise ``results`` per (dataset, pipeline) and test every pipeline against ``baseline``."""
     if test not in TESTS:
         raise ParameterError(f"test must be one of {', '.join(TESTS)}, not '{test}'")
+    if not 0 < alpha < 1:   # -1, 2 and NaN were taken, and the table's caption said "alpha -1"
+        raise ParameterError(f"alpha must lie between 0 and 1, not {alpha}")
     pipelines = results.pipelines()
     datasets = results.datasets()
     failed: dict[tuple[str, str], int] = {}

@@ -549,8 +549,8 @@ class Results:
 
     def incomplete_notes(self) -> list[str]:
         """What a report of these results should say first when the run that wrote them did not finish."""
-        notes = [f"{path}: its last line is cut off (a run killed while writing it); that repetition is not "
-                 f"counted" for path in self.torn]
+        notes = [f"{path}: its last line is cut off (a run killed while writing it) and is left out"
+                 for path in self.torn]
         missing, expected = self.not_run()
         if missing:
             notes.append(f"{missing} of {expected} repetitions of the experiment were not run (an interrupted "

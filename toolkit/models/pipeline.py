@@ -189,6 +189,19 @@ class Pipeline:
         self._name = name
         self._validated = False   # validate_components has passed (the harness calls it before a run)
 
+    def check_untuned_grids(self) -> None:
+        """Without tuning, a grid the user gave was dropped and the default fitted, under the plain name:
+        refused (evaluate and train call this; fitting one grid point by hand, ``fit(ds, point)``, stays)."""
+        if self.tune:
+            return
+        for step in self.steps:
+            own = step.spec.param_grid if step.spec is not None else {}
+            given = [k for k, values in step.grid.items() if list(own.get(k, ())) != list(values)]
+            if given:
+                raise ParameterError(f"'{step.name}' is given a grid for {given[0]} "
+                                     f"({'|'.join(map(str, step.grid[given[0]]))}) but tuning is off "
+                                     f"(--no-tune, tune=False): give {given[0]} one value, or tune")
+
     @property
     def steps(self) -> list[Step]:
         return [s for s in (self.text, self.example_selector, self.feature_selector, self.classifier) if s]

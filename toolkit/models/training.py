@@ -11,10 +11,10 @@ import numpy as np
 
 from toolkit.config import LoadOptions
 from toolkit.data.dataset import Dataset
-from toolkit.errors import ComponentFailed, ParameterError, ToolkitError
+from toolkit.errors import ComponentFailed, ModelFileError, ParameterError, ToolkitError
 from toolkit.evaluation.api import load_datasets
 from toolkit.evaluation.harness import _tune
-from toolkit.evaluation.resampling import Split, _split_head, ceil_share
+from toolkit.evaluation.resampling import Split, _split_head, ceil_share, check_seed
 from toolkit.models.model_file import SavedModel, load_model, save_model
 from toolkit.models.pipeline import FittedPipeline, Pipeline
 
@@ -45,11 +45,16 @@ def train(dataset: Dataset | str | os.PathLike[str], classifier: Any, *, feature
           notes: Any = None) -> FittedPipeline:
     """Fit a pipeline on the whole dataset; with a grid, tune it first on a validation part
     (the first ceil(10 %) of ``default_rng(seed).permutation(n)``, as the harness does). Saves to
-    ``out`` when given.
+    ``out`` when given. ``seed`` is a whole number >= 0 (None would tune on an unseeded split: another
+    model at every call).
 
     With ``scheduler`` (``tcp://HOST:8786``) or ``cluster`` (``local:N``), the file is read by byte
     ranges on a Dask cluster and the classifier fitted from merged shard statistics
     (:func:`toolkit.models.partitioned.train_partitioned`; no tuning, no feature selection)."""
+    check_seed(seed)   # before any work: a bad seed was a "bug in the component" once a grid was tuned
+    ceil_share(1, validation_fraction)   # a fraction strictly between 0 and 1
+    if out is not None and os.path.isdir(out):
+        raise ModelFileError(f"{out}: is a folder; give the model file's path (e.g. model.tkm)")
     if scheduler or cluster:
         from toolkit.models.partitioned import DEFAULT_PARTITION_BYTES, train_partitioned
 
@@ -60,6 +65,7 @@ def train(dataset: Dataset | str | os.PathLike[str], classifier: Any, *, feature
                                  text=text, partition_bytes=partition_bytes or DEFAULT_PARTITION_BYTES, notes=notes)
     (ds,) = load_datasets([dataset], LoadOptions(class_attribute=class_attribute), skip_unusable=False)
     pipeline = Pipeline(classifier, feature_selector=feature_selector, text=text, tune=tune)
+    pipeline.check_untuned_grids()
     pipeline.validate_components()
     pipeline.check_data(ds)
     chosen: dict[str, Any] = {}
