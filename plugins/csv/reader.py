@@ -191,7 +191,10 @@ def read_csv(path: str | os.PathLike[str], *, class_attribute: str | int | None 
         raise DatasetError(f"{display}: the file is empty; a CSV file needs a header row of attribute names")
     kinds = [next((k for k, cols in forced.items() if j in cols), None) or
              ("numeric" if numbers[j] is not None else "nominal") for j in range(len(names))]
-    codec = DateCodec(date_format) if date_format else DateCodec()
+    try:
+        codec = DateCodec(date_format) if date_format else DateCodec()
+    except ValueError as exc:   # an unsupported pattern was a 146-line traceback
+        raise DatasetError(f"{display}: --date-format: {exc}") from None
     full = np.full((n, len(names)), np.nan)
     for j, parts in enumerate(numbers):
         if parts is not None and parts:

@@ -65,15 +65,18 @@ def register_commands(app):  # type: ignore[no-untyped-def]
         jobs: int = typer.Option(1, "--jobs", "-j", help="Processes over repetitions."),
     ) -> None:
         """Test error of BMA naive Bayes against H, without tuning (the thesis's Figures 9 and 10)."""
-        from toolkit.cli import err
+        from toolkit.cli import check_output_path, err, write_text_output
+        from toolkit.cli import out as show
         from toolkit.plotting import check_figure_path
         from toolkit.plugins.naive_bayes.bma_curve import error_by_h, markdown_table, plot_curves
 
         check_figure_path(out)
+        if table:   # before any work; it replaced the dataset given as --table, and a bad path failed at the end
+            check_output_path(table, "--table", {("dataset" if len(datasets) == 1 else f"dataset {i + 1}"): d for i, d in enumerate(datasets)}
+                              | {"figure (--out)": out})
         curves = error_by_h(datasets, H_GRID, runs=runs, seed=seed, jobs=jobs)
-        print(markdown_table(curves, H_GRID))
+        show(markdown_table(curves, H_GRID))
         if table:
-            with open(table, "w", encoding="utf-8") as fh:
-                fh.write(markdown_table(curves, H_GRID) + "\n")
+            write_text_output(table, markdown_table(curves, H_GRID) + "\n")
         path = plot_curves(curves, H_GRID, out)
         err(f"figure written to {path}")

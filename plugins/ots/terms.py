@@ -10,6 +10,7 @@ Each search is exactly the one ``optimal_training_set`` runs alone: the same tra
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -86,7 +87,14 @@ def search_terms(X: Any, masks: dict[Hashable, tuple[np.ndarray, np.ndarray]], *
 
         _FORKED.update(B=B, columns=columns, masks=masks, params=params)
         try:
-            with multiprocessing.get_context("fork").Pool(n_jobs) as pool:
+            # the workers fork with Ctrl-C blocked: the terminal sends it to the whole group, and each worker
+            # printed its traceback; the parent alone stops (the pool's exit terminates them)
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                pool = multiprocessing.get_context("fork").Pool(n_jobs)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            with pool:
                 done = dict(pool.map(_forked_search, terms, chunksize=1))
         finally:
             _FORKED.clear()

@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-__all__ = ["err", "out", "terminal_text", "progress_bar", "class_attribute", "json_text", "check_alpha", "check_rope",
+__all__ = ["err", "out", "terminal_text", "check_output_path", "write_text_output", "progress_bar", "class_attribute", "json_text", "check_alpha", "check_rope",
            "check_not_an_input", "one_line", "CLASS_OPTION_HELP"]
 
 #: What ``--class`` means on every command.
@@ -148,13 +148,38 @@ def check_not_an_input(output: str, inputs: dict[str, str]) -> None:
         try:
             from toolkit.loading import resolve_dataset
 
-            path = os.fspath(resolve_dataset(name)) if what == "dataset" else name
+            path = os.fspath(resolve_dataset(name)) if what.startswith("dataset") else name
             same = os.path.samefile(output, path)
         except Exception:  # an input that does not resolve is reported by its reader
             continue
         if same:
             raise ParameterError(f"{output}: is the {what} this command reads ({name}); writing the output there "
                                  f"would replace it: give another output file")
+
+
+def check_output_path(output: str, option: str, inputs: dict[str, str] | None = None) -> None:
+    """An output file a command will write, checked before any work: not a folder, in a folder that
+    exists, and (``inputs`` as for :func:`check_not_an_input`) not one of the command's inputs."""
+    import os
+
+    from toolkit.errors import ParameterError
+
+    if os.path.isdir(output):
+        raise ParameterError(f"{output}: is a folder; {option} names the file to write")
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise ParameterError(f"{output}: the folder {folder} does not exist ({option})")
+    check_not_an_input(output, inputs or {})
+
+
+def write_text_output(output: str, text: str) -> None:
+    """``text`` written to ``output`` in one step: a reader never sees half of it, and a failed write keeps
+    the file that was there (one error line naming it)."""
+    from toolkit.atomic_write import replaced_atomically
+    from toolkit.errors import ToolkitError
+
+    with replaced_atomically(output, ToolkitError) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 class _PlainProgress:

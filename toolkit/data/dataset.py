@@ -188,13 +188,9 @@ class Dataset:
         return replace(self, attributes=attributes, X=X, class_index=class_index, strings=strings,
                        bags=bags, sha256=None)
 
-    def concat(self, other: Dataset) -> Dataset:
-        """This dataset's instances followed by ``other``'s (same header; string tables merged).
-
-        Every value keeps its meaning, code 0 of a sparse row included: a row of ``other`` that
-        leaves a string or relational attribute out means ``other``'s first value, and gets that
-        value's code in the merged table where it is not 0. (Chunks and ranges of one file start
-        with the same first value, so joining them never needs that.)"""
+    def check_same_header(self, other: Dataset) -> None:
+        """``other`` (a test set) has this dataset's attributes, values in the same order and class: its
+        codes mean the same. Raises naming the first attribute that differs."""
         if self.attributes != other.attributes or self.class_index != other.class_index:
             for a, b in zip(self.attributes, other.attributes):
                 if a != b:
@@ -204,8 +200,19 @@ class Dataset:
                             else f"{b.date_format} vs {a.date_format}")
                     raise DatasetError(f"{other.name}: its header differs from {self.name}'s at attribute "
                                        f"'{b.name}' ({what})")
+            if len(self.attributes) == len(other.attributes):
+                raise DatasetError(f"{other.name}: its class attribute differs from {self.name}'s")
             raise DatasetError(f"{other.name}: its header differs from {self.name}'s "
                                f"({len(other.attributes)} vs {len(self.attributes)} attributes)")
+
+    def concat(self, other: Dataset) -> Dataset:
+        """This dataset's instances followed by ``other``'s (same header; string tables merged).
+
+        Every value keeps its meaning, code 0 of a sparse row included: a row of ``other`` that
+        leaves a string or relational attribute out means ``other``'s first value, and gets that
+        value's code in the merged table where it is not 0. (Chunks and ranges of one file start
+        with the same first value, so joining them never needs that.)"""
+        self.check_same_header(other)
         X_other = other.X
         strings = {col: list(table) for col, table in self.strings.items()}
         if other.strings:

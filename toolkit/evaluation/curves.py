@@ -289,6 +289,8 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = DEFAULT_SELECT
         tests = load_datasets(test_items, options, skip_unusable=False)
         if len(tests) != len(loaded):
             raise ParameterError(f"give one test set per dataset ({len(loaded)} datasets, {len(tests)} test sets)")
+        for ds, test_ds in zip(loaded, tests):   # codes were matched by position: swapped class values read 0 %
+            ds.check_same_header(test_ds)
     text_step = None
     if text not in (None, "auto"):
         from toolkit.models.pipeline import _make_step

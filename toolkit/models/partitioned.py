@@ -60,6 +60,11 @@ class Partitions:
     header: Dataset
 
 
+#: bounds of :func:`partition_file`'s ranges, whatever size is asked for
+MIN_PART_BYTES = 256
+MAX_PARTS = 100_000
+
+
 def partition_file(path: str | os.PathLike[str], *, class_attribute: Any = -1,
                    partition_bytes: int = DEFAULT_PARTITION_BYTES, min_parts: int = 1) -> Partitions:
     """Read the header of ``path`` and cut its data section into ranges of about ``partition_bytes``."""
@@ -79,7 +84,10 @@ def partition_file(path: str | os.PathLike[str], *, class_attribute: Any = -1,
                            f"decompress it from the start); decompress it first (gunzip -k)")
     header = arff.read_range(path, 0, 0, class_attribute=class_attribute)
     size = os.path.getsize(path)
-    parts = max(int(min_parts), math.ceil(max(size, 1) / partition_bytes))
+    # at most MAX_PARTS ranges of at least MIN_PART_BYTES: 1e-300 MiB cut a file into 1-byte ranges, a task
+    # each, and ran out of memory before the first one
+    parts = math.ceil(max(size, 1) / max(partition_bytes, MIN_PART_BYTES))
+    parts = max(int(min_parts), min(parts, MAX_PARTS))
     return Partitions(path, size, arff.split_ranges(path, parts), header)
 
 

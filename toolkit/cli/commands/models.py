@@ -55,8 +55,8 @@ def train_command(
 def _partition_bytes(mb: float) -> int:
     from toolkit.errors import ParameterError
 
-    if not mb > 0:
-        raise ParameterError(f"--partition-mb must be a number > 0, not {mb}")
+    if not (mb > 0 and mb != float("inf")):   # inf crashed int() with a traceback
+        raise ParameterError(f"--partition-mb must be a finite number > 0, not {mb}")
     return max(1, int(mb * 2**20))
 
 
