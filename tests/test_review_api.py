@@ -64,3 +64,19 @@ def test_a_class_attribute_string_is_a_name_also_when_it_is_a_number(tmp_path):
     for bad in (1.5, True):
         with pytest.raises(DatasetError, match="a name \\(str\\) or a 0-based index \\(int\\)"):
             toolkit.load_arff("iris", class_attribute=bad)
+
+
+def test_save_model_names_what_is_wrong_with_its_arguments(tmp_path):
+    """A bare classifier was an AttributeError ('pipeline'); a model saved with another dataset than its own
+    was said to be a file 'altered or written by an incompatible plugin'."""
+    from toolkit.models.model_file import save_model
+
+    iris, vote = toolkit.load_arff("iris"), toolkit.load_arff("vote")
+    fitted = toolkit.train(iris, "nb-weka")
+    with pytest.raises(ParameterError, match="save_model takes a fitted pipeline .* not WekaNaiveBayes"):
+        save_model(fitted.classifier, iris, tmp_path / "a.tkm")
+    with pytest.raises(ModelFileError, match="fitted on the classes Iris-setosa, .* and vote has others"):
+        save_model(fitted, vote, tmp_path / "b.tkm")
+    assert not (tmp_path / "a.tkm").exists() and not (tmp_path / "b.tkm").exists()
+    save_model(fitted, iris, tmp_path / "c.tkm")
+    assert toolkit.load_model(tmp_path / "c.tkm") is not None

@@ -71,3 +71,17 @@ def test_an_unsupported_date_format_of_convert_is_one_error_line(tmp_path):
                             ("yyyy'", "--date-format: unterminated quote")):
         _one_error_line(runner.invoke(app, ["convert", str(csv), str(tmp_path / "d.arff"), "--date", "when",
                                             "--date-format", pattern]), needle)
+
+
+def test_a_model_that_cannot_predict_is_not_called_a_plugin_bug(tmp_path):
+    """Values near 1.7e308 leave nb-weka no spread to estimate: train said the file 'was altered or written by
+    an incompatible plugin ... (a plugin bug)'. It is the data's doing, and said so."""
+    data = tmp_path / "huge.arff"
+    rows = "".join(f"{sign}{v}e308,{c}\n" for sign, c in (("", "p"), ("-", "n")) for v in (1, 1.7, 1.2, 1.5))
+    data.write_text(f"@relation m\n@attribute a numeric\n@attribute class {{p,n}}\n@data\n{rows}", encoding="utf-8")
+    result = runner.invoke(app, ["train", str(data), "-c", "nb-weka", "-o", str(tmp_path / "m.tkm")])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1 and "not written: the model cannot predict (" in errors[0], result.stderr
+    assert "plugin bug" not in errors[0] and "altered" not in errors[0]
+    assert not (tmp_path / "m.tkm").exists()

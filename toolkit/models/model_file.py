@@ -41,7 +41,7 @@ import numpy as np
 from toolkit.atomic_write import replaced_atomically
 from toolkit.data.attributes import KIND_NAMES, AttributeList
 from toolkit.data.dataset import Attribute, Dataset
-from toolkit.errors import CapabilityError, ModelFileError, ToolkitError
+from toolkit.errors import CapabilityError, ModelFileError, ParameterError, ToolkitError
 from toolkit.json_limits import parse_cost_problem
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "save_model", "load_model", "SavedModel", "header_difference",
@@ -161,7 +161,17 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str], training:
     replaces entries of the stored training summary (a partitioned fit passes the header as ``ds``, and
     its row count and class weights here)."""
     from toolkit import __version__
+    from toolkit.models.pipeline import FittedPipeline
 
+    if not isinstance(fitted, FittedPipeline):   # a bare classifier was an AttributeError ('pipeline')
+        raise ParameterError(f"save_model takes a fitted pipeline (what toolkit.train or Pipeline(...).fit "
+                             f"returns), not {type(fitted).__name__}")
+    classes = tuple(fitted.schema.classes) if fitted.schema is not None else None
+    if classes is not None and classes != tuple(ds.classes):
+        # another dataset than the one fitted on was said to be a file "altered or written by an incompatible plugin"
+        shown = ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
+        raise ModelFileError(f"{path}: not written: the model was fitted on the classes {shown}, and {ds.name} has "
+                             f"others; give the dataset it was trained on")
     pipeline = fitted.pipeline
     arrays: dict[str, np.ndarray] = {}
     components: dict[str, Any] = {}
@@ -219,6 +229,10 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str], training:
             if problem:
                 raise _fail(os.fspath(path), problem)
         _build(os.fspath(path), _parse_json(meta_bytes, os.fspath(path), "meta.json"), dict(arrays), FORMAT_VERSION)
+    except _CannotPredict as exc:
+        # e.g. values so large that no spread can be estimated: the data's doing, said as such (it was
+        # reported as a file "altered or written by an incompatible plugin", "a plugin bug")
+        raise ModelFileError(f"{path}: not written: {str(exc).split(': ', 1)[-1]}") from None
     except Exception as exc:
         why = str(exc).split(": ", 1)[-1] if isinstance(exc, ModelFileError) else f"{type(exc).__name__}: {exc}"
         owners = sorted({f"'{c['name']}' of plugin {c.get('plugin')}" for c in components.values()})
@@ -313,6 +327,11 @@ class SavedModel:
 
 def _fail(path: str, why: str) -> ModelFileError:
     return ModelFileError(f"{path}: {why}")
+
+
+class _CannotPredict(ModelFileError):
+    """The probe's predictions refused by the model itself (CapabilityError): the fitted model cannot
+    predict (its training data made it so), which is no damage and no plugin bug."""
 
 
 def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: str, limit: int | None = None) -> bytes:
@@ -547,6 +566,8 @@ def _probe(fitted: Any, attrs: AttributeList, class_index: int | None, path: str
                 predict(missing, ["probe"])
             except CapabilityError:
                 pass
+    except CapabilityError as exc:
+        raise _CannotPredict(f"{path}: the model cannot predict ({str(exc)[:300]})") from None
     except Exception as exc:
         raise _fail(path, f"its state does not make a working model ({type(exc).__name__}: {str(exc)[:160]}); "
                           f"the file was altered or written by an incompatible plugin") from None
