@@ -85,3 +85,22 @@ def test_a_model_that_cannot_predict_is_not_called_a_plugin_bug(tmp_path):
     assert len(errors) == 1 and "not written: the model cannot predict (" in errors[0], result.stderr
     assert "plugin bug" not in errors[0] and "altered" not in errors[0]
     assert not (tmp_path / "m.tkm").exists()
+
+
+def test_predictions_as_arff_never_repeat_a_name_the_data_has(tmp_path):
+    """An attribute already called predicted(play) (or p(yes)) made predict write a file with the name twice,
+    which the toolkit then refused to read ('duplicate attribute name')."""
+    text = TINY.read_text(encoding="utf-8").replace("@attribute windy", "@attribute predicted(play) numeric\n"
+                                                    "@attribute P(YES) numeric\n@attribute windy")
+    text = "\n".join(line if not line[:1].isalpha() or line.startswith("@") else
+                     line.replace(",TRUE", ",1,2,TRUE").replace(",FALSE", ",1,2,FALSE") for line in text.splitlines())
+    data = tmp_path / "clash.arff"
+    data.write_text(text + "\n", encoding="utf-8")
+    model, out = tmp_path / "m.tkm", tmp_path / "out.arff"
+    assert runner.invoke(app, ["train", str(data), "-c", "nb-weka", "-o", str(model)]).exit_code == 0
+    result = runner.invoke(app, ["predict", str(model), str(data), "-o", str(out), "--proba", "--no-summary"])
+    assert result.exit_code == 0, result.output
+    names = [line.split()[1] for line in out.read_text(encoding="utf-8").splitlines() if line.startswith("@attribute")]
+    assert len({n.lower() for n in names}) == len(names), names
+    assert "predicted(play)_2" in names and "p(yes)_2" in names
+    assert runner.invoke(app, ["info", str(out)]).exit_code == 0

@@ -345,6 +345,15 @@ def _as_arff(saved, ds, predictions, proba: bool) -> str:  # type: ignore[no-unt
         columns.append(np.asarray(values, dtype=np.float64))
     if extra:
         attrs = list(result.attributes)
+        # a name the data already has (an attribute p(yes), or two classes that differ in case only, as
+        # ARFF names are compared) gets a suffix: the file was written and then refused as a duplicate
+        taken = {a.name.lower() for a in attrs}
+        for i, attribute in enumerate(extra):
+            name, n = attribute.name, 2
+            while name.lower() in taken:
+                name, n = f"{attribute.name}_{n}", n + 1
+            taken.add(name.lower())
+            extra[i] = Attribute(name, attribute.kind, attribute.values)
         ci = result.class_index
         if ci is not None and ci == len(attrs) - 1:   # before a last class
             result.attributes = result.attributes[:ci] + extra + [attrs[ci]]
