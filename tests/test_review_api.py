@@ -80,3 +80,20 @@ def test_save_model_names_what_is_wrong_with_its_arguments(tmp_path):
     assert not (tmp_path / "a.tkm").exists() and not (tmp_path / "b.tkm").exists()
     save_model(fitted, iris, tmp_path / "c.tkm")
     assert toolkit.load_model(tmp_path / "c.tkm") is not None
+
+
+def test_arguments_of_the_wrong_kind_are_named_not_tracebacks():
+    """evaluate('iris', 5) was "'int' object is not iterable", explain(ds, None) an AttributeError, and
+    resume=True without out was ignored."""
+    from toolkit.plugins.naive_bayes.bma import BMANaiveBayes
+
+    for classifiers in (5, [None]):
+        with pytest.raises(ParameterError, match="a classifier is a registered name .* not (5|None)"):
+            toolkit.evaluate("iris", classifiers, runs=2)
+    for bad in (None, BMANaiveBayes):
+        with pytest.raises(ParameterError, match="explain takes a registered name"):
+            toolkit.explain("iris", bad)
+    with pytest.raises(ParameterError, match="resume=True continues the results file given as out"):
+        toolkit.evaluate("iris", "nb-weka", runs=2, resume=True)
+    assert toolkit.explain("iris", BMANaiveBayes())["H"] == toolkit.explain("iris", "bma-nb")["H"]
+    assert len(toolkit.evaluate("iris", ("nb-weka", {}), runs=2).records) == 2

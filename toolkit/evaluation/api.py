@@ -138,7 +138,12 @@ def make_pipelines(classifiers: Sequence[Any] | None, pipelines: Sequence[Pipeli
     if isinstance(pipelines, Pipeline):
         pipelines = [pipelines]
     out = list(pipelines or [])
+    if classifiers is not None and not isinstance(classifiers, (list, tuple)) and not hasattr(classifiers, "__iter__"):
+        classifiers = [classifiers]   # 5 was "'int' object is not iterable"
     for clf in classifiers or []:
+        if not isinstance(clf, (str, tuple, Pipeline)) and not hasattr(clf, "fit"):
+            raise ParameterError(f"a classifier is a registered name ('nb-weka', 'liblinear-lr:C=1'), a (name, "
+                                 f"params) pair or an object with fit, not {clf!r}")
         if inspect.isclass(clf):
             raise ParameterError(f"give a {clf.__name__} object ({clf.__name__}(...)) or a registered name, not "
                                  f"the class itself")
@@ -199,6 +204,8 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
     from toolkit.evaluation.distributed import parse_cluster
     from toolkit.plugin_host.components import get_registry
 
+    if resume and out is None:   # ignored without a word; the command line refuses it too
+        raise ParameterError("resume=True continues the results file given as out=...; give out")
     cluster_spec = parse_cluster(scheduler, cluster)
     items = [datasets] if isinstance(datasets, (Dataset, str, os.PathLike)) else list(datasets)
     items, folder = expand_dataset_args(items)
@@ -294,6 +301,10 @@ def describe(dataset: DatasetArg, *, class_attribute: str | int | None = -1,
 def explain(dataset: DatasetArg, classifier: Any, *, class_attribute: str | int | None = -1) -> dict[str, Any]:
     """Fit ``classifier`` (no tuning) on the whole dataset and return its ``explain()`` report."""
     from toolkit.errors import CapabilityError
+
+    if not isinstance(classifier, (str, tuple)) and (inspect.isclass(classifier) or not hasattr(classifier, "fit")):
+        raise ParameterError(f"explain takes a registered name ('bma-nb') or a classifier object "
+                             f"(BMANaiveBayes(...)), not {classifier!r}")
 
     if isinstance(classifier, str):
         from toolkit.plugin_host.registry import parse_component
