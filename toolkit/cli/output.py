@@ -11,7 +11,8 @@ from typing import Any
 
 import typer
 
-__all__ = ["err", "out", "terminal_text", "check_output_path", "write_text_output", "progress_bar", "class_attribute", "json_text", "check_alpha", "check_rope",
+__all__ = ["err", "out", "terminal_text", "check_output_path", "write_text_output", "progress_bar",
+           "class_attribute", "json_text", "check_alpha", "check_rope",
            "check_not_an_input", "one_line", "CLASS_OPTION_HELP"]
 
 #: What ``--class`` means on every command.
