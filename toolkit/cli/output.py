@@ -34,17 +34,13 @@ def _stdout_is_tty() -> bool:
         return False
 
 
-#: characters a terminal acts on instead of showing: C0 and C1 controls but the line break and the tab
-#: (ESC starts sequences that clear the screen or set the window's title), and the bidirectional
-#: overrides and isolates (they reorder what follows)
-_TERMINAL_UNSAFE = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if c not in (0x09, 0x0A)}
-_TERMINAL_UNSAFE.update({c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
-
-
 def terminal_text(text: str) -> str:
     """``text`` as a terminal shows it literally: a name from a data or results file (an ARFF relation, a
-    class value, a file name) with control characters in it is shown with them escaped (\\x1b)."""
-    return text.translate(_TERMINAL_UNSAFE)
+    class value, a file name) with control characters in it is shown with them escaped (\\x1b); the line
+    breaks and tabs of the output itself stay."""
+    from toolkit.control_characters import escape_controls
+
+    return escape_controls(text, keep="\n\t")
 
 
 def err(message: str, *, prefix: str = "", color: str | None = None) -> None:

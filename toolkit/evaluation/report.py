@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from toolkit.control_characters import escape_controls
 from toolkit.errors import ParameterError
 from toolkit.evaluation import stats
 from toolkit.evaluation.results import Results, _clean
@@ -699,8 +700,7 @@ def latex_escape(text: str) -> str:
 def plain_cell(text: str) -> str:
     """A name as one cell of a plain-text table: a line break, a tab or another control character (and a
     bidirectional override) shown as its escape, \\n, which would else break the row or the terminal."""
-    return "".join(ch.encode("unicode_escape").decode("ascii") if unicodedata.category(ch) in ("Cc", "Zl", "Zp")
-                   or 0x202A <= ord(ch) <= 0x202E or 0x2066 <= ord(ch) <= 0x2069 else ch for ch in str(text))
+    return escape_controls(text)
 
 
 def display_width(text: str) -> int:

@@ -77,7 +77,9 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
             raise ParameterError(f"--report {report_metric} is not among the metrics computed by default "
                                  f"({', '.join(DEFAULT_METRICS)}); add -m {report_metric}")
     if out_file:
-        check_output_file(out_file)
+        from toolkit.cli.output import check_output_path
+
+        check_output_path(out_file, "--out")
     from toolkit.evaluation.distributed import parse_cluster
 
     parse_cluster(scheduler, cluster)
@@ -135,19 +137,6 @@ def run_and_report(datasets: list[str], classifier: list[str], fs: Optional[str]
         err(f"results written to {out_file}")
     if failed:
         raise typer.Exit(1)
-
-
-def check_output_file(path: str) -> None:
-    """An --out file whose folder does not exist is refused before anything is computed."""
-    import os
-
-    from toolkit.errors import ResultsFileError
-
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise ResultsFileError(f"{path}: is a folder; --out names the results file to write")
-    if not os.path.isdir(folder):
-        raise ResultsFileError(f"{path}: the folder {folder} does not exist")
 
 
 def summarise_failures(problems: Sequence[dict[str, Any]]) -> int:

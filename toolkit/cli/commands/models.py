@@ -13,7 +13,8 @@ from typing import Optional, TextIO
 
 import typer
 
-from toolkit.cli.output import CLASS_OPTION_HELP, check_not_an_input, class_attribute as class_value, err, out
+from toolkit.cli.output import CLASS_OPTION_HELP, check_output_path, class_attribute as class_value, \
+    err, out
 
 __all__ = ["register"]
 
@@ -40,8 +41,7 @@ def train_command(
     fitted from statistics that workers compute on byte ranges of the file (no tuning)."""
     from toolkit import train
 
-    _check_writable(output, model=True)
-    check_not_an_input(output, {"dataset": dataset})
+    _check_model_path(output, {"dataset": dataset})
     partitioned = bool(scheduler or cluster)
     fitted = train(dataset, classifier, feature_selector=fs, text=text or "auto", tune=not no_tune, seed=seed,
                    out=os.path.realpath(output),   # through a symbolic link to its file, not over the link
@@ -60,21 +60,17 @@ def _partition_bytes(mb: float) -> int:
     return max(1, int(mb * 2**20))
 
 
-def _check_writable(path: str, model: bool = False) -> None:
-    """Refuse an output path that cannot be written, before any work."""
+def _check_model_path(path: str, inputs: dict[str, str]) -> None:
+    """A model file's path, before any work: what every output is checked for, and a regular file (the model
+    is written in one step beside it and moved into place: a device (/dev/stdout) was replaced by a file)."""
     import os
 
     from toolkit.errors import ParameterError
 
-    if os.path.isdir(path):
-        raise ParameterError(f"{path}: is a folder; give the file to write")
-    if model and os.path.exists(path) and not os.path.isfile(path):
-        # the model is written beside and moved over the path: a device (/dev/stdout) was replaced by a file
+    check_output_path(path, "--out", inputs)
+    if os.path.exists(path) and not os.path.isfile(path):
         raise ParameterError(f"{path}: is not a regular file; a model file is written in one step beside it and "
                              f"moved into place, so give a file name")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise ParameterError(f"{path}: the folder {folder} does not exist")
 
 
 def predict_command(
@@ -111,8 +107,7 @@ def predict_command(
     if fmt not in ("table", "csv", "json", "arff"):
         raise ParameterError(f"format must be table, csv, json or arff, not '{fmt}'")
     if output:
-        _check_writable(output)
-        check_not_an_input(output, {"model file": model, "dataset": dataset})
+        check_output_path(output, "--out", {"model file": model, "dataset": dataset})
     if scheduler or cluster:
         if fmt == "arff":
             raise ParameterError("--format arff writes the instances back and is not offered with --scheduler / "
