@@ -185,6 +185,8 @@ def test_explain_command_and_refusal():
     # a grid was dropped without a word and the default H explained (explain does not tune)
     grid = runner.invoke(app, ["explain", "vote", "-c", "bma-nb:H=0.5|1"])
     assert grid.exit_code == 2 and "give H one value, not a grid" in grid.stderr
+    negative = runner.invoke(app, ["explain", "vote", "-c", "bma-nb", "--top", "-1"])
+    assert negative.exit_code == 2 and "--top must be 0 (all rows) or more, not -1" in negative.stderr
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -257,3 +259,31 @@ def test_dense_numeric_short_path_gives_the_general_paths_bits(weights, n, monke
     for name in ("sc_", "sac_", "n_observed_"):
         assert np.array_equal(getattr(short, name), getattr(general, name)), name
     assert np.array_equal(short.predict_proba(X), general.predict_proba(X))
+
+
+def test_explain_table_keeps_rows_and_columns_with_odd_feature_names(tmp_path):
+    # a feature name with a line break split its row in two, and a wide (CJK) name misaligned the columns
+    from typer.testing import CliRunner
+
+    from toolkit.cli import app
+
+    path = tmp_path / "odd.arff"
+    rng = np.random.default_rng(3)
+    rows = "\n".join(f"{a},{b},{c}" for a, b, c in zip(rng.choice(["x", "y"], 40), rng.choice(["u", "v"], 40),
+                                                        rng.choice(["p", "n"], 40)))
+    path.write_text("@relation odd\n@attribute 'line\\nbreak' {x,y}\n@attribute '\u6f22\u5b57' {u,v}\n"
+                    f"@attribute class {{p,n}}\n@data\n{rows}\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["explain", str(path), "-c", "bma-nb"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    body = [line for line in lines if line.startswith(("line", "\u6f22"))]
+    assert len(body) == 2 and any(line.startswith("line\\nbreak") for line in body)
+    header = lines[0]
+    # every row's second column ends where the header's does (a CJK character takes two columns)
+    from toolkit.evaluation.report import display_width
+
+    end = display_width(header.split("weight_used")[0]) + len("weight_used")
+    for line in body:
+        first, _, rest = line.partition("  ")
+        cell = rest.lstrip().split("  ")[0]
+        assert display_width(line[:line.index(cell)]) + len(cell) == end, (line, header)

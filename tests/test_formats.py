@@ -439,6 +439,21 @@ def test_info_lists_at_most_sixty_classes(tmp_path):
     assert len(listed["class"]["distribution"]) == 500
 
 
+def test_info_keeps_odd_names_in_their_rows_and_columns(tmp_path):
+    """An attribute or class name with a line break split its row, a tab or a wide (CJK) character
+    misaligned the columns: names are shown escaped and padded by terminal columns."""
+    path = tmp_path / "odd.arff"
+    path.write_text("@relation 'two\\nlines'\n@attribute 'line\\nbreak' {x,y}\n@attribute '\u6f22\u5b57' {u,v}\n"
+                    "@attribute class {'p\\tq','\u6f22'}\n@data\nx,u,'p\\tq'\ny,v,'\u6f22'\n", encoding="utf-8")
+    result = runner.invoke(app, ["info", str(path)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert "relation    two\\nlines" in lines
+    assert "  p\\tq        1   50.0%" in lines and "  \u6f22          1   50.0%" in lines
+    assert "  line\\nbreak  nominal(2)      0.00%" in lines
+    assert "  \u6f22\u5b57         nominal(2)      0.00%" in lines   # two columns per character
+
+
 def test_describe_takes_a_dataset_a_path_or_a_bundled_name(tmp_path):
     """docs/api.md: toolkit.describe(dataset) is what `toolkit info` prints; given a name it raised
     AttributeError ('str' object has no attribute 'attributes')."""

@@ -454,8 +454,7 @@ def format_comparison(comp: Comparison, fmt: str = "table", interval: str = "ci"
     widths = [max(display_width(str(x)) for x in col) for col in zip(header, *rows, footer)]
 
     def line(cells: list[str]) -> str:
-        pads = [" " * (w - display_width(c)) for c, w in zip(cells, widths)]
-        return "  ".join(c + pad if i == 0 else pad + c for i, (c, pad) in enumerate(zip(cells, pads)))
+        return "  ".join(aligned(c, w, i == 0) for i, (c, w) in enumerate(zip(cells, widths)))
     out = [line(header), "-" * (sum(widths) + 2 * (len(widths) - 1))]
     out += [line(r) for r in rows]
     out += ["-" * (sum(widths) + 2 * (len(widths) - 1)), line(footer), caption]
@@ -708,6 +707,13 @@ def display_width(text: str) -> int:
     combining mark or a zero-width one, else one; len() misplaced the columns of a table after such a name."""
     return sum(0 if unicodedata.combining(ch) or unicodedata.category(ch) == "Cf" else
                2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def aligned(text: str, width: int, left: bool = True) -> str:
+    """``text`` padded with spaces to ``width`` terminal columns (:func:`display_width`), on the right
+    (``left``: a name) or on the left (a number)."""
+    space = " " * (width - display_width(text))
+    return text + space if left else space + text
 
 
 #: characters of a name that Markdown (GitHub's) would read as markup: a table's cell separator, HTML

@@ -21,18 +21,25 @@ def explain_command(
 ) -> None:
     """Fit a classifier on a dataset and print its explanation (for BMA: P(feature used | data))."""
     from toolkit import explain
+    from toolkit.errors import ParameterError
 
+    if top < 0:   # checked before the fit; -1 used to show every row, as 0 does
+        raise ParameterError(f"--top must be 0 (all rows) or more, not {top}")
     report = explain(dataset, classifier, class_attribute=class_value(class_attribute))
     if as_json:
         out(json_text(report))
         return
+    from toolkit.evaluation.report import aligned, display_width, plain_cell
+
     rows = report["rows"] if top <= 0 else report["rows"][:top]
-    columns = report["columns"]
-    cells = [[f"{v:.6g}" if isinstance(v, float) else str(v) for v in row] for row in rows]
-    widths = [max(len(c), *(len(r[i]) for r in cells)) if cells else len(c) for i, c in enumerate(columns)]
-    out("  ".join(c.ljust(w) for c, w in zip(columns, widths)))
+    columns = [plain_cell(c) for c in report["columns"]]
+    # a feature name may hold a tab or a line break, or wide characters: one row each, columns aligned
+    cells = [[f"{v:.6g}" if isinstance(v, float) else plain_cell(str(v)) for v in row] for row in rows]
+    widths = [max(display_width(c), *(display_width(r[i]) for r in cells)) if cells else display_width(c)
+              for i, c in enumerate(columns)]
+    out("  ".join(aligned(c, w) for c, w in zip(columns, widths)))
     for r in cells:
-        out("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))))
+        out("  ".join(aligned(v, w, i == 0) for i, (v, w) in enumerate(zip(r, widths))))
     if top > 0 and len(report["rows"]) > top:
         out(f"... {len(report['rows']) - top} more (--top 0 shows all)")
     if report.get("note"):

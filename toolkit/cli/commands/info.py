@@ -32,9 +32,11 @@ def info(
 
 
 def _format(s: dict) -> str:
+    from toolkit.evaluation.report import aligned, display_width, plain_cell
+
     lines = [
-        f"dataset     {s['dataset']}  ({s['path']})",
-        f"relation    {s['relation']}",
+        f"dataset     {plain_cell(s['dataset'])}  ({plain_cell(s['path'])})",
+        f"relation    {plain_cell(s['relation'])}",
         f"instances   {s['instances']}",
         "attributes  {}  ({})".format(s["attributes"], ", ".join(f"{v} {k}" for k, v in s["attribute_kinds"].items())),
         f"storage     {'sparse (CSR)' if s['sparse'] else 'dense'}, {100 * s['density']:.2f}% non-zero",
@@ -46,25 +48,27 @@ def _format(s: dict) -> str:
     if cls is None:
         lines.append("class       none")
     elif cls["kind"] == "nominal":
-        lines.append(f"class       {cls['name']} (nominal, {cls['classes']} classes"
+        lines.append(f"class       {plain_cell(cls['name'])} (nominal, {cls['classes']} classes"
                      + (f", {cls['missing']} missing)" if cls["missing"] else ")"))
         total = sum(cls["distribution"].values()) or 1
-        shown = list(itertools.islice(cls["distribution"].items(), _CLASSES_SHOWN))
-        width = max((len(k) for k, _ in shown), default=0)
+        # a name with a line break or a tab stays in its row; a wide character takes two columns
+        shown = [(plain_cell(k), v) for k, v in itertools.islice(cls["distribution"].items(), _CLASSES_SHOWN)]
+        width = max((display_width(k) for k, _ in shown), default=0)
         for label, count in shown:
-            lines.append(f"  {label:<{width}}  {count:>7}  {100 * count / total:5.1f}%")
+            lines.append(f"  {aligned(label, width)}  {count:>7}  {100 * count / total:5.1f}%")
         if len(cls["distribution"]) > _CLASSES_SHOWN:
             lines.append(f"  ({len(cls['distribution']) - _CLASSES_SHOWN:,} more classes; --json lists them)")
     else:
-        lines.append(f"class       {cls['name']} (numeric)")
+        lines.append(f"class       {plain_cell(cls['name'])} (numeric)")
     attrs = s["feature_attributes"]
     if s["features"] <= 60:
         lines.append("")
-        width = max([len("attribute")] + [len(a["name"]) for a in attrs])
+        names = [plain_cell(a["name"]) for a in attrs]
+        width = max([len("attribute")] + [display_width(name) for name in names])
         lines.append(f"  {'attribute':<{width}}  {'kind':<12}  missing")
-        for a in attrs:
+        for a, name in zip(attrs, names):
             kind = a["kind"] + (f"({a['values']})" if "values" in a else "")
-            lines.append(f"  {a['name']:<{width}}  {kind:<12}  {100 * a['missing']:6.2f}%")
+            lines.append(f"  {aligned(name, width)}  {kind:<12}  {100 * a['missing']:6.2f}%")
     else:
         listed = "" if s["feature_attributes_listed"] == s["features"] else f" the first {s['feature_attributes_listed']:,}"
         lines.append(f"  ({s['features']:,} feature attributes; --json lists{listed or ' them'})")
