@@ -182,3 +182,45 @@ def test_a_line_break_or_tab_in_a_name_stays_in_its_row_of_the_plain_table(tmp_p
     rows = [line for line in lines if line.startswith("new")]
     assert len(rows) == 1 and rows[0].startswith("new\\nline\\t  "), lines
     assert not any(line.startswith("line") for line in lines)
+
+
+def _odd_classes(path: Path) -> Path:
+    """Three classes whose names hold a tab, a line break and a backtick run: 60 rows."""
+    import random
+
+    labels = ["'p\\tq'", "'a\\nb'", "'c```d'"]
+    rng = random.Random(1)
+    rows = [",".join([rng.choice("xy"), rng.choice("uv"), labels[i % 3]]) for i in range(60)]
+    path.write_text("@relation odd\n@attribute f1 {x,y}\n@attribute f2 {u,v}\n@attribute class {"
+                    + ",".join(labels) + "}\n@data\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_class_names_stay_in_their_rows_of_the_summary_and_the_matrix_views(tmp_path):
+    """--summary's class details and confusion matrix, and the confusion-matrix / per-class views of a
+    table or Markdown report, printed class names as they are: a line break split a row, and a backtick
+    run closed the Markdown fence of the per-class table."""
+    data = _odd_classes(tmp_path / "odd\nset.arff")
+    summary = runner.invoke(app, ["evaluate", str(data), "-c", "nb-weka", "--runs", "2", "-q", "--summary"])
+    assert summary.exit_code == 0, summary.output
+    lines = summary.stdout.splitlines()
+    assert not any(line.startswith("b") for line in lines), lines   # the rest of 'a\nb' on a line of its own
+    assert any(line.endswith("    a\\nb") for line in lines) and any(line.endswith(" = a\\nb") for line in lines)
+    assert any(line.startswith("=== Summary: odd\\nset / nb-weka") for line in lines)
+    out = tmp_path / "r.jsonl"
+    args = ["evaluate", str(data), "-c", "nb-weka", "--runs", "2", "-q", "-o", str(out), "-m", "confusion-matrix",
+            "-m", "per-class"]
+    assert runner.invoke(app, args).exit_code == 0
+    for metric in ("confusion-matrix", "per-class"):
+        table = runner.invoke(app, ["compare", str(out), "--report", metric])
+        assert table.exit_code == 0, table.output
+        lines = table.stdout.splitlines()
+        assert not any(line.startswith(("b", "set")) for line in lines), lines
+        markdown = runner.invoke(app, ["compare", str(out), "--report", metric, "--format", "markdown"])
+        assert markdown.exit_code == 0, markdown.output
+        text = markdown.stdout
+        assert not any(line.startswith(("b", "set")) for line in text.splitlines()), text
+        if metric == "per-class":   # the fence is longer than the name's run of three backticks
+            assert "````text\n" in text and "\n````" in text
+        else:
+            assert "| a b |" in text and "| p q |" in text   # Markdown: a control character becomes a space

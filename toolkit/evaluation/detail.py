@@ -10,11 +10,13 @@ the Experimenter averages every other measure). A confusion matrix is taken from
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from toolkit.control_characters import escape_controls
 from toolkit.evaluation.measures import confusion_matrix
 from toolkit.evaluation.results import Results
 
@@ -121,7 +123,7 @@ def format_confusion(labels: Sequence[str], matrix: np.ndarray, title: str = "")
     lines = [title] if title else []
     lines.append(" ".join(i.rjust(width) for i in ids) + "   <-- classified as")
     for i, row in enumerate(cells):
-        lines.append(" ".join(c.rjust(width) for c in row) + f" | {ids[i].rjust(width)} = {labels[i]}")
+        lines.append(" ".join(c.rjust(width) for c in row) + f" | {ids[i].rjust(width)} = {escape_controls(labels[i])}")
     return "\n".join(lines)
 
 
@@ -133,7 +135,7 @@ def format_per_class(means: dict[str, Any], title: str = "") -> str:
     """WEKA's "Detailed Accuracy By Class" layout, each cell the mean over the repetitions."""
     columns = [(k, t) for k, t in PER_CLASS_COLUMNS if k in means]
     header = [t for _k, t in columns] + ["Class"]
-    rows = [[_num(means[k][i]) for k, _t in columns] + [str(label)] for i, label in enumerate(means["labels"])]
+    rows = [[_num(means[k][i]) for k, _t in columns] + [escape_controls(label)] for i, label in enumerate(means["labels"])]
     widths = [max(len(header[j]), *(len(r[j]) for r in rows)) for j in range(len(columns))]
     lines = [title] if title else []
     lines.append("  ".join(h.rjust(w) for h, w in zip(header, widths)) + "  Class")
@@ -143,29 +145,35 @@ def format_per_class(means: dict[str, Any], title: str = "") -> str:
 
 def _markdown_matrix(labels: Sequence[str], matrix: np.ndarray) -> str:
     whole = np.all(np.asarray(matrix) == np.round(matrix))
-    lines = ["| true \\ predicted | " + " | ".join(labels) + " |", "| --- |" + " ---: |" * len(labels)]
+    from toolkit.evaluation.report import markdown_escape
+
+    lines = ["| true \\ predicted | " + " | ".join(map(markdown_escape, labels)) + " |",
+             "| --- |" + " ---: |" * len(labels)]
     for label, row in zip(labels, np.asarray(matrix)):
-        lines.append(f"| {label} | " + " | ".join(f"{int(v)}" if whole else f"{v:.2f}" for v in row) + " |")
+        lines.append(f"| {markdown_escape(label)} | " + " | ".join(f"{int(v)}" if whole else f"{v:.2f}" for v in row) + " |")
     return "\n".join(lines)
 
 
 def format_dict_metric(results: Results, metric: str, fmt: str = "table") -> str:
     """A dict-valued metric shown per (dataset, pipeline): summed confusion matrices, mean per-class tables,
     or (for any other dict metric) where to find it."""
+    from toolkit.evaluation.report import markdown_escape
+
     blocks = []
+    name = markdown_escape if fmt == "markdown" else escape_controls   # a name's line break would split a line
     for d in results.datasets():
         for p in results.pipelines():
             records = results.cell(d, p)
             if not records:
                 continue
-            title = f"{metric}: {d} / {p} ({len(records)} repetitions)"
+            title = f"{metric}: {name(d)} / {name(p)} ({len(records)} repetitions)"
             if metric == "confusion-matrix":
                 got = summed_confusion(results, d, p)
                 if got is None:
                     blocks.append(f"{title}: left out, more than {MAX_SHOWN_CLASSES:,} classes")
                     continue
                 labels, matrix = got
-                title = f"confusion matrix: {d} / {p}, summed over {len(records)} repetitions"
+                title = f"confusion matrix: {name(d)} / {name(p)}, summed over {len(records)} repetitions"
                 if fmt == "markdown":
                     blocks.append(f"**{title}**\n\n{_markdown_matrix(labels, matrix)}")
                 else:
@@ -174,9 +182,14 @@ def format_dict_metric(results: Results, metric: str, fmt: str = "table") -> str
                 means = per_class_means(results, d, p)
                 if means is None:
                     continue
-                title = f"per class: {d} / {p}, means over {means['repetitions']} repetitions"
+                title = f"per class: {name(d)} / {name(p)}, means over {means['repetitions']} repetitions"
                 text = format_per_class(means, title)
-                blocks.append(f"**{title}**\n\n```text\n{text.split(chr(10), 1)[1]}\n```" if fmt == "markdown" else text)
+                if fmt == "markdown":
+                    body = text.split("\n", 1)[1]
+                    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", body)), default=0))
+                    blocks.append(f"**{title}**\n\n{fence}text\n{body}\n{fence}")   # longer than any in it
+                else:
+                    blocks.append(text)
     if metric not in DICT_VIEWS:
         where = {"pr-curve": "draw them with toolkit pr-plot RESULTS.jsonl"}.get(metric, "see --format json or the "
                                                                                            "results file")

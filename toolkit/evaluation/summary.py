@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from toolkit.control_characters import escape_controls
 from toolkit.evaluation import measures
 
 __all__ = ["EvaluationSummary", "weka_number", "results_summaries"]
@@ -240,7 +241,7 @@ class EvaluationSummary:
             roc_text = "  ?    " if math.isnan(roc) else n7(roc)
             lines.append("               " + n7(pc["tp_rate"][k]) + "   " + n7(pc["fp_rate"][k]) + "    "
                          + n7(pc["precision"][k]) + "   " + n7(pc["recall"][k]) + "   " + n7(pc["f1"][k]) + "    "
-                         + roc_text + "    " + str(name))
+                         + roc_text + "    " + escape_controls(name))   # a line break would split the row
         wt = v["weighted"]
         lines.append("Weighted Avg.  " + n7(wt["tp_rate"]) + "   " + n7(wt["fp_rate"]) + "    " + n7(wt["precision"])
                      + "   " + n7(wt["recall"]) + "   " + n7(wt["f1"]) + "    " + n7(wt["roc_auc"]))
@@ -267,7 +268,7 @@ class EvaluationSummary:
         lines = [title, "", head + "   <-- classified as"]
         for i in range(K):
             row = "".join(" " + weka_number(float(cm[i, j]), id_width, 2 if fractional else 0) for j in range(K))
-            lines.append(row + " | " + _short_id(i, id_width) + " = " + str(self.classes[i]))
+            lines.append(row + " | " + _short_id(i, id_width) + " = " + escape_controls(self.classes[i]))
         return "\n".join(lines) + "\n"
 
     def format(self, title: str | None = None) -> str:
@@ -295,7 +296,8 @@ def results_summaries(results: Any) -> list[EvaluationSummary]:
                     f"probabilities (run before --summary or --save-proba was given), the others with them; a summary "
                     f"would score the first as certain: evaluate into a new --out with --summary")
             reps = f"{len(records)} repetition{'s' if len(records) != 1 else ''}"
-            summary = EvaluationSummary(class_labels(records), title=f"=== Summary: {d} / {p}, {reps} ===")
+            summary = EvaluationSummary(class_labels(records),
+                                        title=escape_controls(f"=== Summary: {d} / {p}, {reps} ==="))
             for r in records:
                 pred = r.get("predictions") or {}
                 summary.add(pred.get("y_true", []), pred.get("y_pred", []), pred.get("proba"),
