@@ -253,6 +253,16 @@ def test_ots_trace_and_pr_plot_commands(tmp_path):
     assert trace["step"] == 5 and trace["size"][:2] == [55, 60] and trace["size"][-1] == 150
     table = runner.invoke(app, ["ots-trace", "iris", "--positive-below", "0.5", "--es", "ots:step=10"])
     assert table.exit_code == 0 and len(table.stdout.strip().splitlines()) == 4  # header + 3 classes
+    # a class name with a line break split its row of the table (it is shown escaped)
+    odd = tmp_path / "odd.arff"
+    from conftest import ROOT
+
+    odd.write_text((ROOT / "datasets" / "iris.arff").read_text(encoding="utf-8").replace("Iris-setosa", "'Iris\\nsetosa'"),
+                   encoding="utf-8")
+    escaped = runner.invoke(app, ["ots-trace", str(odd), "--positive-below", "0.5", "--es", "ots:step=10"])
+    assert escaped.exit_code == 0, escaped.output
+    lines = escaped.stdout.strip().splitlines()
+    assert len(lines) == 4 and lines[1].startswith("odd:Iris\\nsetosa  "), lines
     both = runner.invoke(app, ["ots-trace", "iris", "-p", "Iris-setosa", "--es", "ots:positive=2"])
     assert both.exit_code == 2 and "given once" in both.stderr  # the selector's positive would be ignored
     out = tmp_path / "r.jsonl"

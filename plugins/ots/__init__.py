@@ -151,9 +151,10 @@ def register_commands(app):  # type: ignore[no-untyped-def]
                 best = t["best_average_precision"]
                 rows.append([name, str(n_pos), str(t["step"]), str(len(t["size"])), str(t["best_size"]),
                              str(t["best_size"] - n_pos), "n/a" if best is None else f"{best:.4f}"])
-            widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-            for r in rows:
-                echo("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+            from toolkit.cli import plain_table
+
+            for line in plain_table(rows):   # a class name's line break stays in its row
+                echo(line)
         if out:
             from toolkit.plugins.ots.trace_plot import plot_traces
 

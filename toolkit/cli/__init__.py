@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolkit.cli.output import (check_not_an_input, check_output_path, class_attribute, err, out, progress_bar,
-                                write_text_output)
+from toolkit.cli.output import (check_not_an_input, check_output_path, class_attribute, err, out, plain_table,
+                                progress_bar, write_text_output)
 
 __all__ = ["app", "build_app", "main", "err", "out", "progress_bar", "class_attribute", "check_output_path",
-           "check_not_an_input", "write_text_output"]
+           "check_not_an_input", "write_text_output", "plain_table"]
 
 
 def __getattr__(name: str) -> Any:

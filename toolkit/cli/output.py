@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import typer
 
-__all__ = ["err", "out", "terminal_text", "check_output_path", "write_text_output", "progress_bar",
+__all__ = ["err", "out", "terminal_text", "plain_table", "check_output_path", "write_text_output", "progress_bar",
            "class_attribute", "json_text", "check_alpha", "check_rope",
            "check_not_an_input", "one_line", "CLASS_OPTION_HELP"]
 
@@ -57,6 +57,18 @@ def one_line(text: str) -> str:
     exception raised with line breaks (a plugin's, a solver's), whose lines are joined with ' / '."""
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
     return " / ".join(lines)
+
+
+def plain_table(rows: Sequence[Sequence[str]], left: int = 1) -> list[str]:
+    """Lines of a plain-text table: the first ``left`` columns padded on the right (names), the rest on
+    the left (numbers), two spaces apart. A name's line break or tab is shown escaped (it would split its
+    row) and widths count terminal columns (a CJK character takes two)."""
+    from toolkit.evaluation.report import aligned, display_width, plain_cell
+
+    cells = [[plain_cell(str(c)) for c in row] for row in rows]
+    widths = [max((display_width(row[i]) for row in cells if i < len(row)), default=0)
+              for i in range(max((len(row) for row in cells), default=0))]
+    return ["  ".join(aligned(c, w, i < left) for i, (c, w) in enumerate(zip(row, widths))) for row in cells]
 
 
 def out(text: str) -> None:

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, json_text, out
+from toolkit.cli.output import CLASS_OPTION_HELP, class_attribute as class_value, json_text, out, plain_table
 
 __all__ = ["register"]
 
@@ -29,17 +29,10 @@ def explain_command(
     if as_json:
         out(json_text(report))
         return
-    from toolkit.evaluation.report import aligned, display_width, plain_cell
-
     rows = report["rows"] if top <= 0 else report["rows"][:top]
-    columns = [plain_cell(c) for c in report["columns"]]
-    # a feature name may hold a tab or a line break, or wide characters: one row each, columns aligned
-    cells = [[f"{v:.6g}" if isinstance(v, float) else plain_cell(str(v)) for v in row] for row in rows]
-    widths = [max(display_width(c), *(display_width(r[i]) for r in cells)) if cells else display_width(c)
-              for i, c in enumerate(columns)]
-    out("  ".join(aligned(c, w) for c, w in zip(columns, widths)))
-    for r in cells:
-        out("  ".join(aligned(v, w, i == 0) for i, (v, w) in enumerate(zip(r, widths))))
+    cells = [[f"{v:.6g}" if isinstance(v, float) else str(v) for v in row] for row in rows]
+    for line in plain_table([report["columns"], *cells]):
+        out(line)
     if top > 0 and len(report["rows"]) > top:
         out(f"... {len(report['rows']) - top} more (--top 0 shows all)")
     if report.get("note"):
