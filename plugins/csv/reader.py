@@ -254,8 +254,9 @@ def read_csv(path: str | os.PathLike[str], *, class_attribute: str | int | None 
     for suffix in (".csv.gz", ".csv"):
         if stem.lower().endswith(suffix):
             stem = stem[: -len(suffix)]
+    # the kinds, and the nominal values in order of first appearance, come from the rows (inferred_header)
     return Dataset(relation=relation or stem, attributes=attributes, X=X, y=y, class_index=class_index,
-                   weights=np.ones(n), strings=strings, path=display)
+                   weights=np.ones(n), strings=strings, path=display, inferred_header=True)
 
 
 def _cell(ds: Dataset, attr: Attribute, column: int | None, value: float, codec: Any) -> str:

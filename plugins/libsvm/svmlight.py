@@ -234,8 +234,9 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
     if sparse is False:
         X = X.toarray()
     stem = os.path.basename(display)
+    # the class values are the labels present and the width the highest index present (inferred_header)
     return Dataset(relation=stem.split(".")[0], attributes=attributes, X=X, y=y.astype(np.int64),
-                   class_index=width, weights=np.ones(n), path=display)
+                   class_index=width, weights=np.ones(n), path=display, inferred_header=True)
 
 
 def write_libsvm(ds: Dataset, path: str | os.PathLike[str]) -> None:

@@ -63,7 +63,7 @@ def plain_table(rows: Sequence[Sequence[str]], left: int = 1) -> list[str]:
     """Lines of a plain-text table: the first ``left`` columns padded on the right (names), the rest on
     the left (numbers), two spaces apart. A name's line break or tab is shown escaped (it would split its
     row) and widths count terminal columns (a CJK character takes two)."""
-    from toolkit.evaluation.report import aligned, display_width, plain_cell
+    from toolkit.evaluation.cells import aligned, display_width, plain_cell
 
     cells = [[plain_cell(str(c)) for c in row] for row in rows]
     widths = [max((display_width(row[i]) for row in cells if i < len(row)), default=0)

@@ -11,7 +11,7 @@ from typing import Any
 
 __all__ = ["Dataset", "Attribute", "AttributeList", "DateCodec", "parse_numbers", "format_number",
            "resolve_class_index", "open_binary", "open_text_output", "text_encoding", "warn_dropped_weights", "is_gzip_name",
-           "undecodable_line", "MAX_LINE_BYTES", "MAX_NUMBER_CHARS"]
+           "undecodable_line", "MAX_LINE_BYTES", "MAX_NUMBER_CHARS", "conform", "conform_to", "libsvm_width"]
 
 _WHERE = {
     "Dataset": "toolkit.data.dataset",
@@ -29,6 +29,9 @@ _WHERE = {
     "MAX_LINE_BYTES": "toolkit.data.arff_source",
     "MAX_NUMBER_CHARS": "toolkit.data.arff_syntax",
     "warn_dropped_weights": "toolkit.data.dataset",
+    "conform": "toolkit.data.conform",
+    "libsvm_width": "toolkit.data.conform",
+    "conform_to": "toolkit.data.conform",
 }
 
 

@@ -117,6 +117,7 @@ def _dump(zf: zipfile.ZipFile, prefix: str, ds: Dataset) -> dict[str, Any]:
     special = sorted(attrs._special)
     meta: dict[str, Any] = {
         "relation": ds.relation, "class_index": ds.class_index, "sparse": ds.is_sparse,
+        "inferred_header": ds.inferred_header,
         "shape": list(ds.X.shape), "names": attrs._blob,
         "special": {str(i): _attribute_meta(attrs[i]) for i in special},
         "strings": {str(c): t for c, t in ds.strings.items()}, "has_y": ds.y is not None,
@@ -152,7 +153,7 @@ def _load(zf: zipfile.ZipFile, prefix: str, meta: dict[str, Any], path: str | No
     return Dataset(relation=meta["relation"], attributes=attributes, X=X,
                    y=_get(zf, prefix + "y") if meta["has_y"] else None, class_index=meta["class_index"],
                    weights=_get(zf, prefix + "weights"), strings={int(c): t for c, t in meta["strings"].items()},
-                   bags=bags, path=path, sha256=sha)
+                   bags=bags, path=path, sha256=sha, inferred_header=bool(meta.get("inferred_header", False)))
 
 
 def _write_entry(entry: Path, ds: Dataset) -> None:

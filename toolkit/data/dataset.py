@@ -44,6 +44,9 @@ class Dataset:
     sha256: str | None = None
     task: str | None = None  # the positive class of a one-vs-rest task made by one_vs_rest()
     bags: dict[int, list[Dataset]] = field(default_factory=dict)  # relational columns: code -> bag
+    #: the kinds and the nominal values' order were inferred from the data (CSV, LIBSVM), not declared: the
+    #: same data in another row order has other codes; :func:`toolkit.data.conform` maps it onto a header
+    inferred_header: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.attributes, AttributeList):

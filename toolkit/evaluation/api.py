@@ -216,7 +216,20 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
     loaded = load_datasets(items, options, skip_unusable=folder, class_attribute=class_attribute)
     test_sets = None
     if test is not None:
-        test_sets = load_datasets(test_items, options, skip_unusable=False, class_attribute=class_attribute)
+        from dataclasses import replace as with_options
+
+        from toolkit.data.conform import conform_to, libsvm_width
+
+        # a CSV or LIBSVM test file numbers its values by its own rows: renumbered onto its training set's
+        # header by names (and a LIBSVM one read as wide as the training set, which it may not reach)
+        widths = [libsvm_width(ds.attributes) for ds in loaded] if len(loaded) == len(test_items) else []
+        test_sets = [load_datasets([item], options if width is None else with_options(
+                         options, format_options=(("n_features", width),)), skip_unusable=False,
+                         class_attribute=class_attribute)[0]
+                     for item, width in zip(test_items, widths)] if widths else \
+            load_datasets(test_items, options, skip_unusable=False, class_attribute=class_attribute)
+        if len(test_sets) == len(loaded):
+            test_sets = [conform_to(test_set, ds) for test_set, ds in zip(test_sets, loaded)]
         if isinstance(protocol, str):
             if protocol not in ("random", "fixed"):   # the default protocol becomes the fixed one; no other
                 raise ParameterError(f"the {protocol} protocol splits the dataset itself; a fixed test set (--test) "

@@ -289,6 +289,10 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = DEFAULT_SELECT
         tests = load_datasets(test_items, options, skip_unusable=False)
         if len(tests) != len(loaded):
             raise ParameterError(f"give one test set per dataset ({len(loaded)} datasets, {len(tests)} test sets)")
+        from toolkit.data.conform import conform_to
+
+        # a CSV or LIBSVM test set's values renumbered by name onto its training set's header (conform_to)
+        tests = [conform_to(test_ds, ds) for ds, test_ds in zip(loaded, tests)]
         for ds, test_ds in zip(loaded, tests):   # codes were matched by position: swapped class values read 0 %
             ds.check_same_header(test_ds)
     text_step = None

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.control_characters import escape_controls
+from toolkit.evaluation.cells import markdown_escape
 from toolkit.evaluation.measures import confusion_matrix
 from toolkit.evaluation.results import Results
 
@@ -145,8 +146,6 @@ def format_per_class(means: dict[str, Any], title: str = "") -> str:
 
 def _markdown_matrix(labels: Sequence[str], matrix: np.ndarray) -> str:
     whole = np.all(np.asarray(matrix) == np.round(matrix))
-    from toolkit.evaluation.report import markdown_escape
-
     lines = ["| true \\ predicted | " + " | ".join(map(markdown_escape, labels)) + " |",
              "| --- |" + " ---: |" * len(labels)]
     for label, row in zip(labels, np.asarray(matrix)):
@@ -157,8 +156,6 @@ def _markdown_matrix(labels: Sequence[str], matrix: np.ndarray) -> str:
 def format_dict_metric(results: Results, metric: str, fmt: str = "table") -> str:
     """A dict-valued metric shown per (dataset, pipeline): summed confusion matrices, mean per-class tables,
     or (for any other dict metric) where to find it."""
-    from toolkit.evaluation.report import markdown_escape
-
     blocks = []
     name = markdown_escape if fmt == "markdown" else escape_controls   # a name's line break would split a line
     for d in results.datasets():

@@ -172,6 +172,14 @@ def save_model(fitted: Any, ds: Dataset, path: str | os.PathLike[str], training:
         shown = ", ".join(classes[:5]) + (", ..." if len(classes) > 5 else "")
         raise ModelFileError(f"{path}: not written: the model was fitted on the classes {shown}, and {ds.name} has "
                              f"others; give the dataset it was trained on")
+    fitted_on = getattr(fitted, "input_schema", None)
+    if fitted_on is not None and fitted_on.features != ds.features:
+        # the header stored is ds's: a dataset of the same classes but other values was written, and the file
+        # then refused the real training data and read codes of the other header
+        difference = header_difference({"attributes": fitted_on.features.to_records(), "class_index": None},
+                                       Dataset(ds.relation, ds.features, ds.X[:0], None, None, ds.weights[:0]))
+        raise ModelFileError(f"{path}: not written: the model was fitted on other attributes than {ds.name}'s "
+                             f"({difference or 'another header'}); give the dataset it was trained on")
     pipeline = fitted.pipeline
     arrays: dict[str, np.ndarray] = {}
     components: dict[str, Any] = {}
@@ -288,6 +296,7 @@ class SavedModel:
         self.path = path
         self.meta = meta
         self.fitted = fitted
+        self._attributes: AttributeList | None = None   # the training header, built on first use
 
     @property
     def classes(self) -> list[str]:
@@ -303,26 +312,38 @@ class SavedModel:
 
     def read(self, dataset: Dataset | str | os.PathLike[str]) -> Dataset:
         """A dataset (or a file or bundled name, read) with the training header: checked against it whatever
-        its class attribute (the first differing attribute is named), then with the training class."""
+        its class attribute (the first differing attribute is named), then with the training class. A CSV or
+        LIBSVM file's inferred header is first renumbered onto the training one by value names
+        (:func:`toolkit.data.conform`): its codes follow its own rows."""
+        from toolkit.data.conform import conform, libsvm_width
+
+        header = self._header()
         if isinstance(dataset, Dataset):
             ds = dataset
         else:
             from toolkit.config import LoadOptions
             from toolkit.loading import load_dataset
 
-            ds = load_dataset(dataset, LoadOptions(class_attribute=None))
-        self.check_header(ds.with_class(None))
+            width = libsvm_width(header)   # a LIBSVM file without the highest index is narrower
+            ds = load_dataset(dataset, LoadOptions(class_attribute=None, format_options=(
+                () if width is None else (("n_features", width),))))
+        ds = conform(ds.with_class(None), header)
+        self.check_header(ds)
         return ds.with_class(self.meta["header"]["class_index"])
+
+    def _header(self) -> AttributeList:
+        if self._attributes is None:
+            self._attributes = AttributeList.from_records(self.meta["header"]["attributes"])
+        return self._attributes
 
     def predict(self, ds: Dataset | str | os.PathLike[str]) -> Any:
         """:class:`toolkit.api.Predictions` for ``ds`` (its class values may be missing): a dataset, or a
         path or bundled name, read with the training header's class attribute as ``toolkit.predict`` does."""
-        if isinstance(ds, (str, os.PathLike)):
-            ds = self.read(ds)
-        if not isinstance(ds, Dataset):
+        if not isinstance(ds, (Dataset, str, os.PathLike)):
             raise TypeError(f"predict takes a Dataset, a path or a bundled name, not {type(ds).__name__}")
-        self.check_header(ds)
-        return self.fitted.predict(ds)
+        # a Dataset was checked with its own class attribute (a model trained with --class first refused
+        # the file's default class, where toolkit.predict took it)
+        return self.fitted.predict(self.read(ds))
 
 
 def _fail(path: str, why: str) -> ModelFileError:
@@ -418,20 +439,25 @@ def _array_problem(name: str, dtype: np.dtype, shape: tuple[int, ...], total: in
     return None
 
 
-def _load_arrays(blob: bytes, path: str) -> dict[str, np.ndarray]:
-    """Arrays of ``arrays.npz``, each .npy header checked against its member's size before reading."""
+def _load_arrays(blob: bytes, path: str, deflated: bool = False) -> dict[str, np.ndarray]:
+    """Arrays of ``arrays.npz``, each .npy header checked against its member's size before reading.
+    ``deflated``: members may be compressed (format 1's savez_compressed), each inflating to at most
+    MAX_INFLATION times its bytes (at least 1 MiB)."""
     from numpy.lib import format as npy
 
     try:
         inner = zipfile.ZipFile(io.BytesIO(blob))
         arrays: dict[str, np.ndarray] = {}
         for info in inner.infolist():
-            if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy"):
+            compressed = deflated and info.compress_type == zipfile.ZIP_DEFLATED
+            if (info.compress_type != zipfile.ZIP_STORED and not compressed) or not info.filename.endswith(".npy"):
                 raise _fail(path, f"arrays.npz member {info.filename!r} is not a stored .npy array")
             # a stored member's bytes lie inside arrays.npz: sizes claimed beyond it (its own directory says
             # what it likes) would let a .npy header claim as much, and numpy allocates the claim before
             # reading (a 2 KB file claiming 745 GiB ended in a MemoryError traceback)
-            if info.file_size != info.compress_size or info.header_offset + info.compress_size > len(blob):
+            allowed = max(_MIN_ALLOWANCE, MAX_INFLATION * info.compress_size) if compressed else info.compress_size
+            if info.file_size > allowed or (not compressed and info.file_size != info.compress_size) \
+                    or info.header_offset + info.compress_size > len(blob):
                 raise _fail(path, f"arrays.npz member {info.filename!r} claims {info.file_size} bytes, more "
                                   f"than arrays.npz holds ({len(blob)}): damaged or altered")
             with inner.open(info) as fh:
@@ -466,7 +492,8 @@ def _read_archive(path: str, allow_format_1: bool) -> tuple[dict[str, Any], dict
         raise _fail(path, "no such model file") from None
     except IsADirectoryError:
         raise _fail(path, "is a folder, not a model file") from None
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError) as exc:
+        # NotImplementedError: a damaged "version needed" field ("zip file version 25.5") was a traceback
         raise _fail(path, f"damaged or not a model file ({type(exc).__name__}: {str(exc)[:120]})") from None
     with zf:
         try:
@@ -517,12 +544,8 @@ def _read_format_1(zf: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo], path:
     blob = _read_member(zf, infos["arrays.npz"], path)
     if hashlib.sha256(blob).hexdigest() != meta.get("arrays_sha256"):
         raise _fail(path, "arrays.npz does not match the checksum in meta.json: the file was damaged or altered")
-    try:
-        with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
-            arrays = {key: npz[key] for key in npz.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
-        raise _fail(path, f"arrays.npz is damaged or holds objects ({type(exc).__name__})") from None
-    return meta, arrays, 1
+    # checked as format 2's are: a 1.5 KB file declaring a 10^6 x 10^6 array asked numpy for 7 TiB
+    return meta, _load_arrays(blob, path, deflated=True), 1
 
 
 def _probe(fitted: Any, attrs: AttributeList, class_index: int | None, path: str) -> None:

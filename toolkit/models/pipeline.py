@@ -319,6 +319,7 @@ class Pipeline:
         ds.require_nominal_class()
         y = np.asarray(ds.y)
         schema = Schema.from_dataset(ds)
+        fitted.input_schema = schema   # the data's own header (save_model checks the dataset it is given)
         weights = np.asarray(ds.weights, dtype=np.float64)
         # text: string attributes -> word counts, learned on this training part only
         text_step = self.text
@@ -514,7 +515,8 @@ class FittedPipeline:
         self.feature_selector: Any = None
         self.support: np.ndarray | None = None
         self.classifier: Any = None
-        self.schema: Schema | None = None
+        self.schema: Schema | None = None   # what the classifier was fitted on (after text and selection)
+        self.input_schema: Schema | None = None   # the training data's features and classes
 
     def transform(self, ds: Dataset) -> Any:
         X: Any = ds.X

@@ -32,7 +32,7 @@ def info(
 
 
 def _format(s: dict) -> str:
-    from toolkit.evaluation.report import aligned, display_width, plain_cell
+    from toolkit.evaluation.cells import aligned, display_width, plain_cell
 
     lines = [
         f"dataset     {plain_cell(s['dataset'])}  ({plain_cell(s['path'])})",

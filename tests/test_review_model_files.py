@@ -1,0 +1,202 @@
+"""Found by a review of the model-file path (2026-12-08): CSV and LIBSVM data, whose headers are inferred
+from their rows, could not be predicted or used as a fixed test set unless they were row-for-row copies
+of the training file; save_model took a dataset of another header; a damaged zip field and a format-1
+file's declared array sizes escaped the checks."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import toolkit
+from conftest import ROOT
+from test_trust import _one_error_line
+from toolkit.cli import app
+from toolkit.errors import ModelFileError
+from toolkit.models.model_file import load_model, save_model
+from toolkit.models.pipeline import Pipeline
+
+runner = CliRunner()
+IRIS = ROOT / "datasets" / "iris.arff"
+
+
+def _csv(tmp_path, name: str, source=IRIS) -> tuple[str, list[str]]:
+    path = tmp_path / name
+    assert runner.invoke(app, ["convert", str(source), str(path)]).exit_code == 0
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return str(path), lines
+
+
+def _predicted(result) -> list[str]:
+    rows = [line.split(",") for line in result.stdout.splitlines()[1:] if line]
+    return [r[2] for r in rows]
+
+
+def test_a_csv_model_predicts_any_csv_of_its_columns(tmp_path):
+    """A CSV numbers its nominal values by first appearance: a file of virginica rows only, the rows
+    reversed, or a class column of '?' (read as numeric) was refused against the training header."""
+    train, lines = _csv(tmp_path, "iris.csv")
+    model = tmp_path / "iris.tkm"
+    assert runner.invoke(app, ["train", train, "-c", "nb-weka", "-o", str(model)]).exit_code == 0
+    reference = runner.invoke(app, ["predict", str(model), str(IRIS), "--format", "csv"])
+    assert reference.exit_code == 0
+    expected = _predicted(reference)   # the ARFF file: its declared header is the model's
+    variants = {"virginica.csv": [lines[0]] + lines[101:], "reversed.csv": [lines[0]] + lines[:0:-1],
+                "unlabelled.csv": [lines[0]] + [line.rsplit(",", 1)[0] + ",?" for line in lines[101:]]}
+    order = {"virginica.csv": list(range(100, 150)), "reversed.csv": list(range(149, -1, -1)),
+             "unlabelled.csv": list(range(100, 150))}
+    for name, rows in variants.items():
+        (tmp_path / name).write_text("\n".join(rows) + "\n", encoding="utf-8")
+        result = runner.invoke(app, ["predict", str(model), str(tmp_path / name), "--format", "csv"])
+        assert result.exit_code == 0, (name, result.output)
+        assert _predicted(result) == [expected[i] for i in order[name]], name
+    (tmp_path / "other.csv").write_text("\n".join([lines[0]] + lines[101:103] + [lines[103].replace(
+        "Iris-virginica", "Iris-other")]) + "\n", encoding="utf-8")
+    _one_error_line(runner.invoke(app, ["predict", str(model), str(tmp_path / "other.csv")]),
+                    "other.csv: data row 3 gives attribute 'class' the value 'Iris-other'",
+                    "Iris-setosa, Iris-versicolor, Iris-virginica")
+
+
+def test_an_arff_model_predicts_the_same_data_as_csv(tmp_path):
+    """vote.csv (from toolkit convert vote.arff) numbers 'y' before 'n' where vote.arff declares {n,y}."""
+    vote = ROOT / "datasets" / "vote.arff"
+    csv_path, _ = _csv(tmp_path, "vote.csv", vote)
+    model = tmp_path / "vote.tkm"
+    save_model(Pipeline("nb-weka", tune=False).fit(toolkit.load_arff(vote)), toolkit.load_arff(vote), model)
+    from_arff = load_model(model).predict(str(vote))
+    from_csv = load_model(model).predict(csv_path)
+    assert np.array_equal(from_arff.y_pred, from_csv.y_pred)
+    np.testing.assert_array_equal(from_arff.proba, from_csv.proba)
+
+
+def test_a_libsvm_model_predicts_a_narrower_file_with_fewer_classes(tmp_path):
+    """A LIBSVM file's width is its highest index and its classes the labels it holds: a file without
+    feature 4, or of class 2 only, was refused."""
+    full = tmp_path / "iris.libsvm"
+    assert runner.invoke(app, ["convert", str(IRIS), str(full)]).exit_code == 0
+    lines = full.read_text().splitlines()
+    model = tmp_path / "iris.tkm"
+    assert runner.invoke(app, ["train", str(full), "-c", "nb-gaussian", "-o", str(model)]).exit_code == 0
+    narrow = tmp_path / "narrow.libsvm"   # feature 4 absent: 0 in a LIBSVM file
+    narrow.write_text("\n".join(" ".join(t for t in line.split() if not t.startswith("4:")) for line in lines) + "\n")
+    zeroed = tmp_path / "zeroed.libsvm"
+    zeroed.write_text("\n".join(" ".join(t if not t.startswith("4:") else "4:0" for t in line.split())
+                                for line in lines) + "\n")
+    a = load_model(model).predict(str(narrow))
+    b = load_model(model).predict(str(zeroed))
+    assert np.array_equal(a.y_pred, b.y_pred) and np.array_equal(a.proba, b.proba)
+    two = tmp_path / "two.libsvm"
+    two.write_text("\n".join(line for line in lines if line.startswith("2 ")) + "\n")
+    got = load_model(model).predict(str(two))
+    want = load_model(model).predict(str(full))
+    assert np.array_equal(got.y_pred, want.y_pred[100:]) and np.array_equal(got.y_true, want.y_true[100:])
+    wide = tmp_path / "wide.libsvm"
+    wide.write_text("1 7:1\n")
+    _one_error_line(runner.invoke(app, ["predict", str(model), str(wide)]), "index 7 is beyond n_features=4")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "libsvm"])
+def test_a_fixed_test_set_in_csv_or_libsvm_scores_as_its_arff_twin(tmp_path, fmt):
+    """evaluate --test te.csv with tr.csv: 'its header differs ... (nominal(1) vs nominal(3))'."""
+    text = IRIS.read_text(encoding="utf-8")
+    head, data = text.split("@DATA") if "@DATA" in text else text.split("@data")
+    rows = [r for r in data.strip().splitlines() if r.strip() and not r.startswith("%")]
+    train_rows, test_rows = rows[:120], rows[120:]   # the test part holds one class only
+    for name, part in (("tr", train_rows), ("te", test_rows)):
+        (tmp_path / f"{name}.arff").write_text(head + "@data\n" + "\n".join(part) + "\n", encoding="utf-8")
+        assert runner.invoke(app, ["convert", str(tmp_path / f"{name}.arff"), str(tmp_path / f"{name}.{fmt}")]
+                             ).exit_code == 0
+    errors = {}
+    for ext in ("arff", fmt):
+        result = runner.invoke(app, ["evaluate", str(tmp_path / f"tr.{ext}"), "--test", str(tmp_path / f"te.{ext}"),
+                                     "-c", "nb-gaussian", "--no-tune", "--format", "csv", "-q"])
+        assert result.exit_code == 0, (ext, result.output)
+        errors[ext] = result.stdout.splitlines()[1].split(",")[2:]   # after the metric and the dataset
+    assert errors["arff"] == errors[fmt]
+    assert errors["arff"][0] not in ("0.0", "1.0")
+
+
+def test_save_model_refuses_a_dataset_of_another_header(tmp_path):
+    """The same classes but a third declared value: the file stored that header, refused its real
+    training data, and read the other header's codes from the next attribute's table."""
+    vote = ROOT / "datasets" / "vote.arff"
+    text = vote.read_text(encoding="utf-8")
+    ds = toolkit.load_arff(vote)
+    first = ds.attributes[0]
+    declared = next(line for line in text.splitlines() if line.lower().startswith("@attribute") and first.name in line)
+    widened = declared[: declared.rindex("}")] + ",u}"
+    (tmp_path / "vote-u.arff").write_text(text.replace(declared, widened), encoding="utf-8")
+    other = toolkit.load_arff(tmp_path / "vote-u.arff")
+    assert other.classes == ds.classes and len(other.attributes[0].values) == len(first.values) + 1
+    fitted = Pipeline("nb-weka", tune=False).fit(ds)
+    with pytest.raises(ModelFileError, match=f"not written: the model was fitted on other attributes than "
+                                             f"vote-u's \\(attribute 1 is '{first.name}'.*'u' is new"):
+        save_model(fitted, other, tmp_path / "m.tkm")
+    assert not (tmp_path / "m.tkm").exists()
+    save_model(fitted, ds, tmp_path / "m.tkm")
+
+
+def test_a_saved_model_predicts_a_dataset_as_toolkit_predict_does(tmp_path):
+    """SavedModel.predict(Dataset) checked the dataset with its own class: a model trained with the class
+    first refused the file's default class, and one read without a class had 17 features for 16."""
+    vote = ROOT / "datasets" / "vote.arff"
+    first = tmp_path / "first.tkm"
+    assert runner.invoke(app, ["train", str(vote), "-c", "nb-weka", "--class", "first", "-o", str(first)]).exit_code == 0
+    last = tmp_path / "last.tkm"
+    assert runner.invoke(app, ["train", str(vote), "-c", "nb-weka", "-o", str(last)]).exit_code == 0
+    for model in (first, last):
+        for class_attribute in (-1, None, 0):
+            ds = toolkit.load_arff(vote, class_attribute=class_attribute)
+            _saved, _ds, want = toolkit.predict(str(model), ds)
+            got = load_model(model).predict(ds)
+            assert np.array_equal(got.y_pred, want.y_pred) and np.array_equal(got.y_true, want.y_true)
+
+
+def _trained(tmp_path):
+    model = tmp_path / "iris.tkm"
+    assert runner.invoke(app, ["train", "iris", "-c", "nb-weka", "-o", str(model)]).exit_code == 0
+    return model
+
+
+def test_a_damaged_zip_version_field_is_one_error_line(tmp_path):
+    """'version needed to extract' of 0xFF in the central directory: NotImplementedError, a traceback."""
+    data = bytearray(_trained(tmp_path).read_bytes())
+    at = data.find(b"PK\x01\x02")
+    data[at + 6] = 0xFF
+    bad = tmp_path / "bad.tkm"
+    bad.write_bytes(bytes(data))
+    _one_error_line(runner.invoke(app, ["predict", str(bad), "iris"]), "bad.tkm: damaged or not a model file")
+
+
+def test_a_format_1_file_declaring_a_huge_array_is_refused_before_allocating(tmp_path):
+    """--allow-format-1 read its arrays with np.load: a small file declaring (10^6, 10^6) ran out of
+    memory (exit 1) where format 2 names the array."""
+    golden = ROOT / "tests" / "golden" / "models_v1" / "iris-nb-weka.tkm"
+    with zipfile.ZipFile(golden) as zf:
+        members = {info.filename: zf.read(info) for info in zf.infolist()}
+    with zipfile.ZipFile(io.BytesIO(members["arrays.npz"])) as inner:
+        arrays = {info.filename: inner.read(info) for info in inner.infolist()}
+    name = next(iter(arrays))
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buffer, {"descr": "<f8", "fortran_order": False, "shape": (10**6, 10**6)})
+    arrays[name] = buffer.getvalue() + b"\0" * 64
+    npz = io.BytesIO()
+    with zipfile.ZipFile(npz, "w", zipfile.ZIP_DEFLATED) as out:
+        for key, value in arrays.items():
+            out.writestr(key, value)
+    members["arrays.npz"] = npz.getvalue()
+    meta = json.loads(members["meta.json"])
+    meta["arrays_sha256"] = hashlib.sha256(members["arrays.npz"]).hexdigest()   # nothing covers meta.json
+    members["meta.json"] = json.dumps(meta).encode()
+    bad = tmp_path / "huge.tkm"
+    with zipfile.ZipFile(bad, "w", zipfile.ZIP_DEFLATED) as out:
+        for key, value in members.items():
+            out.writestr(key, value)
+    result = runner.invoke(app, ["predict", str(bad), "iris", "--allow-format-1"])
+    _one_error_line(result, "huge.tkm", name)

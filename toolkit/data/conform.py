@@ -1,0 +1,148 @@
+"""A dataset whose header was inferred from its rows (CSV, LIBSVM) read onto a declared header.
+
+A CSV file's nominal values are numbered in order of first appearance, and a LIBSVM file's class
+values are the labels it holds: the same data in another row order, or a test part that lacks a
+class, has other codes than its training set. :func:`conform` renumbers such a dataset's nominal
+values by name onto the header a model was trained with (or a training set's), so that codes mean
+the same on both sides. A declared header (ARFF) is left as it is: there a different value list is a
+different attribute, refused as WEKA refuses it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from toolkit.data.attributes import KIND_CODES, AttributeList
+from toolkit.data.dataset import Dataset
+from toolkit.errors import DatasetError
+
+__all__ = ["conform", "conform_to", "libsvm_width"]
+
+
+def libsvm_width(attributes: AttributeList) -> int | None:
+    """The feature count of a LIBSVM-shaped header (numeric ``a1..aN`` then a nominal ``class``), which a
+    LIBSVM file read onto it must be given (a file lacking the highest index would be narrower); else None."""
+    n = len(attributes)
+    if n < 1 or attributes.name(n - 1) != "class" or not attributes[n - 1].is_nominal:
+        return None
+    width = n - 1
+    if (np.any(attributes.kind_codes[:width] != KIND_CODES["numeric"])
+            or attributes.names()[:width] != [f"a{i}" for i in range(1, width + 1)]):
+        return None
+    return width
+
+
+def conform(ds: Dataset, header: AttributeList) -> Dataset:
+    """``ds`` (all attributes as columns: no class) with its nominal codes renumbered onto ``header``'s
+    values by name, when its header was inferred and names the same attributes in the same order; a
+    column of only missing values takes the header's kind. Anything else is returned unchanged, for the
+    header check that follows to name the difference. Raises naming the attribute and the row when a
+    value is not among the header's."""
+    if not ds.inferred_header or ds.class_index is not None or len(ds.attributes) != len(header):
+        return ds
+    have = ds.attributes
+    if have.names() != header.names():
+        return ds
+    X = ds.X
+    changes: dict[int, np.ndarray] = {}   # column -> code map (data code -> header code, -1: unknown)
+    for j in range(len(header)):
+        want, got = header[j], have[j]
+        if want == got or not want.is_nominal:
+            continue
+        column = _column(X, j)
+        if got.is_nominal:
+            lookup = {v: k for k, v in enumerate(want.values)}
+            codes = np.array([lookup.get(v, -1) for v in got.values], dtype=np.float64)
+            unknown = [v for v, c in zip(got.values, codes) if c < 0]
+        elif got.kind == "numeric":
+            codes, unknown = _numbers_as_values(column, want.values)
+        else:
+            return ds
+        used = column[~np.isnan(column)].astype(np.int64) if got.is_nominal else None
+        if unknown and (used is None or np.any(codes[used] < 0)):
+            value = unknown[0] if used is None else got.values[int(used[np.flatnonzero(codes[used] < 0)[0]])]
+            row = _first_row(column, got, value)
+            shown = ", ".join(want.values[:10]) + (", ..." if len(want.values) > 10 else "")
+            raise DatasetError(f"{ds.path or ds.name}: data row {row + 1} gives attribute '{want.name}' the value "
+                               f"'{value}', which the training header does not have (its values: {shown})")
+        changes[j] = codes
+    if not changes:
+        return ds
+    return replace(ds, attributes=header, X=_renumbered(X, changes, have), inferred_header=False)
+
+
+def _column(X: np.ndarray | sp.csr_matrix, j: int) -> np.ndarray:
+    col = X[:, j]
+    return np.asarray(col.toarray() if sp.issparse(col) else col, dtype=np.float64).ravel()
+
+
+def _numbers_as_values(column: np.ndarray, values: tuple[str, ...]) -> tuple[np.ndarray, list[str]]:
+    """A column read as numbers (CSV: digits, or only missing values) for a nominal attribute whose
+    values are numbers' texts: each distinct number -> the code of the value equal to it."""
+    present = np.unique(column[~np.isnan(column)])
+    by_number: dict[float, int] = {}
+    for k, text in enumerate(values):
+        try:
+            number = float(text)
+        except ValueError:
+            continue
+        by_number.setdefault(number, k)   # "1" and "1.0" alike: the first declared
+    codes = np.full(len(present), -1.0)
+    for i, number in enumerate(present.tolist()):
+        codes[i] = by_number.get(number, -1)
+    unknown = [repr(float(v)).removesuffix(".0") for v, c in zip(present.tolist(), codes) if c < 0]
+    # as a table over the present numbers: the renumbering looks each value up by its rank
+    return np.stack([present, codes]), unknown
+
+
+def _first_row(column: np.ndarray, got, value: str) -> int:
+    if got.is_nominal:
+        return int(np.flatnonzero(column == got.values.index(value))[0])
+    return int(np.flatnonzero(column == float(value))[0])
+
+
+def _renumbered(X: np.ndarray | sp.csr_matrix, changes: dict[int, np.ndarray], have: AttributeList
+                ) -> np.ndarray | sp.csr_matrix:
+    def mapped(j: int, values: np.ndarray) -> np.ndarray:
+        codes = changes[j]
+        out = np.full(values.shape, np.nan)
+        known = ~np.isnan(values)
+        if have[j].is_nominal:
+            out[known] = codes[values[known].astype(np.int64)]
+        else:   # numbers: (present, codes) table
+            present, table = codes
+            out[known] = table[np.searchsorted(present, values[known])]
+        return out
+
+    if not sp.issparse(X):
+        X = np.array(X, dtype=np.float64)
+        for j in changes:
+            X[:, j] = mapped(j, X[:, j])
+        return X
+    coo = sp.coo_matrix(X)
+    keep = ~np.isin(coo.col, list(changes))
+    rows, cols, data = [coo.row[keep]], [coo.col[keep]], [coo.data[keep].astype(np.float64)]
+    n = X.shape[0]
+    for j in changes:   # a sparse row leaves code 0 (or 0.0) out: every row of the column is renumbered
+        values = _column(X, j)
+        new = mapped(j, values)
+        nonzero = np.flatnonzero(new != 0)
+        rows.append(nonzero)
+        cols.append(np.full(len(nonzero), j))
+        data.append(new[nonzero])
+    return sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(n, X.shape[1]))
+
+
+def conform_to(ds: Dataset, training: Dataset) -> Dataset:
+    """``ds`` (a test set) renumbered onto ``training``'s header and given its class attribute, when its
+    header was inferred and differs; else ``ds`` itself (a difference is for the header check to name)."""
+    if not ds.inferred_header or (ds.attributes == training.attributes and ds.class_index == training.class_index):
+        return ds
+    whole = ds.with_class(None)
+    renumbered = conform(whole, training.attributes)
+    if renumbered is whole:
+        return ds
+    return renumbered.with_class(training.class_index)
