@@ -200,3 +200,34 @@ def test_a_format_1_file_declaring_a_huge_array_is_refused_before_allocating(tmp
             out.writestr(key, value)
     result = runner.invoke(app, ["predict", str(bad), "iris", "--allow-format-1"])
     _one_error_line(result, "huge.tkm", name)
+
+
+def test_the_predict_table_lines_up_long_and_odd_class_labels_and_huge_scores(tmp_path):
+    """Labels longer than 16 characters pushed the columns out of line (20 Newsgroups' names), a label's
+    line break split its row, and liblinear-svm's scores of values near 1e308 printed 300 digits."""
+    long_label = "comp.sys.ibm.pc.hardware"
+    labels = [f"'{long_label}'", "'a\\nb'", "c"]   # 'a\nb' in ARFF: a line break inside the label
+    data = tmp_path / "labels.arff"
+    rows = [f"{i % 7},{(i * 3) % 5},{labels[i % 3]}" for i in range(30)]
+    data.write_text("@relation labels\n@attribute x numeric\n@attribute z numeric\n@attribute class {"
+                    + ",".join(labels) + "}\n@data\n" + "\n".join(rows) + "\n")
+    model = tmp_path / "m.tkm"
+    trained = runner.invoke(app, ["train", str(data), "-c", "nb-gaussian", "-o", str(model)])
+    assert trained.exit_code == 0, trained.output
+    result = runner.invoke(app, ["predict", str(model), str(data), "--proba"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.split("\n\n")[0].splitlines()
+    assert len(lines) == 31, lines   # a header and one line per instance
+    assert lines[0].startswith("  inst  actual" + " " * (len(long_label) - len("actual")) + " predicted")
+    assert sum("a\\nb" in line for line in lines[1:]) >= 10
+    # the probabilities start in the same column on every line
+    assert len({len(line) - len(" ".join(line.split()[-3:])) for line in lines[1:]}) == 1, lines
+    small, huge = tmp_path / "small.arff", tmp_path / "huge.arff"   # trained on small values, given huge ones
+    for path, scale in ((small, 1), (huge, 1e300)):
+        path.write_text("@relation h\n@attribute x numeric\n@attribute class {p,n}\n@data\n"
+                        + "".join(f"{v * scale},{c}\n" for v, c in [(1, "p"), (-1, "n"), (2, "p"), (-2, "n")]))
+    svm = tmp_path / "svm.tkm"
+    assert runner.invoke(app, ["train", str(small), "-c", "liblinear-svm", "-o", str(svm)]).exit_code == 0
+    scored = runner.invoke(app, ["predict", str(svm), str(huge), "--proba"])
+    assert scored.exit_code == 0, scored.output
+    assert max(len(line) for line in scored.stdout.split("\n\n")[0].splitlines()) < 120, scored.stdout

@@ -140,7 +140,8 @@ def predict_command(
         text = buf.getvalue().rstrip("\n")
     else:
         shown = "probabilities" if key == "probabilities" else "decision scores (no probabilities)"
-        lines = [_table_header(shown, proba)] + [_table_line(r, key, proba) for r in rows]
+        width = _label_width(saved.classes)
+        lines = [_table_header(shown, proba, width)] + [_table_line(r, key, proba, width) for r in rows]
         text = "\n".join(lines)
     if weka is not None and fmt == "table":
         text += "\n\n" + weka.format()
@@ -199,7 +200,7 @@ def _predict_partitioned(model, dataset, proba, fmt, output, allow_format_1, sum
                                        "classes": saved.classes}, indent=2)
                     write(head[:-2] + ',\n  "predictions": [')
                 else:
-                    write(_table_header(shown, proba))
+                    write(_table_header(shown, proba, _label_width(saved.classes)))
             rows = prediction_rows(saved, part, proba, first)
             if fmt == "csv":
                 buf = io.StringIO()
@@ -213,7 +214,7 @@ def _predict_partitioned(model, dataset, proba, fmt, output, allow_format_1, sum
                     text, pending = pending, text
                     text = text + "," if text else text
             else:
-                text = "\n".join(_table_line(r, key, proba) for r in rows)
+                text = "\n".join(_table_line(r, key, proba, _label_width(saved.classes)) for r in rows)
             if text:
                 write(text)
             first += len(rows)
@@ -282,14 +283,33 @@ def _csv_row(r: dict, key: str, proba: bool) -> list:  # type: ignore[type-arg]
             + (["-inf" if p is None else repr(p) for p in r[key].values()] if proba else []))
 
 
-def _table_header(shown: str, proba: bool) -> str:
-    return f"{'inst':>6}  {'actual':<16} {'predicted':<16}" + (f"  {shown}" if proba else "")
+def _label_width(classes) -> int:  # type: ignore[no-untyped-def]
+    """The class columns' width: 16 (WEKA's), or the widest class label in terminal columns. From the
+    model's classes, so that the partitioned predict, which streams its rows, lines up the same way."""
+    from toolkit.evaluation.cells import display_width, plain_cell
+
+    return max([16] + [display_width(plain_cell(str(c))) for c in classes])
 
 
-def _table_line(r: dict, key: str, proba: bool) -> str:  # type: ignore[type-arg]
-    line = f"{r['instance']:>6}  {str(r['actual'] or '?'):<16} {r['predicted']:<16}"
+def _table_header(shown: str, proba: bool, width: int = 16) -> str:
+    from toolkit.evaluation.cells import aligned
+
+    return f"{'inst':>6}  {aligned('actual', width)} {aligned('predicted', width)}" + (f"  {shown}" if proba else "")
+
+
+def _number(p: float | None) -> str:
+    # decision scores may be huge (1e300 printed 300 digits): four decimals, or four significant digits
+    return "-inf" if p is None else f"{p:.4f}" if abs(p) < 1e6 else f"{p:.4g}"
+
+
+def _table_line(r: dict, key: str, proba: bool, width: int = 16) -> str:  # type: ignore[type-arg]
+    from toolkit.evaluation.cells import aligned, plain_cell
+
+    # a class label's line break or tab is shown escaped: it would split the row
+    line = (f"{r['instance']:>6}  {aligned(plain_cell(str(r['actual'] or '?')), width)} "
+            f"{aligned(plain_cell(str(r['predicted'])), width)}")
     if proba:
-        line += "  " + " ".join("-inf" if p is None else f"{p:.4f}" for p in r[key].values())
+        line += "  " + " ".join(_number(p) for p in r[key].values())
     return line
 
 
