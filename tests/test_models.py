@@ -180,6 +180,10 @@ def _edit_array(path, name, edit):
     ("liblinear-lr", "iris", "classifier/classes_", lambda a: np.concatenate([a, a[:1]])),   # a class too many
     ("nb-multinomial", "iris", "classifier/coef_", lambda a: a[:-1]),                         # a class's row cut
     ("cmls", "vote", "classifier/prep_fill_", lambda a: a[:-1]),                              # one fill value short
+    # codes that name no class (found by a review, 2026-12-08): the probe's two rows predicted code 0, the
+    # rest -1, shown as the last class while the summary counted them wrong
+    ("nb-weka", "vote", "classifier/classes_", lambda a: -a),
+    ("liblinear-lr", "iris", "classifier/classes_", lambda a: a[::-1]),
 ])
 def test_model_state_arrays_of_the_wrong_size_are_refused_at_load(tmp_path, classifier, dataset, array, edit):
     """Arrays edited with the checksum redone (a file's state changed by hand or by an incompatible

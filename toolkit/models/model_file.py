@@ -577,6 +577,11 @@ def _probe(fitted: Any, attrs: AttributeList, class_index: int | None, path: str
         known = getattr(fitted.classifier, "classes_", None)
         if known is not None and len(known) != n_classes:
             raise ValueError(f"the classifier holds {len(known)} classes, the header {n_classes}")
+        # the pipeline fits on the class codes 0..K-1: another list (negated, repeated) predicts codes that
+        # name no class, which the probe's two rows may not meet
+        codes = np.asarray(known) if known is not None else None
+        if codes is not None and codes.dtype.kind in "iuf" and not np.array_equal(codes, np.arange(n_classes)):
+            raise ValueError(f"the classifier's classes are {codes[:5].tolist()}..., not the codes 0..{n_classes - 1}")
 
     try:
         predict(np.vstack([np.zeros(len(features)), last]), ["", "probe"])
