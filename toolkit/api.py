@@ -241,9 +241,10 @@ def refuse_infinite(X: np.ndarray | sp.csr_matrix, schema: Schema | None) -> Non
         return
     flat = int(np.flatnonzero(np.isinf(data))[0])
     col = int(X.indices[flat]) if sp.issparse(X) else flat % X.shape[1]
+    row = int(np.searchsorted(X.indptr, flat, side="right") - 1) if sp.issparse(X) else flat // X.shape[1]
     name = schema.features.name(col) if schema is not None and col < len(schema.features) else f"x{col}"
-    raise CapabilityError(f"attribute '{name}' (column {col}) holds an infinite value ({data.flat[flat]:g}); no model "
-                          f"can use one: replace it with a finite number, or mark it missing (NaN)")
+    raise CapabilityError(f"attribute '{name}' (column {col}) holds an infinite value ({data.flat[flat]:g}) in row "
+                          f"{row + 1}; no model can use one: replace it with a finite number, or mark it missing (NaN)")
 
 
 def _describe_type(tp: Any) -> str:

@@ -11,7 +11,7 @@ import numpy as np
 
 from toolkit.config import LoadOptions
 from toolkit.data.dataset import Dataset
-from toolkit.errors import ComponentFailed, ModelFileError, ParameterError, ToolkitError
+from toolkit.errors import CapabilityError, ComponentFailed, ModelFileError, ParameterError, ToolkitError
 from toolkit.evaluation.api import load_datasets
 from toolkit.evaluation.harness import _tune
 from toolkit.evaluation.resampling import Split, _split_head, ceil_share, check_seed
@@ -87,7 +87,10 @@ def predict_file(model: str | os.PathLike[str] | SavedModel, dataset: Dataset | 
     saved = model if isinstance(model, SavedModel) else load_model(model, allow_format_1=allow_format_1)
     ds = saved.read(dataset)
     with _component_bugs(f"{saved.meta.get('pipeline', 'the model')} failed while predicting {ds.name}"):
-        predictions = saved.predict(ds)
+        try:
+            predictions = saved.fitted.predict(ds)   # read already: not renumbered and checked twice
+        except CapabilityError as exc:   # what the data holds (an infinite value): the file is named
+            raise CapabilityError(f"{ds.path or ds.name}: {exc}") from None
     return saved, ds, predictions
 
 
