@@ -244,3 +244,15 @@ def test_predict_names_the_file_and_row_of_an_infinite_value(tmp_path, classifie
     assert runner.invoke(app, ["train", str(train), "-c", classifier, "-o", str(model)]).exit_code == 0
     _one_error_line(runner.invoke(app, ["predict", str(model), str(test)]),
                     "test.arff: attribute 'y' (column 1) holds an infinite value (-inf) in row 3")
+
+
+def test_undefined_scores_name_their_first_row(tmp_path):
+    """Values near 1e308 made liblinear-lr's score NaN, and the whole file was refused with 'the scores of
+    some instances are undefined' naming no row."""
+    data = tmp_path / "extreme.arff"
+    data.write_text(IRIS.read_text(encoding="utf-8").split("@DATA")[0].split("@data")[0]
+                    + "@data\n5,3,1,0.2,?\n1e308,1e308,1e308,1e308,?\n6,3,4,1,?\n")
+    model = tmp_path / "lr.tkm"
+    assert runner.invoke(app, ["train", str(IRIS), "-c", "liblinear-lr", "-o", str(model)]).exit_code == 0
+    _one_error_line(runner.invoke(app, ["predict", str(model), str(data)]),
+                    "extreme.arff: LiblinearLR: the scores of 1 instance are undefined (NaN), the first in row 2")

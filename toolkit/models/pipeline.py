@@ -565,8 +565,10 @@ def refuse_undefined_scores(clf: Any, scores: np.ndarray) -> None:
     refuse = getattr(clf, "_refuse_undefined", None)
     if callable(refuse):
         refuse(scores)
-    raise CapabilityError(f"{type(clf).__name__}: the scores of some instances are undefined (NaN): values too "
-                          f"large or too small for the model (rescale the data) or parameters out of range")
+    rows = np.flatnonzero(np.isnan(scores).any(axis=1)) if scores.ndim == 2 else np.flatnonzero(np.isnan(scores))
+    raise CapabilityError(f"{type(clf).__name__}: the scores of {len(rows)} instance{'s' if len(rows) != 1 else ''} "
+                          f"are undefined (NaN), the first in row {int(rows[0]) + 1}: values too large or too "
+                          f"small for the model (rescale the data) or parameters out of range")
 
 
 def gives_scores(clf: Any, probabilities: bool) -> bool:
