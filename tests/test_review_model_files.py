@@ -256,3 +256,13 @@ def test_undefined_scores_name_their_first_row(tmp_path):
     assert runner.invoke(app, ["train", str(IRIS), "-c", "liblinear-lr", "-o", str(model)]).exit_code == 0
     _one_error_line(runner.invoke(app, ["predict", str(model), str(data)]),
                     "extreme.arff: LiblinearLR: the scores of 1 instance are undefined (NaN), the first in row 2")
+
+
+def test_a_model_given_as_a_pipe_is_named_as_such(tmp_path):
+    """predict <(cat m.tkm) said 'damaged or not a model file', and a FIFO without a writer hung the open."""
+    import os
+
+    fifo = tmp_path / "model.fifo"
+    os.mkfifo(fifo)
+    _one_error_line(runner.invoke(app, ["predict", str(fifo), "iris"]),
+                    "model.fifo: is not a regular file (a pipe or a device)")

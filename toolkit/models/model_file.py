@@ -31,6 +31,7 @@ import hashlib
 import io
 import json
 import os
+import stat
 import zipfile
 import zlib
 from datetime import datetime, timezone
@@ -486,6 +487,14 @@ def _load_arrays(blob: bytes, path: str, deflated: bool = False) -> dict[str, np
 
 def _read_archive(path: str, allow_format_1: bool) -> tuple[dict[str, Any], dict[str, np.ndarray], int]:
     """(meta, arrays, format version) after every check of the container."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None   # no such file: said below, as zipfile finds it
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        # a pipe (<(cat m.tkm)) was "damaged or not a model file", and a FIFO without a writer hung the open
+        raise _fail(path, "is not a regular file (a pipe or a device): a model file is read by seeking in it; "
+                          "give the file itself")
     try:
         zf = zipfile.ZipFile(path)
     except FileNotFoundError:
