@@ -233,9 +233,10 @@ def test_the_predict_table_lines_up_long_and_odd_class_labels_and_huge_scores(tm
     assert max(len(line) for line in scored.stdout.split("\n\n")[0].splitlines()) < 120, scored.stdout
 
 
-@pytest.mark.parametrize("classifier", ["nb-weka", "liblinear-lr"])
+@pytest.mark.parametrize("classifier", ["liblinear-lr", "cmls"])
 def test_predict_names_the_file_and_row_of_an_infinite_value(tmp_path, classifier):
-    """'attribute 'x' (column 0) holds an infinite value' named neither the file nor the row."""
+    """'attribute 'x' (column 0) holds an infinite value' named neither the file nor the row (the naive
+    Bayes models count an infinite test value as missing, algorithms.md 2.1; these refuse it)."""
     train, test = tmp_path / "train.arff", tmp_path / "test.arff"
     head = "@relation h\n@attribute x numeric\n@attribute y numeric\n@attribute class {p,n}\n@data\n"
     train.write_text(head + "1,2,p\n-1,0,n\n2,3,p\n-2,1,n\n")

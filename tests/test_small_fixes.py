@@ -176,29 +176,6 @@ def test_fit_refuses_an_infinite_value_naming_its_attribute(value):
                 get_classifier(name).fit(data, y)
 
 
-@pytest.mark.parametrize("value", [float("inf"), float("-inf")])
-def test_predict_refuses_an_infinite_value_as_fit_does(value):
-    """fit refused an infinite value but predict took it: nb-weka, bma-nb and nb-gaussian gave a class
-    for a row whose likelihood was 0 under every class (WEKA cannot normalise such a row)."""
-    import numpy as np
-    import scipy.sparse as sp
-
-    from toolkit import get_classifier
-    from toolkit.errors import CapabilityError
-
-    X, y = np.arange(30.0).reshape(10, 3) + 1, np.array([0, 1] * 5)
-    test = X[:3].copy()
-    test[1, 2] = value
-    for name in ("nb-weka", "bma-nb", "bma-nb-zh", "nb-gaussian", "liblinear-lr"):
-        model = get_classifier(name).fit(X, y)
-        model.predict(X[:3])
-        for data in (test, sp.csr_matrix(test)):
-            for method in ("predict", "predict_proba"):
-                with pytest.raises(CapabilityError,
-                                   match=r"attribute 'x2' \(column 2\) holds an infinite value \(-?inf\)"):
-                    getattr(model, method)(data)
-
-
 def test_nb_gaussian_names_the_attribute_whose_variance_overflows():
     """epsilon = var_smoothing x the largest variance made every column's variance inf, and the message
     named the first column instead of the one holding 1e308."""

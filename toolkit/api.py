@@ -840,8 +840,6 @@ class ClassifierBase(_ParamsMixin, _StateMixin):
             raise CapabilityError(f"{type(self).__name__} was fitted on {self.n_features_in_} features, "
                                   f"X has {X.shape[1]}")
         schema = getattr(self, "schema_", None)
-        if not self.checks_infinite_values:   # as at fit: an inf gave every class probability 0 for it
-            refuse_infinite(X, schema)
         return X if schema is None else _nominal_in_domain(X, schema)
 
     def decision_function(self, X: Any) -> np.ndarray:
