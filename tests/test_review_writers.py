@@ -332,3 +332,20 @@ def test_writers_keep_a_symlink_and_write_a_device_in_place(tmp_path):
     reader.join(timeout=30)
     assert stat.S_ISFIFO(os.stat(pipe).st_mode)
     assert received and received[0].startswith("sepallength,")
+
+
+@pytest.mark.parametrize("columns", [1, 2])
+def test_a_lone_carriage_return_is_quoted_in_csv(tmp_path, columns):
+    """csv.writer quotes only its line terminator's characters: "a\\rb" went out bare, and the file read
+    back as one more row (one column) or not at all ('the row has 1 cells, the header 2')."""
+    head = "@relation r\n@attribute 'c\\rname' {'a\\rb',z}\n" + ("@attribute d numeric\n" if columns == 2 else "")
+    rows = ["'a\\rb'" + (",1" if columns == 2 else ""), "z" + (",2" if columns == 2 else "")]
+    src = tmp_path / "cr.arff"
+    src.write_text(head + "@data\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    ds = arff.read(src)
+    assert ds.attributes[0].values == ("a\rb", "z") and ds.attributes.name(0) == "c\rname"
+    write_csv(ds, tmp_path / "cr.csv")
+    back = read_csv(tmp_path / "cr.csv")
+    assert back.n_instances == 2 and back.attributes.name(0) == "c\rname"
+    assert back.attributes[0].values == ("a\rb", "z") and list(back.X[:, 0] if back.class_index else back.y) == [0, 1]
+    assert (tmp_path / "cr.csv").read_bytes().count(b'"a\rb"') == 1

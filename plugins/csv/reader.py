@@ -313,6 +313,27 @@ def _check_representable(ds: Dataset, feature_of: dict[int, int], path: str | os
                                    f"({why}); write ARFF, which quotes it")
 
 
+class _RowWriter:
+    """csv.writer with "\n" line ends that also quotes a cell holding a lone carriage return: the csv module
+    quotes only the characters of its line terminator, so "a\rb" went out bare and read back as two rows.
+    Such a row (rare) goes through a writer ending lines in "\r\n", which quotes it, and ends in "\n"."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+        self.plain = csv.writer(fh, lineterminator="\n")
+        self.buffer = io.StringIO()
+        self.careful = csv.writer(self.buffer, lineterminator="\r\n")
+
+    def writerow(self, row: Sequence[str]) -> None:
+        if not any("\r" in cell for cell in row):
+            self.plain.writerow(row)
+            return
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        self.careful.writerow(row)
+        self.fh.write(self.buffer.getvalue()[:-2] + "\n")
+
+
 def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
     """Write ``ds`` as CSV with a header row (gzip when the name ends in ``.gz``, in any case); ``?`` marks missing."""
     warn_dropped_weights(ds, path, "CSV")
@@ -332,7 +353,7 @@ def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
             raise DatasetError(f"attribute '{a.name}' is relational: CSV has no form for bags; write ARFF")
     _check_representable(ds, feature_of, path)
     with open_text_output(path, newline="") as fh:
-        out = csv.writer(fh, lineterminator="\n")
+        out = _RowWriter(fh)
         out.writerow(ds.attributes.names())
         block = 4096
         for start in range(0, n, block):
