@@ -349,3 +349,36 @@ def test_a_lone_carriage_return_is_quoted_in_csv(tmp_path, columns):
     assert back.n_instances == 2 and back.attributes.name(0) == "c\rname"
     assert back.attributes[0].values == ("a\rb", "z") and list(back.X[:, 0] if back.class_index else back.y) == [0, 1]
     assert (tmp_path / "cr.csv").read_bytes().count(b'"a\rb"') == 1
+
+
+def test_csv_column_options_take_ascii_positions_only(tmp_path):
+    """'²' passed str.isdigit() and int() raised (a traceback), '٢' (Arabic-Indic two) chose column 2."""
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,c\n1,x,p\n2,y,q\n")
+    for option, digit in (("--nominal", "\u00b2"), ("--string", "\u0662")):
+        result = runner.invoke(app, ["convert", str(data), str(tmp_path / "o.arff"), option, digit])
+        assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+        assert f"no column named '{digit}'" in result.stderr
+    assert runner.invoke(app, ["convert", str(data), str(tmp_path / "o.arff"), "--string", "2"]).exit_code == 0
+    assert "@attribute b string" in (tmp_path / "o.arff").read_text().lower()
+
+
+def test_convert_reads_a_name_without_suffix_as_arff_as_info_does(tmp_path):
+    plain = tmp_path / "irisdata"
+    plain.write_bytes((ROOT / "datasets" / "iris.arff").read_bytes())
+    assert runner.invoke(app, ["info", str(plain)]).exit_code == 0
+    result = runner.invoke(app, ["convert", str(plain), str(tmp_path / "o.csv")])
+    assert result.exit_code == 0, result.output
+    assert "irisdata (arff) -> " in result.stderr and len(read_csv(tmp_path / "o.csv").y) == 150
+
+
+def test_a_numeric_class_label_around_white_space_is_written_as_one_libsvm_token(tmp_path):
+    """'1\\n' reads as the number 1 and was written as it is: the line broke, and reading back failed with
+    "the line starts with '1:1', not a label"."""
+    src = tmp_path / "lab.arff"
+    src.write_text("@relation l\n@attribute x numeric\n@attribute class {'1\\n',2}\n@data\n1,'1\\n'\n2,2\n")
+    ds = arff.read(src)
+    assert ds.classes == ("1\n", "2")
+    write_libsvm(ds, tmp_path / "lab.libsvm")
+    assert (tmp_path / "lab.libsvm").read_text() == "1 1:1\n2 1:2\n"
+    assert read_libsvm(tmp_path / "lab.libsvm").classes == ("1", "2")

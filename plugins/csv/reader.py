@@ -35,7 +35,8 @@ _MISSING = ("?", "")
 def _columns(spec: Iterable[str | int] | None, names: list[str], display: str, what: str) -> set[int]:
     out: set[int] = set()
     for item in spec or ():
-        if isinstance(item, int) or (isinstance(item, str) and item.isdigit()):
+        # ASCII digits only: '²' passed isdigit() and int() raised, '٢' (Arabic-Indic 2) chose column 2
+        if isinstance(item, int) or (isinstance(item, str) and item.isascii() and item.isdigit()):
             k = int(item)
             if not 1 <= k <= len(names):
                 raise DatasetError(f"{display}: {what} column {k} is out of range (1..{len(names)})")

@@ -267,7 +267,9 @@ def write_libsvm(ds: Dataset, path: str | os.PathLike[str]) -> None:
         warn(f"{path}: class labels {', '.join(labels[:5])} are not distinct as numbers; their codes 0, 1, ... "
              f"are written instead")
         numeric = False
-    text = labels if numeric else [str(k) for k in range(len(labels))]
+    # a label is one token: one read as a number around white space ('1\n') is written as that number
+    text = ([format_number(float(v)) if any(ch.isspace() for ch in label) else label
+             for label, v in zip(labels, label_values)] if numeric else [str(k) for k in range(len(labels))])
     X.sort_indices()
     with open_text_output(path) as fh:
         for r in range(X.shape[0]):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -55,7 +56,9 @@ def convert(
     from toolkit.loading import load_dataset, resolve_dataset, save_dataset
 
     cls = class_value(class_attribute)
-    fmt_in = format_of(str(resolve_dataset(source)))
+    resolved = str(resolve_dataset(source))
+    # a name without a suffix is read as ARFF, as by every command (info read it; convert refused it)
+    fmt_in = format_of(resolved) if Path(resolved).suffixes else "arff"
     fmt_out = format_of(target)
     check_not_an_input(target, {"dataset": source})
     forced = {"nominal": _split(nominal), "string": _split(string), "numeric": _split(numeric), "date": _split(date)}
