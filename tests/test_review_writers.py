@@ -416,3 +416,16 @@ def test_writing_a_wide_file_dense_holds_a_bounded_block(tmp_path, suffix, monke
     back = arff.read(out) if suffix == ".arff" else read_csv(out)
     np.testing.assert_array_equal(np.asarray(back.X.todense() if sp.issparse(back.X) else back.X), X.toarray())
     assert back.y.tolist() == (np.arange(n) % 2).tolist()
+
+
+def test_convert_date_format_without_date_columns_or_empty_is_refused(tmp_path):
+    """--date-format was ignored without --date (it reads those columns), and '' fell back to the default."""
+    data = tmp_path / "dd.csv"
+    data.write_text("a,d,c\n1,2020-01-01,p\n2,2020-02-01,q\n")
+    out = str(tmp_path / "o.arff")
+    for args, needle in ((["--date-format", "yyyy-MM-dd"], "reads the columns that --date names"),
+                         (["--date", "d", "--date-format", ""], "--date-format is empty")):
+        result = runner.invoke(app, ["convert", str(data), out, *args])
+        assert result.exit_code == 2 and needle in result.stderr, result.output
+    assert runner.invoke(app, ["convert", str(data), out, "--date", "d", "--date-format", "yyyy-MM-dd"]).exit_code == 0
+    assert "@attribute d date yyyy-MM-dd" in (tmp_path / "o.arff").read_text()

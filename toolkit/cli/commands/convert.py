@@ -70,7 +70,14 @@ def convert(
 
                 raise ParameterError(f"--{seen[column]} and --{kind} both name column '{column}'; give it one type")
     format_options = tuple((k, tuple(v)) for k, v in forced.items() if v)
-    if date_format:
+    if date_format is not None:
+        from toolkit.errors import ParameterError
+
+        # it was ignored without a word: it reads the --date columns, and '' fell back to the default
+        if not date_format.strip():
+            raise ParameterError("--date-format is empty; give a Java SimpleDateFormat pattern, e.g. yyyy-MM-dd")
+        if not forced["date"]:
+            raise ParameterError(f"--date-format {date_format} reads the columns that --date names; give --date")
         format_options += (("date_format", date_format),)
     if format_options and fmt_in != "csv":
         from toolkit.errors import ParameterError
