@@ -220,15 +220,16 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
 
         from toolkit.data.conform import conform_to, libsvm_width
 
-        # a CSV or LIBSVM test file numbers its values by its own rows: renumbered onto its training set's
-        # header by names (and a LIBSVM one read as wide as the training set, which it may not reach)
-        widths = [libsvm_width(ds.attributes) for ds in loaded] if len(loaded) == len(test_items) else []
-        test_sets = [load_datasets([item], options if width is None else with_options(
-                         options, format_options=(("n_features", width),)), skip_unusable=False,
-                         class_attribute=class_attribute)[0]
-                     for item, width in zip(test_items, widths)] if widths else \
-            load_datasets(test_items, options, skip_unusable=False, class_attribute=class_attribute)
+        def like(ds: Dataset | None) -> LoadOptions:   # a LIBSVM test file may not reach its training width
+            width = None if ds is None else libsvm_width(ds.attributes)
+            return options if width is None else with_options(options, format_options=(("n_features", width),))
+
+        paired = loaded if len(loaded) == len(test_items) else [None] * len(test_items)
+        test_sets = [test_set for item, ds in zip(test_items, paired)
+                     for test_set in load_datasets([item], like(ds), skip_unusable=False, class_attribute=class_attribute)]
         if len(test_sets) == len(loaded):
+            # a CSV or LIBSVM test file numbers its values by its own rows: renumbered onto its training set's
+            # header by names
             test_sets = [conform_to(test_set, ds) for test_set, ds in zip(test_sets, loaded)]
         if isinstance(protocol, str):
             if protocol not in ("random", "fixed"):   # the default protocol becomes the fixed one; no other

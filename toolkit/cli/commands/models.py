@@ -15,6 +15,7 @@ import typer
 
 from toolkit.cli.output import CLASS_OPTION_HELP, check_output_path, class_attribute as class_value, \
     err, out
+from toolkit.evaluation.cells import aligned, display_width, plain_cell
 
 __all__ = ["register"]
 
@@ -286,14 +287,10 @@ def _csv_row(r: dict, key: str, proba: bool) -> list:  # type: ignore[type-arg]
 def _label_width(classes) -> int:  # type: ignore[no-untyped-def]
     """The class columns' width: 16 (WEKA's), or the widest class label in terminal columns. From the
     model's classes, so that the partitioned predict, which streams its rows, lines up the same way."""
-    from toolkit.evaluation.cells import display_width, plain_cell
-
     return max([16] + [display_width(plain_cell(str(c))) for c in classes])
 
 
 def _table_header(shown: str, proba: bool, width: int = 16) -> str:
-    from toolkit.evaluation.cells import aligned
-
     return f"{'inst':>6}  {aligned('actual', width)} {aligned('predicted', width)}" + (f"  {shown}" if proba else "")
 
 
@@ -303,8 +300,6 @@ def _number(p: float | None) -> str:
 
 
 def _table_line(r: dict, key: str, proba: bool, width: int = 16) -> str:  # type: ignore[type-arg]
-    from toolkit.evaluation.cells import aligned, plain_cell
-
     # a class label's line break or tab is shown escaped: it would split the row
     line = (f"{r['instance']:>6}  {aligned(plain_cell(str(r['actual'] or '?')), width)} "
             f"{aligned(plain_cell(str(r['predicted'])), width)}")
