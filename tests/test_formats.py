@@ -439,6 +439,22 @@ def test_info_lists_at_most_sixty_classes(tmp_path):
     assert len(listed["class"]["distribution"]) == 500
 
 
+def test_info_mean_of_a_numeric_class_near_the_largest_float(tmp_path):
+    """Two class values of 1.7e308 summed past the largest float: a RuntimeWarning line, and a mean of inf
+    written as null in --json."""
+    import json
+    import warnings
+
+    path = tmp_path / "huge.arff"
+    path.write_text("@relation r\n@attribute x numeric\n@attribute c numeric\n@data\n1,1.7e308\n2,1.7e308\n3,1\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = runner.invoke(app, ["info", str(path), "--json"])
+    assert result.exit_code == 0 and "Warning" not in result.stderr, result.output
+    entry = json.loads(result.stdout)["class"]
+    assert entry["mean"] == pytest.approx(1.7e308 / 3 * 2, rel=1e-12)   # (2 x 1.7e308 + 1) / 3
+
+
 def test_info_keeps_odd_names_in_their_rows_and_columns(tmp_path):
     """An attribute or class name with a line break split its row, a tab or a wide (CJK) character
     misaligned the columns: names are shown escaped and padded by terminal columns."""

@@ -66,6 +66,11 @@ def describe(ds: Dataset, limit: int | None = LISTED_ATTRIBUTES) -> dict[str, An
             entry["classes"] = "numeric"
             entry["missing"] = int(np.isnan(y).sum())
             if known.size:
-                entry["min"], entry["max"], entry["mean"] = float(known.min()), float(known.max()), float(known.mean())
+                entry["min"], entry["max"] = float(known.min()), float(known.max())
+                # scaled by the largest magnitude: values near 1.7e308 summed past the largest float (an
+                # overflow warning, and a mean of inf written as null)
+                scale = float(np.max(np.abs(known)))
+                with np.errstate(invalid="ignore"):
+                    entry["mean"] = float(np.mean(known / scale) * scale) if 0 < scale < np.inf else float(known.mean())
         info["class"] = entry
     return info
