@@ -429,3 +429,12 @@ def test_convert_date_format_without_date_columns_or_empty_is_refused(tmp_path):
         assert result.exit_code == 2 and needle in result.stderr, result.output
     assert runner.invoke(app, ["convert", str(data), out, "--date", "d", "--date-format", "yyyy-MM-dd"]).exit_code == 0
     assert "@attribute d date yyyy-MM-dd" in (tmp_path / "o.arff").read_text()
+
+
+def test_an_n_features_past_what_a_sparse_matrix_indexes_blames_the_option(tmp_path):
+    """--n-features 99999999999 was reported as 'index 99,999,999,999 ...; a damaged line?' at line 1."""
+    data = tmp_path / "d.libsvm"
+    data.write_text("1 1:2 3:1\n0 2:1\n")
+    result = runner.invoke(app, ["convert", str(data), str(tmp_path / "o.arff"), "--n-features", "99999999999"])
+    assert result.exit_code == 2 and "n_features=99,999,999,999 is out of range" in result.stderr, result.output
+    assert "d.libsvm:1" not in result.stderr

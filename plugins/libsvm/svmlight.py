@@ -191,6 +191,10 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
     label is the class, whatever it is called (``class``, ``last`` or -1); anything else is refused.
     Read a block of text at a time: memory is the arrays' (24 bytes an entry) and one block's Python objects."""
     display = str(path)
+    if n_features is not None and not 0 <= n_features <= _MAX_COLUMNS:
+        # checked before reading: 99,999,999,999 was blamed on the file's first line as "a damaged line?"
+        raise DatasetError(f"{display}: n_features={n_features:,} is out of range: a sparse matrix indexes "
+                           f"at most {_MAX_COLUMNS:,} columns")
     codec_name = text_encoding(encoding)   # a BOM is not part of the first value
     with open_binary(path) as raw:
         # universal newlines: lines end at \n, \r\n or \r only (a form feed or U+2028 is not a line break)
