@@ -213,7 +213,9 @@ def read_libsvm(path: str | os.PathLike[str], *, n_features: int | None = None, 
     if n_features is not None:
         if width > n_features:
             k = int(np.argmax(index))
-            raise DatasetError(f"{display}:{numbers[int(rows[k])]}: index {width} is beyond n_features={n_features}")
+            raise DatasetError(f"{display}:{numbers[int(rows[k])]}: index {width} is beyond n_features={n_features} "
+                               f"(the width given: --n-features, or the features of the model or training set "
+                               f"it is read for)")
         width = n_features
     bound = _MAX_COLUMNS if n_features is not None else min(_MAX_COLUMNS, max(_MIN_COLUMN_BOUND,
                                                                                _COLUMNS_PER_VALUE * len(index)))

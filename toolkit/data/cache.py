@@ -27,7 +27,8 @@ from toolkit.data.dataset import Dataset
 __all__ = ["READER_VERSION", "cache_dir", "set_cache_dir", "cached_load", "file_sha256", "entry_path"]
 
 #: bump whenever a read can return something else for the same file and options
-READER_VERSION = "toolkit-reader-4"  # 4: DATE values as Java reads them (Julian before 1582, S fields, X zones)
+READER_VERSION = "toolkit-reader-5"  # 5: Dataset.inferred_header kept (an older entry would read as declared);
+#                                       4: DATE values as Java reads them (Julian before 1582, S fields, X zones)
 _FORMAT = 1
 _explicit: Path | None = None
 

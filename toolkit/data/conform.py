@@ -48,19 +48,29 @@ def conform(ds: Dataset, header: AttributeList) -> Dataset:
         return ds
     X = ds.X
     changes: dict[int, np.ndarray] = {}   # column -> code map (data code -> header code, -1: unknown)
+    strings = dict(ds.strings)
     for j in range(len(header)):
         want, got = header[j], have[j]
-        if want == got or not want.is_nominal:
+        if want == got:
             continue
         column = _column(X, j)
+        if want.kind == "string" and (got.is_nominal or np.isnan(column).all()):
+            # a CSV reads a text column as nominal: its values are the texts, and its codes index them
+            strings[j] = list(got.values)
+            continue
+        if want.kind == "date" and got.is_nominal:
+            changes[j] = _dates(ds, want, got, column)   # dates read as text: parsed with the header's format
+            continue
+        if not want.is_nominal or (got.kind != "numeric" and not got.is_nominal):
+            # another kind (a column of numbers holding one text cell, ...): refused by the header check,
+            # never read as the header's kind (nominal codes taken for numbers)
+            return ds
         if got.is_nominal:
             lookup = {v: k for k, v in enumerate(want.values)}
             codes = np.array([lookup.get(v, -1) for v in got.values], dtype=np.float64)
             unknown = [v for v, c in zip(got.values, codes) if c < 0]
-        elif got.kind == "numeric":
-            codes, unknown = _numbers_as_values(column, want.values)
         else:
-            return ds
+            codes, unknown = _numbers_as_values(column, want.values)
         used = column[~np.isnan(column)].astype(np.int64) if got.is_nominal else None
         if unknown and (used is None or np.any(codes[used] < 0)):
             value = unknown[0] if used is None else got.values[int(used[np.flatnonzero(codes[used] < 0)[0]])]
@@ -69,9 +79,29 @@ def conform(ds: Dataset, header: AttributeList) -> Dataset:
             raise DatasetError(f"{ds.path or ds.name}: data row {row + 1} gives attribute '{want.name}' the value "
                                f"'{value}', which the training header does not have (its values: {shown})")
         changes[j] = codes
-    if not changes:
+    if not changes and strings == ds.strings:
         return ds
-    return replace(ds, attributes=header, X=_renumbered(X, changes, have), inferred_header=False)
+    return replace(ds, attributes=header, X=_renumbered(X, changes, have) if changes else X, strings=strings,
+                   inferred_header=False)
+
+
+def _dates(ds: Dataset, want, got, column: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """A nominal column's values parsed as dates of ``want``'s format: the code -> instant map."""
+    from toolkit.data.arff_dates import DEFAULT_DATE_FORMAT, DateCodec
+
+    codec = DateCodec(want.date_format or DEFAULT_DATE_FORMAT)
+    instants = np.empty(len(got.values))
+    for k, text in enumerate(got.values):
+        try:
+            instants[k] = codec.parse(text)
+        except (DatasetError, ValueError):
+            used = column == k
+            if used.any():
+                raise DatasetError(f"{ds.path or ds.name}: data row {int(np.flatnonzero(used)[0]) + 1} gives the date "
+                                   f"attribute '{want.name}' the value '{text}', which is not a date of the form "
+                                   f"'{codec.pattern}'") from None
+            instants[k] = np.nan
+    return instants
 
 
 def _column(X: np.ndarray | sp.csr_matrix, j: int) -> np.ndarray:

@@ -78,10 +78,11 @@ def check_class_mapping(class_attribute: ClassAttribute, items: Sequence[Dataset
 
 
 def load_datasets(items: Sequence[DatasetArg], options: LoadOptions, skip_unusable: bool,
-                  class_attribute: ClassAttribute = -1) -> list[Dataset]:
+                  class_attribute: ClassAttribute = -1, require_class: bool = True) -> list[Dataset]:
     """Load every dataset; with ``skip_unusable`` (a folder was given), one without a nominal class
     is skipped with a warning instead of stopping the run. ``class_attribute`` (one for all, or per
-    dataset name) overrides ``options.class_attribute`` when it is a mapping."""
+    dataset name) overrides ``options.class_attribute`` when it is a mapping. ``require_class=False``
+    leaves the class unchecked (a test set, checked once given its training set's header)."""
     from toolkit.loading import load_dataset
 
     loaded = []
@@ -90,7 +91,8 @@ def load_datasets(items: Sequence[DatasetArg], options: LoadOptions, skip_unusab
             options = replace(options, class_attribute=_class_for(item, class_attribute))
         ds = item if isinstance(item, Dataset) else load_dataset(item, options)
         try:
-            ds.require_nominal_class()
+            if require_class:
+                ds.require_nominal_class()
         except DatasetError as exc:
             if not skip_unusable:
                 raise
@@ -98,6 +100,29 @@ def load_datasets(items: Sequence[DatasetArg], options: LoadOptions, skip_unusab
             continue
         loaded.append(ds)
     return loaded
+
+
+def load_test_sets(items: Sequence[DatasetArg], training: Sequence[Dataset], options: LoadOptions,
+                   class_attribute: ClassAttribute = -1) -> list[Dataset]:
+    """The fixed test sets, one per training set: a CSV or LIBSVM file numbers its values by its own rows
+    (its class labels 0/1 even read as numbers), so it is renumbered onto its training set's header by
+    names (:func:`toolkit.data.conform_to`), a LIBSVM one read as wide as its training set; then each
+    must have a nominal class."""
+    from toolkit.data.conform import conform_to, libsvm_width
+
+    def like(ds: Dataset | None) -> LoadOptions:
+        width = None if ds is None else libsvm_width(ds.attributes)
+        return options if width is None else replace(options, format_options=(("n_features", width),))
+
+    paired: Sequence[Dataset | None] = training if len(training) == len(items) else [None] * len(items)
+    tests = [test for item, ds in zip(items, paired)
+             for test in load_datasets([item], like(ds), skip_unusable=False, class_attribute=class_attribute,
+                                       require_class=False)]
+    if len(tests) == len(training):
+        tests = [conform_to(test, ds) for test, ds in zip(tests, training)]
+    for test in tests:
+        test.require_nominal_class()
+    return tests
 
 
 def binary_tasks(datasets: Sequence[Dataset], positive: str | Sequence[str] | None = None,
@@ -216,21 +241,7 @@ def evaluate(datasets: DatasetArg | Sequence[DatasetArg], classifiers: Sequence[
     loaded = load_datasets(items, options, skip_unusable=folder, class_attribute=class_attribute)
     test_sets = None
     if test is not None:
-        from dataclasses import replace as with_options
-
-        from toolkit.data.conform import conform_to, libsvm_width
-
-        def like(ds: Dataset | None) -> LoadOptions:   # a LIBSVM test file may not reach its training width
-            width = None if ds is None else libsvm_width(ds.attributes)
-            return options if width is None else with_options(options, format_options=(("n_features", width),))
-
-        paired = loaded if len(loaded) == len(test_items) else [None] * len(test_items)
-        test_sets = [test_set for item, ds in zip(test_items, paired)
-                     for test_set in load_datasets([item], like(ds), skip_unusable=False, class_attribute=class_attribute)]
-        if len(test_sets) == len(loaded):
-            # a CSV or LIBSVM test file numbers its values by its own rows: renumbered onto its training set's
-            # header by names
-            test_sets = [conform_to(test_set, ds) for test_set, ds in zip(test_sets, loaded)]
+        test_sets = load_test_sets(test_items, loaded, options, class_attribute)
         if isinstance(protocol, str):
             if protocol not in ("random", "fixed"):   # the default protocol becomes the fixed one; no other
                 raise ParameterError(f"the {protocol} protocol splits the dataset itself; a fixed test set (--test) "

@@ -256,7 +256,7 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = DEFAULT_SELECT
         returning a number (its ``__name__`` names the metric).
     """
     from toolkit.plugin_host.components import get_registry
-    from toolkit.evaluation.api import expand_dataset_args, load_datasets
+    from toolkit.evaluation.api import expand_dataset_args, load_datasets, load_test_sets
     from toolkit.evaluation.resampling import kfold_parts, random_splits
 
     registry = get_registry()
@@ -286,13 +286,10 @@ def vocabulary_curve(datasets: Any, *, selectors: Sequence[str] = DEFAULT_SELECT
     tests: list[Dataset] | None = None
     if test is not None:
         test_items = [test] if isinstance(test, (Dataset, str, os.PathLike)) else list(test)
-        tests = load_datasets(test_items, options, skip_unusable=False)
+        # a CSV or LIBSVM test set renumbered by name onto its training set's header (as evaluate --test)
+        tests = load_test_sets(test_items, loaded, options)
         if len(tests) != len(loaded):
             raise ParameterError(f"give one test set per dataset ({len(loaded)} datasets, {len(tests)} test sets)")
-        from toolkit.data.conform import conform_to
-
-        # a CSV or LIBSVM test set's values renumbered by name onto its training set's header (conform_to)
-        tests = [conform_to(test_ds, ds) for ds, test_ds in zip(loaded, tests)]
         for ds, test_ds in zip(loaded, tests):   # codes were matched by position: swapped class values read 0 %
             ds.check_same_header(test_ds)
     text_step = None
