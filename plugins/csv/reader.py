@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from toolkit.data import MAX_LINE_BYTES, Attribute, DateCodec, Dataset, format_number, open_binary, \
-    open_text_output, parse_numbers, resolve_class_index, text_encoding, undecodable_line, warn_dropped_weights
+from toolkit.data import MAX_LINE_BYTES, Attribute, DateCodec, Dataset, format_number, format_numbers, \
+    open_binary, open_text_output, parse_numbers, resolve_class_index, text_encoding, undecodable_line, \
+    warn_dropped_weights
 from toolkit.errors import DatasetError
 
 __all__ = ["read_csv", "write_csv"]
@@ -377,23 +378,14 @@ def write_csv(ds: Dataset, path: str | os.PathLike[str]) -> None:
             X = X.toarray() if sp.issparse(X) else np.asarray(X)
             text = np.empty((X.shape[0], len(ds.attributes)), dtype=object)
             if plain:
-                text[:, plain] = _numbers(X[:, plain_cols])
+                text[:, plain] = format_numbers(X[:, plain_cols])
             for i in others:
                 values = y[start:start + block] if i == ds.class_index else X[:, feature_of[i]]
                 attr = special.get(i)
                 if attr is None:   # a numeric class
-                    text[:, i] = _numbers(values)
+                    text[:, i] = format_numbers(values)
                 else:
                     column = None if i == ds.class_index else feature_of[i]
                     text[:, i] = [_cell(ds, attr, column, v, codecs.get(i)) for v in values.tolist()]
             for row in text.tolist():
                 out.writerow(row)
-
-
-def _numbers(values: np.ndarray) -> np.ndarray:
-    """Cells of numbers (a column or a block): "0" for the zeros (most of a sparse file), "?" for missing."""
-    text = np.full(values.shape, "0", dtype=object)
-    other = values != 0   # NaN too
-    if other.any():
-        text[other] = [format_number(v) if v == v else "?" for v in values[other].tolist()]
-    return text

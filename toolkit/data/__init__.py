@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Dataset", "Attribute", "AttributeList", "DateCodec", "parse_numbers", "format_number",
+__all__ = ["Dataset", "Attribute", "AttributeList", "DateCodec", "parse_numbers", "format_number", "format_numbers",
            "resolve_class_index", "open_binary", "open_text_output", "text_encoding", "warn_dropped_weights", "is_gzip_name",
            "undecodable_line", "MAX_LINE_BYTES", "MAX_NUMBER_CHARS", "conform", "conform_to", "libsvm_width"]
 
@@ -20,6 +20,7 @@ _WHERE = {
     "DateCodec": "toolkit.data.arff_dates",
     "parse_numbers": "toolkit.data.arff_syntax",
     "format_number": "toolkit.data.arff",
+    "format_numbers": "toolkit.data.arff",
     "resolve_class_index": "toolkit.data.arff",
     "open_binary": "toolkit.data.arff_source",
     "open_text_output": "toolkit.data.arff_source",

@@ -33,7 +33,7 @@ from toolkit.data.dataset import Attribute, Dataset
 from toolkit.errors import ArffFormatError, DatasetError
 
 __all__ = ["read", "read_text", "iter_chunks", "read_range", "split_ranges", "write", "to_text",
-           "resolve_class_index", "format_number"]
+           "resolve_class_index", "format_number", "format_numbers"]
 
 ClassChoice = str | int | None
 
@@ -662,6 +662,16 @@ def format_number(value: float) -> str:
     return _format_number(float(value))
 
 
+def format_numbers(values: np.ndarray) -> np.ndarray:
+    """:func:`format_number` of every value of an array (a column or a block), as an object array of its
+    shape; the zeros (most of a sparse file written dense) at once."""
+    text = np.full(values.shape, "0", dtype=object)
+    other = values != 0   # NaN too
+    if other.any():
+        text[other] = [_format_number(v) for v in values[other].tolist()]
+    return text
+
+
 def _format_number(value: float) -> str:
     if value != value:
         return "?"
@@ -819,7 +829,7 @@ def _dense_rows(ds: Dataset) -> Iterable[str]:
         X = X.toarray() if sp.issparse(X) else np.asarray(X)
         text = np.empty((stop - start, len(feature_col)), dtype=object)
         if plain:
-            text[:, plain] = _number_block(X[:, plain_cols])
+            text[:, plain] = format_numbers(X[:, plain_cols])
         for p in others:
             col = feature_col[p]
             text[:, p] = formatters[p].column(y[start:stop] if col is None else X[:, col])
@@ -828,13 +838,6 @@ def _dense_rows(ds: Dataset) -> Iterable[str]:
             yield ",".join(row) + _weight_suffix(float(weights[r]))
 
 
-def _number_block(values: np.ndarray) -> np.ndarray:
-    """ARFF tokens of a block of numbers: "0" for the zeros (most of a sparse file written dense)."""
-    text = np.full(values.shape, "0", dtype=object)
-    other = values != 0   # NaN too
-    if other.any():
-        text[other] = [_format_number(v) for v in values[other].tolist()]
-    return text
 
 
 def _sparse_rows(ds: Dataset) -> Iterable[str]:

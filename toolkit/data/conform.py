@@ -47,19 +47,21 @@ def conform(ds: Dataset, header: AttributeList) -> Dataset:
     if have.names() != header.names():
         return ds
     X = ds.X
-    changes: dict[int, np.ndarray] = {}   # column -> code map (data code -> header code, -1: unknown)
+    changes: dict[int, np.ndarray] = {}   # column -> its values in the header's terms (NaN: missing)
     strings = dict(ds.strings)
     for j in range(len(header)):
         want, got = header[j], have[j]
         if want == got:
             continue
         column = _column(X, j)
-        if want.kind == "string" and (got.is_nominal or np.isnan(column).all()):
+        known = ~np.isnan(column)
+        if want.kind == "string" and (got.is_nominal or not known.any()):
             # a CSV reads a text column as nominal: its values are the texts, and its codes index them
             strings[j] = list(got.values)
             continue
         if want.kind == "date" and got.is_nominal:
-            changes[j] = _dates(ds, want, got, column)   # dates read as text: parsed with the header's format
+            # dates read as text: parsed with the header's format
+            changes[j] = _translated(column, _dates(ds, want, got, column))
             continue
         if not want.is_nominal or (got.kind != "numeric" and not got.is_nominal):
             # another kind (a column of numbers holding one text cell, ...): refused by the header check,
@@ -67,22 +69,29 @@ def conform(ds: Dataset, header: AttributeList) -> Dataset:
             return ds
         if got.is_nominal:
             lookup = {v: k for k, v in enumerate(want.values)}
-            codes = np.array([lookup.get(v, -1) for v in got.values], dtype=np.float64)
-            unknown = [v for v, c in zip(got.values, codes) if c < 0]
+            new = _translated(column, np.array([lookup.get(v, -1) for v in got.values], dtype=np.float64))
         else:
-            codes, unknown = _numbers_as_values(column, want.values)
-        used = column[~np.isnan(column)].astype(np.int64) if got.is_nominal else None
-        if unknown and (used is None or np.any(codes[used] < 0)):
-            value = unknown[0] if used is None else got.values[int(used[np.flatnonzero(codes[used] < 0)[0]])]
-            row = _first_row(column, got, value)
+            new = _numbers_as_values(column, want.values)
+        unknown = np.flatnonzero(known & (new < 0))
+        if len(unknown):
+            row = int(unknown[0])
+            value = got.values[int(column[row])] if got.is_nominal else repr(float(column[row])).removesuffix(".0")
             shown = ", ".join(want.values[:10]) + (", ..." if len(want.values) > 10 else "")
             raise DatasetError(f"{ds.path or ds.name}: data row {row + 1} gives attribute '{want.name}' the value "
                                f"'{value}', which the training header does not have (its values: {shown})")
-        changes[j] = codes
+        changes[j] = new
     if not changes and strings == ds.strings:
         return ds
-    return replace(ds, attributes=header, X=_renumbered(X, changes, have) if changes else X, strings=strings,
+    return replace(ds, attributes=header, X=_with_columns(X, changes) if changes else X, strings=strings,
                    inferred_header=False)
+
+
+def _translated(column: np.ndarray, by_code: np.ndarray) -> np.ndarray:
+    """A nominal column's codes replaced by ``by_code[code]`` (missing stays NaN)."""
+    known = ~np.isnan(column)
+    out = np.full(len(column), np.nan)
+    out[known] = by_code[column[known].astype(np.int64)]
+    return out
 
 
 def _dates(ds: Dataset, want, got, column: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
@@ -109,10 +118,9 @@ def _column(X: np.ndarray | sp.csr_matrix, j: int) -> np.ndarray:
     return np.asarray(col.toarray() if sp.issparse(col) else col, dtype=np.float64).ravel()
 
 
-def _numbers_as_values(column: np.ndarray, values: tuple[str, ...]) -> tuple[np.ndarray, list[str]]:
+def _numbers_as_values(column: np.ndarray, values: tuple[str, ...]) -> np.ndarray:
     """A column read as numbers (CSV: digits, or only missing values) for a nominal attribute whose
-    values are numbers' texts: each distinct number -> the code of the value equal to it."""
-    present = np.unique(column[~np.isnan(column)])
+    values are numbers' texts: each number replaced by the code of the value equal to it (-1: none)."""
     by_number: dict[float, int] = {}
     for k, text in enumerate(values):
         try:
@@ -120,50 +128,29 @@ def _numbers_as_values(column: np.ndarray, values: tuple[str, ...]) -> tuple[np.
         except ValueError:
             continue
         by_number.setdefault(number, k)   # "1" and "1.0" alike: the first declared
-    codes = np.full(len(present), -1.0)
-    for i, number in enumerate(present.tolist()):
-        codes[i] = by_number.get(number, -1)
-    unknown = [repr(float(v)).removesuffix(".0") for v, c in zip(present.tolist(), codes) if c < 0]
-    # as a table over the present numbers: the renumbering looks each value up by its rank
-    return np.stack([present, codes]), unknown
+    known = ~np.isnan(column)
+    present, at = np.unique(column[known], return_inverse=True)
+    out = np.full(len(column), np.nan)
+    out[known] = np.array([by_number.get(v, -1) for v in present.tolist()], dtype=np.float64)[at]
+    return out
 
 
-def _first_row(column: np.ndarray, got, value: str) -> int:
-    if got.is_nominal:
-        return int(np.flatnonzero(column == got.values.index(value))[0])
-    return int(np.flatnonzero(column == float(value))[0])
-
-
-def _renumbered(X: np.ndarray | sp.csr_matrix, changes: dict[int, np.ndarray], have: AttributeList
-                ) -> np.ndarray | sp.csr_matrix:
-    def mapped(j: int, values: np.ndarray) -> np.ndarray:
-        codes = changes[j]
-        out = np.full(values.shape, np.nan)
-        known = ~np.isnan(values)
-        if have[j].is_nominal:
-            out[known] = codes[values[known].astype(np.int64)]
-        else:   # numbers: (present, codes) table
-            present, table = codes
-            out[known] = table[np.searchsorted(present, values[known])]
-        return out
-
+def _with_columns(X: np.ndarray | sp.csr_matrix, changes: dict[int, np.ndarray]) -> np.ndarray | sp.csr_matrix:
+    """``X`` with the columns of ``changes`` replaced (a copy)."""
     if not sp.issparse(X):
         X = np.array(X, dtype=np.float64)
-        for j in changes:
-            X[:, j] = mapped(j, X[:, j])
+        for j, values in changes.items():
+            X[:, j] = values
         return X
     coo = sp.coo_matrix(X)
     keep = ~np.isin(coo.col, list(changes))
     rows, cols, data = [coo.row[keep]], [coo.col[keep]], [coo.data[keep].astype(np.float64)]
-    n = X.shape[0]
-    for j in changes:   # a sparse row leaves code 0 (or 0.0) out: every row of the column is renumbered
-        values = _column(X, j)
-        new = mapped(j, values)
-        nonzero = np.flatnonzero(new != 0)
+    for j, values in changes.items():   # a sparse row leaves code 0 out: every row of the column is written
+        nonzero = np.flatnonzero(values != 0)
         rows.append(nonzero)
         cols.append(np.full(len(nonzero), j))
-        data.append(new[nonzero])
-    return sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(n, X.shape[1]))
+        data.append(values[nonzero])
+    return sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=X.shape)
 
 
 def conform_to(ds: Dataset, training: Dataset) -> Dataset:

@@ -183,6 +183,7 @@ def _predict_partitioned(model, dataset, proba, fmt, output, allow_format_1, sum
             out(text)
 
     kept: list[Predictions] = []
+    width = _label_width(saved.classes)   # the table's class columns, once for every range
     pending = ""
     first, key, label = 1, None, None
     try:
@@ -201,7 +202,7 @@ def _predict_partitioned(model, dataset, proba, fmt, output, allow_format_1, sum
                                        "classes": saved.classes}, indent=2)
                     write(head[:-2] + ',\n  "predictions": [')
                 else:
-                    write(_table_header(shown, proba, _label_width(saved.classes)))
+                    write(_table_header(shown, proba, width))
             rows = prediction_rows(saved, part, proba, first)
             if fmt == "csv":
                 buf = io.StringIO()
@@ -215,7 +216,7 @@ def _predict_partitioned(model, dataset, proba, fmt, output, allow_format_1, sum
                     text, pending = pending, text
                     text = text + "," if text else text
             else:
-                text = "\n".join(_table_line(r, key, proba, _label_width(saved.classes)) for r in rows)
+                text = "\n".join(_table_line(r, key, proba, width) for r in rows)
             if text:
                 write(text)
             first += len(rows)
